@@ -1,0 +1,18 @@
+"""Thread control for the compiled kernels."""
+from . import _C
+
+
+def set_num_threads(n):
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"set_num_threads expects a positive integer, got {n}")
+    _C.set_num_threads(n)
+
+
+def get_num_threads():
+    return _C.get_num_threads()
+
+
+def cpu_isa():
+    """The kernel ISA chosen at import: 'avx512', 'avx2' or 'portable'."""
+    return _C.cpu_isa()
