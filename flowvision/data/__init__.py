@@ -10,3 +10,4 @@ from .auto_augment import (
     augment_and_mix_transform, augmix_ops, trivial_augment_transform, create_auto_augment,
     parse_rand_augment_config, apply_op,
 )
+from .mixup import Mixup, FastCollateMixup, mixup_target, one_hot, rand_bbox, rand_bbox_minmax, cutmix_bbox_and_lam
