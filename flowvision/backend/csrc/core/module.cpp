@@ -1,7 +1,965 @@
+// flowvision.backend._C: pybind11 bindings, argument/shape validation, ISA dispatch.
+// Compiled for baseline x86-64; the kernels live in cpu/*.cpp, compiled once per ISA.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/threadpool.h"
+#include "cpu/kernels.h"
+
 namespace py = pybind11;
+using fv::ConvParams;
+using fv::InterpParams;
+using fv::KernelSet;
+using fv::KernelTable;
+using fv::PoolParams;
+
+namespace {
+
+// ---------------------------------------------------------------- ISA dispatch
+enum Isa { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
+const char* kIsaNames[] = {"portable", "avx2", "avx512"};
+
+KernelTable g_tables[3];
+std::atomic<const KernelTable*> g_current{nullptr};
+int g_supported = kPortable;
+
+int detect_isa() {
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(FV_PORTABLE_ONLY)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return kAvx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return kAvx2;
+#endif
+    return kPortable;
+}
+
+int parse_isa(const std::string& s) {
+    for (int i = 0; i < 3; ++i)
+        if (s == kIsaNames[i]) return i;
+    throw std::invalid_argument("unknown ISA '" + s + "' (expected portable, avx2 or avx512)");
+}
+
+void init_dispatch() {
+    g_tables[kPortable].isa = kIsaNames[kPortable];
+    fv::portable::fill_table(g_tables[kPortable]);
+#ifdef FV_PORTABLE_ONLY
+    g_tables[kAvx2] = g_tables[kAvx512] = g_tables[kPortable];
+    g_supported = kPortable;
+#else
+    g_tables[kAvx2].isa = kIsaNames[kAvx2];
+    fv::avx2::fill_table(g_tables[kAvx2]);
+    g_tables[kAvx512].isa = kIsaNames[kAvx512];
+    fv::avx512::fill_table(g_tables[kAvx512]);
+    g_supported = detect_isa();
+#endif
+    int chosen = g_supported;
+    if (const char* env = std::getenv("FLOWVISION_ISA")) {
+        std::string s(env);
+        if (!s.empty()) {
+            int want = kPortable;
+            try {
+                want = parse_isa(s);
+            } catch (const std::invalid_argument&) {
+                want = g_supported;  // unknown value: ignore
+            }
+            if (want < chosen) chosen = want;  // can only force a lower level
+        }
+    }
+    g_current.store(&g_tables[chosen]);
+}
+
+const KernelTable& table() { return *g_current.load(std::memory_order_acquire); }
+template <class T> const KernelSet<T>& ks();
+template <> const KernelSet<float>& ks<float>() { return table().f32; }
+template <> const KernelSet<double>& ks<double>() { return table().f64; }
+
+// ---------------------------------------------------------------- helpers
+template <class T> using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+[[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
+
+std::string shp(const py::array& a) {
+    std::ostringstream os;
+    os << "(";
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) os << (i ? ", " : "") << a.shape(i);
+    if (a.ndim() == 1) os << ",";
+    os << ")";
+    return os.str();
+}
+std::string vstr(const std::vector<int64_t>& v) {
+    std::ostringstream os;
+    os << "(";
+    for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+    if (v.size() == 1) os << ",";
+    os << ")";
+    return os.str();
+}
+
+bool is_f64(const py::handle& h) {
+    if (h.is_none() || !py::isinstance<py::array>(h)) return false;
+    auto dt = py::reinterpret_borrow<py::array>(h).dtype();
+    return dt.kind() == 'f' && dt.itemsize() == 8;
+}
+
+template <class T>
+Arr<T> as(const py::handle& h, const char* fn, const char* name) {
+    if (h.is_none()) fail(std::string(fn) + ": '" + name + "' must be an array, got None");
+    auto a = Arr<T>::ensure(h);
+    if (!a) {
+        PyErr_Clear();
+        fail(std::string(fn) + ": '" + name + "' is not convertible to a numeric array");
+    }
+    return a;
+}
+
+template <class T>
+const T* opt_ptr(const py::object& h, Arr<T>& keep, const char* fn, const char* name, int64_t n) {
+    if (h.is_none()) return nullptr;
+    keep = as<T>(h, fn, name);
+    if (keep.ndim() != 1 || keep.shape(0) != n) {
+        std::ostringstream os;
+        os << fn << ": '" << name << "' must have shape (" << n << ",), got " << shp(keep);
+        fail(os.str());
+    }
+    return keep.data();
+}
+
+std::vector<int64_t> pair(const std::vector<int64_t>& v, const char* fn, const char* name) {
+    if (v.size() == 1) return {v[0], v[0]};
+    if (v.size() != 2) fail(std::string(fn) + ": '" + name + "' must have 2 elements, got " + vstr(v));
+    return v;
+}
+
+void need_ndim(const py::array& a, int nd, const char* fn, const char* name) {
+    if (a.ndim() != nd) {
+        std::ostringstream os;
+        os << fn << ": '" << name << "' must be " << nd << "-D, got shape " << shp(a);
+        fail(os.str());
+    }
+}
+
+template <class T> Arr<T> empty(const std::vector<int64_t>& shape) {
+    std::vector<py::ssize_t> s(shape.begin(), shape.end());
+    return Arr<T>(s);
+}
+
+// ---------------------------------------------------------------- gemm
+template <class T>
+py::object gemm_impl(py::handle a_, py::handle b_, bool ta, bool tb) {
+    auto a = as<T>(a_, "gemm", "a");
+    auto b = as<T>(b_, "gemm", "b");
+    const bool two_d = a.ndim() == 2 && b.ndim() == 2;
+    if (!two_d && (a.ndim() != 3 || b.ndim() != 3))
+        fail("gemm: expected a and b to be 3-D (batch, rows, cols), got shapes " + shp(a) + " and " + shp(b));
+    const int o = two_d ? 0 : 1;
+    const int64_t B = two_d ? 1 : a.shape(0);
+    if (!two_d && b.shape(0) != B)
+        fail("gemm: batch sizes differ: a " + shp(a) + ", b " + shp(b));
+    const int64_t M = ta ? a.shape(o + 1) : a.shape(o), K = ta ? a.shape(o) : a.shape(o + 1);
+    const int64_t K2 = tb ? b.shape(o + 1) : b.shape(o), N = tb ? b.shape(o) : b.shape(o + 1);
+    if (K != K2) {
+        std::ostringstream os;
+        os << "gemm: inner dimensions differ: a " << shp(a) << (ta ? " (transposed)" : "") << " and b " << shp(b)
+           << (tb ? " (transposed)" : "") << " give K=" << K << " vs " << K2;
+        fail(os.str());
+    }
+    Arr<T> c = two_d ? empty<T>({M, N}) : empty<T>({B, M, N});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().gemm(a.data(), b.data(), c.mutable_data(), B, M, N, K, ta, tb);
+    }
+    return std::move(c);
+}
+
+// ---------------------------------------------------------------- conv
+ConvParams conv_params(const char* fn, const std::vector<int64_t>& xs, const std::vector<int64_t>& ws,
+                       const std::vector<int64_t>& stride_, const std::vector<int64_t>& pad_,
+                       const std::vector<int64_t>& dil_, int64_t groups) {
+    auto st = pair(stride_, fn, "stride"), pd = pair(pad_, fn, "padding"), dl = pair(dil_, fn, "dilation");
+    if (xs.size() != 4) fail(std::string(fn) + ": input must be 4-D (N, C, H, W), got shape " + vstr(xs));
+    if (ws.size() != 4) fail(std::string(fn) + ": weight must be 4-D (O, C/groups, kh, kw), got shape " + vstr(ws));
+    if (groups < 1) fail(std::string(fn) + ": groups must be >= 1, got " + std::to_string(groups));
+    if (st[0] < 1 || st[1] < 1 || dl[0] < 1 || dl[1] < 1 || pd[0] < 0 || pd[1] < 0)
+        fail(std::string(fn) + ": invalid stride " + vstr(st) + ", padding " + vstr(pd) + " or dilation " + vstr(dl));
+    ConvParams p;
+    p.N = xs[0]; p.C = xs[1]; p.H = xs[2]; p.W = xs[3];
+    p.O = ws[0]; p.kh = ws[2]; p.kw = ws[3];
+    p.sh = st[0]; p.sw = st[1]; p.ph = pd[0]; p.pw = pd[1]; p.dh = dl[0]; p.dw = dl[1];
+    p.groups = groups;
+    if (p.C % groups != 0 || p.O % groups != 0 || ws[1] * groups != p.C || p.kh < 1 || p.kw < 1) {
+        std::ostringstream os;
+        os << fn << ": input " << vstr(xs) << " and weight " << vstr(ws) << " are incompatible with groups=" << groups
+           << " (need weight (O, C/groups, kh, kw) with O divisible by groups)";
+        fail(os.str());
+    }
+    const int64_t eh = p.H + 2 * p.ph - p.dh * (p.kh - 1) - 1, ew = p.W + 2 * p.pw - p.dw * (p.kw - 1) - 1;
+    if (eh < 0 || ew < 0) {
+        std::ostringstream os;
+        os << fn << ": kernel " << vstr({p.kh, p.kw}) << " with dilation " << vstr(dl) << " does not fit input "
+           << vstr(xs) << " padded by " << vstr(pd);
+        fail(os.str());
+    }
+    p.OH = eh / p.sh + 1;
+    p.OW = ew / p.sw + 1;
+    return p;
+}
+
+std::vector<int64_t> shape_vec(const py::array& a) {
+    std::vector<int64_t> v;
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) v.push_back(a.shape(i));
+    return v;
+}
+
+template <class T>
+py::object conv2d_forward_impl(py::handle x_, py::handle w_, py::object bias_, std::vector<int64_t> stride,
+                               std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups) {
+    const char* fn = "conv2d_forward";
+    auto x = as<T>(x_, fn, "x");
+    auto w = as<T>(w_, fn, "weight");
+    ConvParams p = conv_params(fn, shape_vec(x), shape_vec(w), stride, padding, dilation, groups);
+    Arr<T> bk;
+    const T* bias = opt_ptr<T>(bias_, bk, fn, "bias", p.O);
+    auto y = empty<T>({p.N, p.O, p.OH, p.OW});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().conv2d_forward(x.data(), w.data(), bias, y.mutable_data(), p);
+    }
+    return std::move(y);
+}
+
+void check_grad_out(const char* fn, const py::array& gy, const ConvParams& p) {
+    std::vector<int64_t> want{p.N, p.O, p.OH, p.OW};
+    if (shape_vec(gy) != want)
+        fail(std::string(fn) + ": grad_y has shape " + shp(gy) + " but the convolution output shape is " + vstr(want));
+}
+
+template <class T>
+py::object conv2d_backward_input_impl(py::handle gy_, py::handle w_, std::vector<int64_t> input_shape,
+                                      std::vector<int64_t> stride, std::vector<int64_t> padding,
+                                      std::vector<int64_t> dilation, int64_t groups) {
+    const char* fn = "conv2d_backward_input";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto w = as<T>(w_, fn, "weight");
+    ConvParams p = conv_params(fn, input_shape, shape_vec(w), stride, padding, dilation, groups);
+    check_grad_out(fn, gy, p);
+    auto gx = empty<T>({p.N, p.C, p.H, p.W});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().conv2d_backward_input(gy.data(), w.data(), gx.mutable_data(), p);
+    }
+    return std::move(gx);
+}
+
+template <class T>
+py::object conv2d_backward_weight_impl(py::handle gy_, py::handle x_, std::vector<int64_t> weight_shape,
+                                       std::vector<int64_t> stride, std::vector<int64_t> padding,
+                                       std::vector<int64_t> dilation, int64_t groups) {
+    const char* fn = "conv2d_backward_weight";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto x = as<T>(x_, fn, "x");
+    ConvParams p = conv_params(fn, shape_vec(x), weight_shape, stride, padding, dilation, groups);
+    check_grad_out(fn, gy, p);
+    auto gw = empty<T>(weight_shape);
+    {
+        py::gil_scoped_release rel;
+        ks<T>().conv2d_backward_weight(gy.data(), x.data(), gw.mutable_data(), p);
+    }
+    return std::move(gw);
+}
+
+ConvParams unfold_params(const char* fn, int64_t N, int64_t C, int64_t H, int64_t W, std::vector<int64_t> kernel,
+                         std::vector<int64_t> dilation, std::vector<int64_t> padding, std::vector<int64_t> stride) {
+    auto k = pair(kernel, fn, "kernel_size");
+    return conv_params(fn, {N, C, H, W}, {1, C, k[0], k[1]}, stride, padding, dilation, 1);
+}
+
+template <class T>
+py::object im2col_impl(py::handle x_, std::vector<int64_t> kernel, std::vector<int64_t> dilation,
+                       std::vector<int64_t> padding, std::vector<int64_t> stride) {
+    const char* fn = "im2col";
+    auto x = as<T>(x_, fn, "x");
+    need_ndim(x, 4, fn, "x");
+    ConvParams p = unfold_params(fn, x.shape(0), x.shape(1), x.shape(2), x.shape(3), kernel, dilation, padding, stride);
+    auto cols = empty<T>({p.N, p.C * p.kh * p.kw, p.OH * p.OW});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().im2col(x.data(), cols.mutable_data(), p);
+    }
+    return std::move(cols);
+}
+
+template <class T>
+py::object col2im_impl(py::handle c_, std::vector<int64_t> out_hw, std::vector<int64_t> kernel,
+                       std::vector<int64_t> dilation, std::vector<int64_t> padding, std::vector<int64_t> stride) {
+    const char* fn = "col2im";
+    auto cols = as<T>(c_, fn, "cols");
+    need_ndim(cols, 3, fn, "cols");
+    auto k = pair(kernel, fn, "kernel_size");
+    auto o = pair(out_hw, fn, "output_size");
+    if (cols.shape(1) % (k[0] * k[1]) != 0)
+        fail(std::string(fn) + ": cols shape " + shp(cols) + " dim 1 is not divisible by kernel size " + vstr(k));
+    const int64_t C = cols.shape(1) / (k[0] * k[1]);
+    ConvParams p = unfold_params(fn, cols.shape(0), C, o[0], o[1], kernel, dilation, padding, stride);
+    if (cols.shape(2) != p.OH * p.OW)
+        fail(std::string(fn) + ": cols shape " + shp(cols) + " has " + std::to_string(cols.shape(2)) +
+             " blocks but output_size " + vstr(o) + " gives " + std::to_string(p.OH * p.OW));
+    auto x = empty<T>({p.N, C, o[0], o[1]});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().col2im(cols.data(), x.mutable_data(), p);
+    }
+    return std::move(x);
+}
+
+// ---------------------------------------------------------------- pooling
+int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
+    const int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+    // floor division (num may be negative)
+    int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
+    int64_t out = q + 1;
+    if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+    return out;
+}
+
+PoolParams pool_params(const char* fn, const std::vector<int64_t>& xs, std::vector<int64_t> kernel,
+                       std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation,
+                       bool ceil_mode) {
+    if (xs.size() != 4) fail(std::string(fn) + ": input must be 4-D (N, C, H, W), got shape " + vstr(xs));
+    auto k = pair(kernel, fn, "kernel_size");
+    auto s = stride.empty() ? k : pair(stride, fn, "stride");
+    auto pd = pair(padding, fn, "padding");
+    auto d = pair(dilation, fn, "dilation");
+    if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 || pd[0] < 0 || pd[1] < 0)
+        fail(std::string(fn) + ": invalid kernel " + vstr(k) + ", stride " + vstr(s) + ", padding " + vstr(pd) +
+             " or dilation " + vstr(d));
+    if (pd[0] > k[0] / 2 || pd[1] > k[1] / 2)
+        fail(std::string(fn) + ": padding " + vstr(pd) + " should be at most half of kernel size " + vstr(k));
+    PoolParams p;
+    p.planes = xs[0] * xs[1];
+    p.H = xs[2];
+    p.W = xs[3];
+    p.kh = k[0]; p.kw = k[1]; p.sh = s[0]; p.sw = s[1]; p.ph = pd[0]; p.pw = pd[1]; p.dh = d[0]; p.dw = d[1];
+    p.OH = pool_out(p.H, p.kh, p.ph, p.sh, p.dh, ceil_mode);
+    p.OW = pool_out(p.W, p.kw, p.pw, p.sw, p.dw, ceil_mode);
+    p.count_include_pad = true;
+    p.divisor_override = 0;
+    if (p.OH < 1 || p.OW < 1)
+        fail(std::string(fn) + ": output size is too small for input " + vstr(xs) + " with kernel " + vstr(k) +
+             ", stride " + vstr(s) + ", padding " + vstr(pd) + ", dilation " + vstr(d));
+    return p;
+}
+
+template <class T>
+py::object max_pool_fwd_impl(py::handle x_, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                             std::vector<int64_t> padding, std::vector<int64_t> dilation, bool ceil_mode) {
+    const char* fn = "max_pool2d_forward";
+    auto x = as<T>(x_, fn, "x");
+    auto xs = shape_vec(x);
+    PoolParams p = pool_params(fn, xs, kernel, stride, padding, dilation, ceil_mode);
+    auto y = empty<T>({xs[0], xs[1], p.OH, p.OW});
+    auto idx = empty<int64_t>({xs[0], xs[1], p.OH, p.OW});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().max_pool2d_forward(x.data(), y.mutable_data(), idx.mutable_data(), p);
+    }
+    return py::make_tuple(y, idx);
+}
+
+template <class T>
+py::object max_pool_bwd_impl(py::handle gy_, py::handle idx_, std::vector<int64_t> input_shape) {
+    const char* fn = "max_pool2d_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto idx = as<int64_t>(idx_, fn, "indices");
+    if (input_shape.size() != 4) fail(std::string(fn) + ": input_shape must have 4 elements, got " + vstr(input_shape));
+    need_ndim(gy, 4, fn, "grad_y");
+    if (shape_vec(gy) != shape_vec(idx))
+        fail(std::string(fn) + ": grad_y shape " + shp(gy) + " and indices shape " + shp(idx) + " differ");
+    if (gy.shape(0) != input_shape[0] || gy.shape(1) != input_shape[1])
+        fail(std::string(fn) + ": grad_y shape " + shp(gy) + " does not match input_shape " + vstr(input_shape));
+    auto gx = empty<T>(input_shape);
+    {
+        py::gil_scoped_release rel;
+        ks<T>().max_pool2d_backward(gy.data(), idx.data(), gx.mutable_data(), input_shape[0] * input_shape[1],
+                                    input_shape[2] * input_shape[3], gy.shape(2) * gy.shape(3));
+    }
+    return std::move(gx);
+}
+
+template <class T>
+py::object avg_pool_fwd_impl(py::handle x_, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                             std::vector<int64_t> padding, bool ceil_mode, bool count_include_pad,
+                             int64_t divisor_override) {
+    const char* fn = "avg_pool2d_forward";
+    auto x = as<T>(x_, fn, "x");
+    auto xs = shape_vec(x);
+    PoolParams p = pool_params(fn, xs, kernel, stride, padding, {1, 1}, ceil_mode);
+    p.count_include_pad = count_include_pad;
+    if (divisor_override < 0) fail(std::string(fn) + ": divisor_override must be positive");
+    p.divisor_override = divisor_override;
+    auto y = empty<T>({xs[0], xs[1], p.OH, p.OW});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().avg_pool2d_forward(x.data(), y.mutable_data(), p);
+    }
+    return std::move(y);
+}
+
+template <class T>
+py::object avg_pool_bwd_impl(py::handle gy_, std::vector<int64_t> input_shape, std::vector<int64_t> kernel,
+                             std::vector<int64_t> stride, std::vector<int64_t> padding, bool ceil_mode,
+                             bool count_include_pad, int64_t divisor_override) {
+    const char* fn = "avg_pool2d_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    PoolParams p = pool_params(fn, input_shape, kernel, stride, padding, {1, 1}, ceil_mode);
+    p.count_include_pad = count_include_pad;
+    if (divisor_override < 0) fail(std::string(fn) + ": divisor_override must be positive");
+    p.divisor_override = divisor_override;
+    std::vector<int64_t> want{input_shape[0], input_shape[1], p.OH, p.OW};
+    if (shape_vec(gy) != want)
+        fail(std::string(fn) + ": grad_y has shape " + shp(gy) + " but the pooling output shape is " + vstr(want));
+    auto gx = empty<T>(input_shape);
+    {
+        py::gil_scoped_release rel;
+        ks<T>().avg_pool2d_backward(gy.data(), gx.mutable_data(), p);
+    }
+    return std::move(gx);
+}
+
+std::vector<int64_t> adaptive_out(const char* fn, const py::array& x, std::vector<int64_t> out_hw) {
+    need_ndim(x, 4, fn, "x");
+    auto o = pair(out_hw, fn, "output_size");
+    if (o[0] < 1 || o[1] < 1) fail(std::string(fn) + ": output_size must be positive, got " + vstr(o));
+    return o;
+}
+
+template <class T>
+py::object adaptive_avg_fwd_impl(py::handle x_, std::vector<int64_t> out_hw) {
+    const char* fn = "adaptive_avg_pool2d_forward";
+    auto x = as<T>(x_, fn, "x");
+    auto o = adaptive_out(fn, x, out_hw);
+    auto y = empty<T>({x.shape(0), x.shape(1), o[0], o[1]});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().adaptive_avg_pool2d_forward(x.data(), y.mutable_data(), x.shape(0) * x.shape(1), x.shape(2),
+                                            x.shape(3), o[0], o[1]);
+    }
+    return std::move(y);
+}
+
+template <class T>
+py::object adaptive_avg_bwd_impl(py::handle gy_, std::vector<int64_t> input_shape) {
+    const char* fn = "adaptive_avg_pool2d_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    need_ndim(gy, 4, fn, "grad_y");
+    if (input_shape.size() != 4 || gy.shape(0) != input_shape[0] || gy.shape(1) != input_shape[1])
+        fail(std::string(fn) + ": grad_y shape " + shp(gy) + " does not match input_shape " + vstr(input_shape));
+    auto gx = empty<T>(input_shape);
+    {
+        py::gil_scoped_release rel;
+        ks<T>().adaptive_avg_pool2d_backward(gy.data(), gx.mutable_data(), input_shape[0] * input_shape[1],
+                                             input_shape[2], input_shape[3], gy.shape(2), gy.shape(3));
+    }
+    return std::move(gx);
+}
+
+template <class T>
+py::object adaptive_max_fwd_impl(py::handle x_, std::vector<int64_t> out_hw) {
+    const char* fn = "adaptive_max_pool2d_forward";
+    auto x = as<T>(x_, fn, "x");
+    auto o = adaptive_out(fn, x, out_hw);
+    auto y = empty<T>({x.shape(0), x.shape(1), o[0], o[1]});
+    auto idx = empty<int64_t>({x.shape(0), x.shape(1), o[0], o[1]});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().adaptive_max_pool2d_forward(x.data(), y.mutable_data(), idx.mutable_data(), x.shape(0) * x.shape(1),
+                                            x.shape(2), x.shape(3), o[0], o[1]);
+    }
+    return py::make_tuple(y, idx);
+}
+
+// ---------------------------------------------------------------- normalisation
+struct NCS {
+    int64_t N, C, S;
+};
+NCS ncs_of(const char* fn, const py::array& x) {
+    if (x.ndim() < 2) fail(std::string(fn) + ": input must be at least 2-D (N, C, *), got shape " + shp(x));
+    NCS r{x.shape(0), x.shape(1), 1};
+    for (py::ssize_t i = 2; i < x.ndim(); ++i) r.S *= x.shape(i);
+    return r;
+}
+
+template <class T>
+py::object bn_train_fwd_impl(py::handle x_, py::object w_, py::object b_, double eps) {
+    const char* fn = "batch_norm_train_forward";
+    auto x = as<T>(x_, fn, "x");
+    NCS d = ncs_of(fn, x);
+    Arr<T> wk, bk;
+    const T* w = opt_ptr<T>(w_, wk, fn, "weight", d.C);
+    const T* b = opt_ptr<T>(b_, bk, fn, "bias", d.C);
+    auto y = empty<T>(shape_vec(x));
+    auto mean = empty<T>({d.C});
+    auto invstd = empty<T>({d.C});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().batch_norm_train_forward(x.data(), w, b, y.mutable_data(), mean.mutable_data(), invstd.mutable_data(),
+                                         d.N, d.C, d.S, eps);
+    }
+    return py::make_tuple(y, mean, invstd);
+}
+
+template <class T>
+py::object bn_infer_fwd_impl(py::handle x_, py::handle rm_, py::handle rv_, py::object w_, py::object b_, double eps) {
+    const char* fn = "batch_norm_infer_forward";
+    auto x = as<T>(x_, fn, "x");
+    NCS d = ncs_of(fn, x);
+    Arr<T> rmk, rvk, wk, bk;
+    const T* rm = opt_ptr<T>(py::reinterpret_borrow<py::object>(rm_), rmk, fn, "running_mean", d.C);
+    const T* rv = opt_ptr<T>(py::reinterpret_borrow<py::object>(rv_), rvk, fn, "running_var", d.C);
+    if (!rm || !rv) fail(std::string(fn) + ": running_mean and running_var are required");
+    const T* w = opt_ptr<T>(w_, wk, fn, "weight", d.C);
+    const T* b = opt_ptr<T>(b_, bk, fn, "bias", d.C);
+    auto y = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().batch_norm_infer_forward(x.data(), rm, rv, w, b, y.mutable_data(), d.N, d.C, d.S, eps);
+    }
+    return std::move(y);
+}
+
+void same_shape(const char* fn, const py::array& a, const char* an, const py::array& b, const char* bn) {
+    if (shape_vec(a) != shape_vec(b))
+        fail(std::string(fn) + ": " + an + " shape " + shp(a) + " and " + bn + " shape " + shp(b) + " differ");
+}
+
+template <class T>
+py::object bn_bwd_impl(py::handle gy_, py::handle x_, py::object w_, py::handle mean_, py::handle invstd_,
+                       bool training) {
+    const char* fn = "batch_norm_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto x = as<T>(x_, fn, "x");
+    same_shape(fn, gy, "grad_y", x, "x");
+    NCS d = ncs_of(fn, x);
+    Arr<T> wk, mk, ik;
+    const T* w = opt_ptr<T>(w_, wk, fn, "weight", d.C);
+    const T* mean = opt_ptr<T>(py::reinterpret_borrow<py::object>(mean_), mk, fn, "mean", d.C);
+    const T* invstd = opt_ptr<T>(py::reinterpret_borrow<py::object>(invstd_), ik, fn, "invstd", d.C);
+    if (!mean || !invstd) fail(std::string(fn) + ": mean and invstd are required");
+    auto gx = empty<T>(shape_vec(x));
+    auto gw = empty<T>({d.C});
+    auto gb = empty<T>({d.C});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().batch_norm_backward(gy.data(), x.data(), w, mean, invstd, gx.mutable_data(), gw.mutable_data(),
+                                    gb.mutable_data(), d.N, d.C, d.S, training);
+    }
+    return py::make_tuple(gx, gw, gb);
+}
+
+std::pair<int64_t, int64_t> rows_cols(const char* fn, const py::array& x) {
+    if (x.ndim() < 1) fail(std::string(fn) + ": input must be at least 1-D, got shape " + shp(x));
+    int64_t N = x.shape(x.ndim() - 1), M = 1;
+    for (py::ssize_t i = 0; i + 1 < x.ndim(); ++i) M *= x.shape(i);
+    return {M, N};
+}
+std::vector<int64_t> lead_shape(const py::array& x) {
+    auto s = shape_vec(x);
+    s.pop_back();
+    return s;
+}
+
+template <class T>
+py::object ln_fwd_impl(py::handle x_, py::object w_, py::object b_, double eps) {
+    const char* fn = "layer_norm_forward";
+    auto x = as<T>(x_, fn, "x");
+    auto mn = rows_cols(fn, x);
+    Arr<T> wk, bk;
+    const T* w = opt_ptr<T>(w_, wk, fn, "weight", mn.second);
+    const T* b = opt_ptr<T>(b_, bk, fn, "bias", mn.second);
+    auto y = empty<T>(shape_vec(x));
+    auto mean = empty<T>(lead_shape(x));
+    auto rstd = empty<T>(lead_shape(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().layer_norm_forward(x.data(), w, b, y.mutable_data(), mean.mutable_data(), rstd.mutable_data(),
+                                   mn.first, mn.second, eps);
+    }
+    return py::make_tuple(y, mean, rstd);
+}
+
+template <class T>
+py::object ln_bwd_impl(py::handle gy_, py::handle x_, py::object w_, py::handle mean_, py::handle rstd_) {
+    const char* fn = "layer_norm_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto x = as<T>(x_, fn, "x");
+    same_shape(fn, gy, "grad_y", x, "x");
+    auto mn = rows_cols(fn, x);
+    Arr<T> wk, mk, rk;
+    const T* w = opt_ptr<T>(w_, wk, fn, "weight", mn.second);
+    mk = as<T>(mean_, fn, "mean");
+    rk = as<T>(rstd_, fn, "rstd");
+    if (mk.size() != mn.first || rk.size() != mn.first)
+        fail(std::string(fn) + ": mean " + shp(mk) + " / rstd " + shp(rk) + " must have " + std::to_string(mn.first) +
+             " elements for x of shape " + shp(x));
+    auto gx = empty<T>(shape_vec(x));
+    auto gw = empty<T>({mn.second});
+    auto gb = empty<T>({mn.second});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().layer_norm_backward(gy.data(), x.data(), w, mk.data(), rk.data(), gx.mutable_data(),
+                                    w ? gw.mutable_data() : nullptr, gb.mutable_data(), mn.first, mn.second);
+    }
+    return py::make_tuple(gx, w ? py::object(gw) : py::object(py::none()), gb);
+}
+
+template <class T>
+py::object gn_fwd_impl(py::handle x_, int64_t groups, py::object w_, py::object b_, double eps) {
+    const char* fn = "group_norm_forward";
+    auto x = as<T>(x_, fn, "x");
+    NCS d = ncs_of(fn, x);
+    if (groups < 1 || d.C % groups != 0)
+        fail(std::string(fn) + ": channels of input " + shp(x) + " are not divisible by groups=" + std::to_string(groups));
+    Arr<T> wk, bk;
+    const T* w = opt_ptr<T>(w_, wk, fn, "weight", d.C);
+    const T* b = opt_ptr<T>(b_, bk, fn, "bias", d.C);
+    auto y = empty<T>(shape_vec(x));
+    auto mean = empty<T>({d.N, groups});
+    auto rstd = empty<T>({d.N, groups});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().group_norm_forward(x.data(), w, b, y.mutable_data(), mean.mutable_data(), rstd.mutable_data(), d.N,
+                                   d.C, d.S, groups, eps);
+    }
+    return py::make_tuple(y, mean, rstd);
+}
+
+template <class T>
+py::object gn_bwd_impl(py::handle gy_, py::handle x_, int64_t groups, py::object w_, py::handle mean_,
+                       py::handle rstd_) {
+    const char* fn = "group_norm_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto x = as<T>(x_, fn, "x");
+    same_shape(fn, gy, "grad_y", x, "x");
+    NCS d = ncs_of(fn, x);
+    if (groups < 1 || d.C % groups != 0)
+        fail(std::string(fn) + ": channels of input " + shp(x) + " are not divisible by groups=" + std::to_string(groups));
+    Arr<T> wk;
+    const T* w = opt_ptr<T>(w_, wk, fn, "weight", d.C);
+    auto mk = as<T>(mean_, fn, "mean");
+    auto rk = as<T>(rstd_, fn, "rstd");
+    if (mk.size() != d.N * groups || rk.size() != d.N * groups)
+        fail(std::string(fn) + ": mean " + shp(mk) + " / rstd " + shp(rk) + " must have shape (" +
+             std::to_string(d.N) + ", " + std::to_string(groups) + ")");
+    auto gx = empty<T>(shape_vec(x));
+    auto gw = empty<T>({d.C});
+    auto gb = empty<T>({d.C});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().group_norm_backward(gy.data(), x.data(), w, mk.data(), rk.data(), gx.mutable_data(),
+                                    gw.mutable_data(), gb.mutable_data(), d.N, d.C, d.S, groups);
+    }
+    return py::make_tuple(gx, gw, gb);
+}
+
+// ---------------------------------------------------------------- softmax, activations
+template <class T>
+py::object softmax_fwd_impl(py::handle x_, bool log) {
+    const char* fn = "softmax_forward";
+    auto x = as<T>(x_, fn, "x");
+    auto mn = rows_cols(fn, x);
+    auto y = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().softmax_forward(x.data(), y.mutable_data(), mn.first, mn.second, log);
+    }
+    return std::move(y);
+}
+
+template <class T>
+py::object softmax_bwd_impl(py::handle gy_, py::handle y_, bool log) {
+    const char* fn = "softmax_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto y = as<T>(y_, fn, "y");
+    same_shape(fn, gy, "grad_y", y, "y");
+    auto mn = rows_cols(fn, y);
+    auto gx = empty<T>(shape_vec(y));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().softmax_backward(gy.data(), y.data(), gx.mutable_data(), mn.first, mn.second, log);
+    }
+    return std::move(gx);
+}
+
+bool gelu_mode(const py::object& approx) {
+    if (approx.is_none()) return false;
+    if (py::isinstance<py::bool_>(approx)) return approx.cast<bool>();
+    std::string s = py::str(approx);
+    if (s == "none") return false;
+    if (s == "tanh") return true;
+    fail("gelu: approximate must be 'none' or 'tanh', got '" + s + "'");
+}
+
+template <class T>
+py::object gelu_fwd_impl(py::handle x_, py::object approx) {
+    auto x = as<T>(x_, "gelu_forward", "x");
+    const bool a = gelu_mode(approx);
+    auto y = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().gelu_forward(x.data(), y.mutable_data(), x.size(), a);
+    }
+    return std::move(y);
+}
+template <class T>
+py::object gelu_bwd_impl(py::handle gy_, py::handle x_, py::object approx) {
+    auto gy = as<T>(gy_, "gelu_backward", "grad_y");
+    auto x = as<T>(x_, "gelu_backward", "x");
+    same_shape("gelu_backward", gy, "grad_y", x, "x");
+    const bool a = gelu_mode(approx);
+    auto gx = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().gelu_backward(gy.data(), x.data(), gx.mutable_data(), x.size(), a);
+    }
+    return std::move(gx);
+}
+template <class T>
+py::object silu_fwd_impl(py::handle x_) {
+    auto x = as<T>(x_, "silu_forward", "x");
+    auto y = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().silu_forward(x.data(), y.mutable_data(), x.size());
+    }
+    return std::move(y);
+}
+template <class T>
+py::object silu_bwd_impl(py::handle gy_, py::handle x_) {
+    auto gy = as<T>(gy_, "silu_backward", "grad_y");
+    auto x = as<T>(x_, "silu_backward", "x");
+    same_shape("silu_backward", gy, "grad_y", x, "x");
+    auto gx = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().silu_backward(gy.data(), x.data(), gx.mutable_data(), x.size());
+    }
+    return std::move(gx);
+}
+
+// ---------------------------------------------------------------- interpolate
+InterpParams interp_params(const char* fn, const std::vector<int64_t>& xs, std::vector<int64_t> out_hw,
+                           const std::string& mode, bool align_corners, const py::object& scale_hw, bool antialias) {
+    if (xs.size() != 4) fail(std::string(fn) + ": input must be 4-D (N, C, H, W), got shape " + vstr(xs));
+    auto o = pair(out_hw, fn, "output_size");
+    if (o[0] < 1 || o[1] < 1 || xs[2] < 1 || xs[3] < 1)
+        fail(std::string(fn) + ": input " + vstr(xs) + " and output size " + vstr(o) + " must be positive");
+    InterpParams p;
+    p.planes = xs[0] * xs[1];
+    p.H = xs[2];
+    p.W = xs[3];
+    p.OH = o[0];
+    p.OW = o[1];
+    if (mode == "nearest") p.mode = fv::kNearest;
+    else if (mode == "nearest-exact" || mode == "nearest_exact") p.mode = fv::kNearestExact;
+    else if (mode == "bilinear" || mode == "linear") p.mode = fv::kBilinear;
+    else if (mode == "bicubic") p.mode = fv::kBicubic;
+    else fail(std::string(fn) + ": unsupported mode '" + mode + "'");
+    if (antialias && p.mode != fv::kBilinear && p.mode != fv::kBicubic)
+        fail(std::string(fn) + ": antialias is only supported for bilinear and bicubic modes");
+    p.align_corners = (p.mode == fv::kBilinear || p.mode == fv::kBicubic) ? align_corners : false;
+    p.antialias = antialias;
+    p.scale_h = p.scale_w = 0.0;
+    if (!scale_hw.is_none()) {
+        auto s = scale_hw.cast<std::vector<py::object>>();
+        auto val = [](const py::object& v) { return v.is_none() ? 0.0 : v.cast<double>(); };
+        if (s.size() == 1) p.scale_h = p.scale_w = val(s[0]);
+        else if (s.size() == 2) {
+            p.scale_h = val(s[0]);
+            p.scale_w = val(s[1]);
+        } else fail(std::string(fn) + ": scale_hw must have 2 elements");
+    }
+    return p;
+}
+
+template <class T>
+py::object interp_fwd_impl(py::handle x_, std::vector<int64_t> out_hw, std::string mode, bool align_corners,
+                           py::object scale_hw, bool antialias) {
+    const char* fn = "interpolate_forward";
+    auto x = as<T>(x_, fn, "x");
+    InterpParams p = interp_params(fn, shape_vec(x), out_hw, mode, align_corners, scale_hw, antialias);
+    auto y = empty<T>({x.shape(0), x.shape(1), p.OH, p.OW});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().interpolate_forward(x.data(), y.mutable_data(), p);
+    }
+    return std::move(y);
+}
+
+template <class T>
+py::object interp_bwd_impl(py::handle gy_, std::vector<int64_t> input_shape, std::vector<int64_t> out_hw,
+                           std::string mode, bool align_corners, py::object scale_hw, bool antialias) {
+    const char* fn = "interpolate_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    need_ndim(gy, 4, fn, "grad_y");
+    if (out_hw.empty()) out_hw = {gy.shape(2), gy.shape(3)};
+    InterpParams p = interp_params(fn, input_shape, out_hw, mode, align_corners, scale_hw, antialias);
+    std::vector<int64_t> want{input_shape[0], input_shape[1], p.OH, p.OW};
+    if (shape_vec(gy) != want)
+        fail(std::string(fn) + ": grad_y has shape " + shp(gy) + " but the output shape is " + vstr(want));
+    auto gx = empty<T>(input_shape);
+    {
+        py::gil_scoped_release rel;
+        ks<T>().interpolate_backward(gy.data(), gx.mutable_data(), p);
+    }
+    return std::move(gx);
+}
+
+}  // namespace
+
+// Dispatch on dtype: float64 if any floating input is float64, else float32.
+#define FV_DISPATCH(impl, probe, ...) \
+    (probe ? impl<double>(__VA_ARGS__) : impl<float>(__VA_ARGS__))
 
 PYBIND11_MODULE(_C, m) {
-    m.doc() = "flowvision.backend compiled kernels";
-    m.def("cpu_isa", []() { return std::string("portable"); });
+    m.doc() = "flowvision.backend compiled CPU kernels (numpy in, numpy out; the GIL is released)";
+    init_dispatch();
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const std::bad_alloc& e) {
+            PyErr_SetString(PyExc_MemoryError, "flowvision._C: out of memory");
+        }
+    });
+
+    using v64 = std::vector<int64_t>;
+    using obj = py::object;
+    using hnd = py::handle;
+
+    m.def("cpu_isa", []() { return std::string(table().isa); }, "ISA of the kernel table in use");
+    m.def("supported_isas", []() {
+        std::vector<std::string> r;
+        for (int i = 0; i <= g_supported; ++i) r.push_back(kIsaNames[i]);
+        return r;
+    });
+    m.def("_set_isa_for_testing", [](const std::string& name) {
+        int want = parse_isa(name);
+        if (want > g_supported) fail("ISA '" + name + "' is not supported by this CPU");
+        g_current.store(&g_tables[want]);
+    }, py::arg("name"));
+    m.def("set_num_threads", [](int n) {
+        if (n < 1) fail("set_num_threads: n must be >= 1, got " + std::to_string(n));
+        py::gil_scoped_release rel;
+        fv::set_num_threads(n);
+    }, py::arg("n"));
+    m.def("get_num_threads", []() { return fv::get_num_threads(); });
+
+    m.def("gemm", [](hnd a, hnd b, bool ta, bool tb) { return FV_DISPATCH(gemm_impl, is_f64(a) || is_f64(b), a, b, ta, tb); },
+          py::arg("a"), py::arg("b"), py::arg("trans_a") = false, py::arg("trans_b") = false);
+
+    m.def("conv2d_forward", [](hnd x, hnd w, obj bias, v64 s, v64 p, v64 d, int64_t g) {
+        return FV_DISPATCH(conv2d_forward_impl, is_f64(x) || is_f64(w), x, w, bias, s, p, d, g);
+    }, py::arg("x"), py::arg("weight"), py::arg("bias"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
+          py::arg("groups") = 1);
+    m.def("conv2d_backward_input", [](hnd gy, hnd w, v64 ishape, v64 s, v64 p, v64 d, int64_t g) {
+        return FV_DISPATCH(conv2d_backward_input_impl, is_f64(gy) || is_f64(w), gy, w, ishape, s, p, d, g);
+    }, py::arg("grad_y"), py::arg("weight"), py::arg("input_shape"), py::arg("stride"), py::arg("padding"),
+          py::arg("dilation"), py::arg("groups") = 1);
+    m.def("conv2d_backward_weight", [](hnd gy, hnd x, v64 wshape, v64 s, v64 p, v64 d, int64_t g) {
+        return FV_DISPATCH(conv2d_backward_weight_impl, is_f64(gy) || is_f64(x), gy, x, wshape, s, p, d, g);
+    }, py::arg("grad_y"), py::arg("x"), py::arg("weight_shape"), py::arg("stride"), py::arg("padding"),
+          py::arg("dilation"), py::arg("groups") = 1);
+    m.def("im2col", [](hnd x, v64 k, v64 d, v64 p, v64 s) { return FV_DISPATCH(im2col_impl, is_f64(x), x, k, d, p, s); },
+          py::arg("x"), py::arg("kernel_size"), py::arg("dilation"), py::arg("padding"), py::arg("stride"));
+    m.def("col2im", [](hnd c, v64 o, v64 k, v64 d, v64 p, v64 s) {
+        return FV_DISPATCH(col2im_impl, is_f64(c), c, o, k, d, p, s);
+    }, py::arg("cols"), py::arg("output_size"), py::arg("kernel_size"), py::arg("dilation"), py::arg("padding"),
+          py::arg("stride"));
+
+    m.def("max_pool2d_forward", [](hnd x, v64 k, v64 s, v64 p, v64 d, bool ceil_mode) {
+        return FV_DISPATCH(max_pool_fwd_impl, is_f64(x), x, k, s, p, d, ceil_mode);
+    }, py::arg("x"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
+          py::arg("ceil_mode") = false);
+    m.def("max_pool2d_backward", [](hnd gy, hnd idx, v64 ishape) {
+        return FV_DISPATCH(max_pool_bwd_impl, is_f64(gy), gy, idx, ishape);
+    }, py::arg("grad_y"), py::arg("indices"), py::arg("input_shape"));
+    m.def("avg_pool2d_forward", [](hnd x, v64 k, v64 s, v64 p, bool ceil_mode, bool cip, obj div) {
+        int64_t dv = div.is_none() ? 0 : div.cast<int64_t>();
+        return FV_DISPATCH(avg_pool_fwd_impl, is_f64(x), x, k, s, p, ceil_mode, cip, dv);
+    }, py::arg("x"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"), py::arg("ceil_mode") = false,
+          py::arg("count_include_pad") = true, py::arg("divisor_override") = 0);
+    m.def("avg_pool2d_backward", [](hnd gy, v64 ishape, v64 k, v64 s, v64 p, bool ceil_mode, bool cip, obj div) {
+        int64_t dv = div.is_none() ? 0 : div.cast<int64_t>();
+        return FV_DISPATCH(avg_pool_bwd_impl, is_f64(gy), gy, ishape, k, s, p, ceil_mode, cip, dv);
+    }, py::arg("grad_y"), py::arg("input_shape"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
+          py::arg("ceil_mode") = false, py::arg("count_include_pad") = true, py::arg("divisor_override") = 0);
+    m.def("adaptive_avg_pool2d_forward", [](hnd x, v64 o) { return FV_DISPATCH(adaptive_avg_fwd_impl, is_f64(x), x, o); },
+          py::arg("x"), py::arg("output_size"));
+    m.def("adaptive_avg_pool2d_backward", [](hnd gy, v64 ishape) {
+        return FV_DISPATCH(adaptive_avg_bwd_impl, is_f64(gy), gy, ishape);
+    }, py::arg("grad_y"), py::arg("input_shape"));
+    m.def("adaptive_max_pool2d_forward", [](hnd x, v64 o) { return FV_DISPATCH(adaptive_max_fwd_impl, is_f64(x), x, o); },
+          py::arg("x"), py::arg("output_size"));
+
+    m.def("batch_norm_train_forward", [](hnd x, obj w, obj b, double eps) {
+        return FV_DISPATCH(bn_train_fwd_impl, is_f64(x), x, w, b, eps);
+    }, py::arg("x"), py::arg("weight"), py::arg("bias"), py::arg("eps") = 1e-5);
+    m.def("batch_norm_infer_forward", [](hnd x, hnd rm, hnd rv, obj w, obj b, double eps) {
+        return FV_DISPATCH(bn_infer_fwd_impl, is_f64(x), x, rm, rv, w, b, eps);
+    }, py::arg("x"), py::arg("running_mean"), py::arg("running_var"), py::arg("weight"), py::arg("bias"),
+          py::arg("eps") = 1e-5);
+    m.def("batch_norm_backward", [](hnd gy, hnd x, obj w, hnd mean, hnd invstd, bool training) {
+        return FV_DISPATCH(bn_bwd_impl, is_f64(gy) || is_f64(x), gy, x, w, mean, invstd, training);
+    }, py::arg("grad_y"), py::arg("x"), py::arg("weight"), py::arg("mean"), py::arg("invstd"),
+          py::arg("training") = true);
+    m.def("layer_norm_forward", [](hnd x, obj w, obj b, double eps) {
+        return FV_DISPATCH(ln_fwd_impl, is_f64(x), x, w, b, eps);
+    }, py::arg("x"), py::arg("weight"), py::arg("bias"), py::arg("eps") = 1e-5);
+    m.def("layer_norm_backward", [](hnd gy, hnd x, obj w, hnd mean, hnd rstd) {
+        return FV_DISPATCH(ln_bwd_impl, is_f64(gy) || is_f64(x), gy, x, w, mean, rstd);
+    }, py::arg("grad_y"), py::arg("x"), py::arg("weight"), py::arg("mean"), py::arg("rstd"));
+    m.def("group_norm_forward", [](hnd x, int64_t g, obj w, obj b, double eps) {
+        return FV_DISPATCH(gn_fwd_impl, is_f64(x), x, g, w, b, eps);
+    }, py::arg("x"), py::arg("groups"), py::arg("weight"), py::arg("bias"), py::arg("eps") = 1e-5);
+    m.def("group_norm_backward", [](hnd gy, hnd x, int64_t g, obj w, hnd mean, hnd rstd) {
+        return FV_DISPATCH(gn_bwd_impl, is_f64(gy) || is_f64(x), gy, x, g, w, mean, rstd);
+    }, py::arg("grad_y"), py::arg("x"), py::arg("groups"), py::arg("weight"), py::arg("mean"), py::arg("rstd"));
+
+    m.def("softmax_forward", [](hnd x, bool log) { return FV_DISPATCH(softmax_fwd_impl, is_f64(x), x, log); },
+          py::arg("x"), py::arg("log") = false);
+    m.def("softmax_backward", [](hnd gy, hnd y, bool log) {
+        return FV_DISPATCH(softmax_bwd_impl, is_f64(gy) || is_f64(y), gy, y, log);
+    }, py::arg("grad_y"), py::arg("y"), py::arg("log") = false);
+
+    m.def("interpolate_forward", [](hnd x, v64 o, std::string mode, bool ac, obj scale, bool aa) {
+        return FV_DISPATCH(interp_fwd_impl, is_f64(x), x, o, mode, ac, scale, aa);
+    }, py::arg("x"), py::arg("output_size"), py::arg("mode"), py::arg("align_corners") = false,
+          py::arg("scale_hw") = py::none(), py::arg("antialias") = false);
+    m.def("interpolate_backward", [](hnd gy, v64 ishape, v64 o, std::string mode, bool ac, obj scale, bool aa) {
+        return FV_DISPATCH(interp_bwd_impl, is_f64(gy), gy, ishape, o, mode, ac, scale, aa);
+    }, py::arg("grad_y"), py::arg("input_shape"), py::arg("output_size"), py::arg("mode"),
+          py::arg("align_corners") = false, py::arg("scale_hw") = py::none(), py::arg("antialias") = false);
+    // same without output_size (taken from grad_y)
+    m.def("interpolate_backward", [](hnd gy, v64 ishape, std::string mode, bool ac, obj scale, bool aa) {
+        return FV_DISPATCH(interp_bwd_impl, is_f64(gy), gy, ishape, v64{}, mode, ac, scale, aa);
+    }, py::arg("grad_y"), py::arg("input_shape"), py::arg("mode"), py::arg("align_corners") = false,
+          py::arg("scale_hw") = py::none(), py::arg("antialias") = false);
+
+    m.def("gelu_forward", [](hnd x, obj approx) { return FV_DISPATCH(gelu_fwd_impl, is_f64(x), x, approx); },
+          py::arg("x"), py::arg("approximate") = "none");
+    m.def("gelu_backward", [](hnd gy, hnd x, obj approx) {
+        return FV_DISPATCH(gelu_bwd_impl, is_f64(gy) || is_f64(x), gy, x, approx);
+    }, py::arg("grad_y"), py::arg("x"), py::arg("approximate") = "none");
+    m.def("silu_forward", [](hnd x) { return FV_DISPATCH(silu_fwd_impl, is_f64(x), x); }, py::arg("x"));
+    m.def("silu_backward", [](hnd gy, hnd x) { return FV_DISPATCH(silu_bwd_impl, is_f64(gy) || is_f64(x), gy, x); },
+          py::arg("grad_y"), py::arg("x"));
 }

@@ -1,0 +1,244 @@
+#include "core/threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+namespace fv {
+namespace {
+
+thread_local bool t_in_parallel = false;
+
+struct Job {
+    RangeFn fn;
+    void* ctx;
+    int64_t begin, end, nchunks;
+    std::atomic<int64_t> next{0};
+    std::atomic<int64_t> done{0};
+    std::exception_ptr error;
+};
+
+class Pool {
+public:
+    explicit Pool(int nthreads) : nthreads_(nthreads < 1 ? 1 : nthreads) {
+        for (int i = 1; i < nthreads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    }
+    // Joins the workers. The object itself stays alive (it is leaked by set_num_threads):
+    // a thread that fetched the pointer just before may still run a job on it, and with
+    // no workers left the caller simply executes every chunk itself.
+    void shutdown() {
+        {
+            std::lock_guard<std::mutex> lk(m_);
+            stop_ = true;
+            generation_.fetch_add(1, std::memory_order_release);
+        }
+        cv_work_.notify_all();
+        for (auto& t : workers_) t.join();
+        workers_.clear();
+    }
+    int size() const { return nthreads_; }
+    std::mutex& run_mutex() { return run_mutex_; }
+
+    // Caller must hold run_mutex().
+    void run(Job& job) {
+        {
+            std::lock_guard<std::mutex> lk(m_);
+            job_ = &job;
+            active_ = 0;
+            generation_.fetch_add(1, std::memory_order_release);
+        }
+        cv_work_.notify_all();
+        work_on(job);
+        std::unique_lock<std::mutex> lk(m_);
+        cv_done_.wait(lk, [&] { return job.done.load() == job.nchunks && active_ == 0; });
+        job_ = nullptr;
+    }
+
+private:
+    static void work_on(Job& job) {
+        bool prev = t_in_parallel;
+        t_in_parallel = true;
+        for (;;) {
+            int64_t c = job.next.fetch_add(1);
+            if (c >= job.nchunks) break;
+            int64_t n = job.end - job.begin;
+            int64_t b = job.begin + n * c / job.nchunks;
+            int64_t e = job.begin + n * (c + 1) / job.nchunks;
+            try {
+                job.fn(job.ctx, b, e);
+            } catch (...) {
+                // first error wins; stored under the pool mutex by the caller of set_error
+                static std::mutex em;
+                std::lock_guard<std::mutex> lk(em);
+                if (!job.error) job.error = std::current_exception();
+            }
+            job.done.fetch_add(1);
+        }
+        t_in_parallel = prev;
+    }
+
+    void worker_loop() {
+        uint64_t seen = generation_.load(std::memory_order_acquire);
+        for (;;) {
+            // brief spin so back-to-back kernels don't pay a futex wake each time
+            for (int i = 0; i < 20000 && generation_.load(std::memory_order_acquire) == seen; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+            }
+            Job* job;
+            {
+                std::unique_lock<std::mutex> lk(m_);
+                cv_work_.wait(lk, [&] { return generation_.load() != seen; });
+                seen = generation_.load();
+                if (stop_) return;
+                job = job_;
+                if (!job) continue;
+                ++active_;
+            }
+            work_on(*job);
+            {
+                std::lock_guard<std::mutex> lk(m_);
+                --active_;
+            }
+            cv_done_.notify_all();
+        }
+    }
+
+    int nthreads_;
+    std::vector<std::thread> workers_;
+    std::mutex m_;
+    std::mutex run_mutex_;
+    std::condition_variable cv_work_, cv_done_;
+    std::atomic<uint64_t> generation_{0};
+    Job* job_ = nullptr;
+    int active_ = 0;
+    bool stop_ = false;
+};
+
+int default_num_threads() {
+    if (const char* s = std::getenv("FLOWVISION_NUM_THREADS")) {
+        int n = std::atoi(s);
+        if (n > 0) return n;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    unsigned h = std::thread::hardware_concurrency();
+    return h ? static_cast<int>(h) : 1;
+}
+
+// Global state. The pool pointer is deliberately leaked when invalidated by fork():
+// the child has none of the parent's worker threads, so it just builds a new pool.
+alignas(std::mutex) unsigned char g_mutex_storage[sizeof(std::mutex)];
+std::mutex* g_mutex = nullptr;
+Pool* g_pool = nullptr;
+int g_requested = 0;  // 0 = default
+bool g_atfork_registered = false;
+
+std::mutex& global_mutex() {
+    if (!g_mutex) g_mutex = new (g_mutex_storage) std::mutex();
+    return *g_mutex;
+}
+
+void atfork_child() {
+    // Re-initialise the mutex (it may have been held by another parent thread) and
+    // forget the parent's pool without touching it.
+    g_mutex = new (g_mutex_storage) std::mutex();
+    g_pool = nullptr;
+    t_in_parallel = false;
+}
+
+struct AtforkRegistrar {
+    AtforkRegistrar() {
+        global_mutex();
+        pthread_atfork(nullptr, nullptr, &atfork_child);
+        g_atfork_registered = true;
+    }
+};
+AtforkRegistrar g_registrar;
+
+int target_threads() { return g_requested > 0 ? g_requested : default_num_threads(); }
+
+Pool* get_pool() {
+    std::lock_guard<std::mutex> lk(global_mutex());
+    if (!g_pool) g_pool = new Pool(target_threads());
+    return g_pool;
+}
+
+}  // namespace
+
+int get_num_threads() {
+    std::lock_guard<std::mutex> lk(global_mutex());
+    return g_pool ? g_pool->size() : target_threads();
+}
+
+bool in_parallel_region() { return t_in_parallel; }
+
+void throw_bad_alloc() { throw std::bad_alloc(); }
+
+void set_num_threads(int n) {
+    Pool* old = nullptr;
+    {
+        std::lock_guard<std::mutex> lk(global_mutex());
+        g_requested = n > 0 ? n : 0;
+        old = g_pool;
+        g_pool = nullptr;
+    }
+    if (old) {
+        // wait for a job possibly running on it, then join its workers
+        std::lock_guard<std::mutex> run(old->run_mutex());
+        old->shutdown();
+    }
+}
+
+void parallel_for_raw(int64_t begin, int64_t end, int64_t grain, RangeFn fn, void* ctx) {
+    if (end <= begin) return;
+    if (grain < 1) grain = 1;
+    int64_t n = end - begin;
+    if (t_in_parallel || n <= grain) {
+        fn(ctx, begin, end);
+        return;
+    }
+    Pool* pool = get_pool();
+    int64_t nchunks = (n + grain - 1) / grain;
+    if (nchunks > pool->size()) nchunks = pool->size();
+    if (nchunks <= 1) {
+        fn(ctx, begin, end);
+        return;
+    }
+    std::unique_lock<std::mutex> run(pool->run_mutex(), std::try_to_lock);
+    if (!run.owns_lock()) {  // another Python thread is using the pool: don't queue behind it
+        bool prev = t_in_parallel;
+        t_in_parallel = true;
+        try {
+            fn(ctx, begin, end);
+        } catch (...) {
+            t_in_parallel = prev;
+            throw;
+        }
+        t_in_parallel = prev;
+        return;
+    }
+    Job job;
+    job.fn = fn;
+    job.ctx = ctx;
+    job.begin = begin;
+    job.end = end;
+    job.nchunks = nchunks;
+    pool->run(job);
+    if (job.error) std::rethrow_exception(job.error);
+}
+
+}  // namespace fv

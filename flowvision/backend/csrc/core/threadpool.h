@@ -1,0 +1,35 @@
+// Persistent std::thread pool used by every compiled kernel (deliberately not OpenMP,
+// so it coexists with torch's OpenMP runtime in one process).
+//
+// This header is included by the per-ISA kernel translation units, so it must not
+// define any out-of-line-able inline function except templates instantiated with
+// TU-local (lambda) types: see the note in cpu/common.h.
+#pragma once
+#include <cstdint>
+
+namespace fv {
+
+using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end);
+
+// Runs fn over [begin, end) split into at most get_num_threads() contiguous chunks of at
+// least `grain` iterations. The calling thread takes part. Calls made from inside a
+// parallel region (or while another thread owns the pool) run serially in the caller.
+void parallel_for_raw(int64_t begin, int64_t end, int64_t grain, RangeFn fn, void* ctx);
+
+int get_num_threads();
+void set_num_threads(int n);
+bool in_parallel_region();
+[[noreturn]] void throw_bad_alloc();  // defined out of line (baseline ISA)
+
+template <class F>
+static void range_trampoline_(void* ctx, int64_t b, int64_t e) {
+    (*static_cast<const F*>(ctx))(b, e);
+}
+
+// Only call with lambdas (their types are TU-local, so each instantiation is too).
+template <class F>
+inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& fn) {
+    parallel_for_raw(begin, end, grain, &range_trampoline_<F>, const_cast<void*>(static_cast<const void*>(&fn)));
+}
+
+}  // namespace fv

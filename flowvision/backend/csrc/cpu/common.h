@@ -1,0 +1,167 @@
+// Helpers for the per-ISA kernel translation units.
+//
+// ODR hazard: these TUs are compiled with different -m flags and linked into one .so.
+// Any inline/template function with external linkage that is emitted out of line in
+// two of them is merged by the linker, and it may keep the AVX-512 copy, which would
+// crash on older CPUs. So: everything lives in namespace fv::FV_ISA_NAMESPACE, we use
+// no std:: containers/algorithms here (only C math functions and <cstring>), and
+// generic templates are instantiated only with TU-local lambda types.
+#pragma once
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/threadpool.h"
+#include "cpu/kernels.h"
+
+#ifndef FV_ISA_NAMESPACE
+#error "FV_ISA_NAMESPACE must be defined (avx512, avx2 or portable)"
+#endif
+
+namespace fv {
+namespace FV_ISA_NAMESPACE {
+
+#if defined(__AVX512F__)
+constexpr int kVecBytes = 64;
+#elif defined(__AVX2__)
+constexpr int kVecBytes = 32;
+#else
+constexpr int kVecBytes = 16;
+#endif
+
+template <class T> struct VecT;
+template <> struct VecT<float> { typedef float type __attribute__((vector_size(kVecBytes))); typedef int32_t itype __attribute__((vector_size(kVecBytes))); };
+template <> struct VecT<double> { typedef double type __attribute__((vector_size(kVecBytes))); typedef int64_t itype __attribute__((vector_size(kVecBytes))); };
+
+template <class T> using vec_t = typename VecT<T>::type;
+template <class T> constexpr int vec_width() { return kVecBytes / (int)sizeof(T); }
+
+template <class V, class T> static inline V vload(const T* p) { V v; memcpy(&v, p, sizeof(V)); return v; }
+template <class V, class T> static inline void vstore(T* p, V v) { memcpy(p, &v, sizeof(V)); }
+
+template <class T> static inline T mn(T a, T b) { return b < a ? b : a; }
+template <class T> static inline T mx(T a, T b) { return a < b ? b : a; }
+static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static inline float fsqrt(float x) { return sqrtf(x); }
+static inline double fsqrt(double x) { return sqrt(x); }
+static inline float fexp(float x) { return expf(x); }
+static inline double fexp(double x) { return exp(x); }
+static inline float flog(float x) { return logf(x); }
+static inline double flog(double x) { return log(x); }
+
+// Vectorised reductions (plain loops would not vectorise without -ffast-math).
+template <class T>
+static inline T hsum(vec_t<T> v) {
+    T s = T(0);
+    for (int j = 0; j < vec_width<T>(); ++j) s += v[j];
+    return s;
+}
+template <class T>
+static inline T vsum(const T* p, int64_t n) {
+    typedef vec_t<T> V;
+    constexpr int W = vec_width<T>();
+    V a0 = V{}, a1 = V{};
+    int64_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        a0 += vload<V>(p + i);
+        a1 += vload<V>(p + i + W);
+    }
+    for (; i + W <= n; i += W) a0 += vload<V>(p + i);
+    T s = hsum<T>(a0 + a1);
+    for (; i < n; ++i) s += p[i];
+    return s;
+}
+template <class T>
+static inline T vdot(const T* p, const T* q, int64_t n) {
+    typedef vec_t<T> V;
+    constexpr int W = vec_width<T>();
+    V a0 = V{}, a1 = V{};
+    int64_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        a0 += vload<V>(p + i) * vload<V>(q + i);
+        a1 += vload<V>(p + i + W) * vload<V>(q + i + W);
+    }
+    for (; i + W <= n; i += W) a0 += vload<V>(p + i) * vload<V>(q + i);
+    T s = hsum<T>(a0 + a1);
+    for (; i < n; ++i) s += p[i] * q[i];
+    return s;
+}
+// sum((p - c)^2)
+template <class T>
+static inline T vsumsq_c(const T* p, int64_t n, T c) {
+    typedef vec_t<T> V;
+    constexpr int W = vec_width<T>();
+    V a0 = V{}, a1 = V{};
+    int64_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        V d0 = vload<V>(p + i) - c, d1 = vload<V>(p + i + W) - c;
+        a0 += d0 * d0;
+        a1 += d1 * d1;
+    }
+    for (; i + W <= n; i += W) {
+        V d = vload<V>(p + i) - c;
+        a0 += d * d;
+    }
+    T s = hsum<T>(a0 + a1);
+    for (; i < n; ++i) s += (p[i] - c) * (p[i] - c);
+    return s;
+}
+// sum(q * (p - c))
+template <class T>
+static inline T vdot_c(const T* p, const T* q, int64_t n, T c) {
+    typedef vec_t<T> V;
+    constexpr int W = vec_width<T>();
+    V a0 = V{}, a1 = V{};
+    int64_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        a0 += (vload<V>(p + i) - c) * vload<V>(q + i);
+        a1 += (vload<V>(p + i + W) - c) * vload<V>(q + i + W);
+    }
+    for (; i + W <= n; i += W) a0 += (vload<V>(p + i) - c) * vload<V>(q + i);
+    T s = hsum<T>(a0 + a1);
+    for (; i < n; ++i) s += (p[i] - c) * q[i];
+    return s;
+}
+
+// 64-byte aligned scratch buffer (RAII, no std::).
+template <class T>
+struct Buf {
+    T* p = nullptr;
+    explicit Buf(int64_t n, bool zero = false) {
+        size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(T) + 63) & ~(size_t)63;
+        p = static_cast<T*>(aligned_alloc(64, bytes));
+        if (!p) fv::throw_bad_alloc();
+        if (zero) memset(p, 0, bytes);
+    }
+    ~Buf() { free(p); }
+    Buf(const Buf&) = delete;
+    Buf& operator=(const Buf&) = delete;
+    T* get() const { return p; }
+};
+
+// Grain (iterations per chunk) so that each chunk does at least ~`min_work` units of
+// work when one iteration costs `work_per_iter`.
+static inline int64_t grain_for(int64_t work_per_iter, int64_t min_work = 32768) {
+    if (work_per_iter <= 0) work_per_iter = 1;
+    int64_t g = min_work / work_per_iter;
+    return g < 1 ? 1 : g;
+}
+
+// ---- per-TU kernel entry points (defined in the .cpp files, gathered by table.cpp) ----
+void fill_gemm(KernelTable& t);
+void fill_conv(KernelTable& t);
+void fill_pool(KernelTable& t);
+void fill_norm(KernelTable& t);
+void fill_softmax(KernelTable& t);
+void fill_interp(KernelTable& t);
+
+// internal GEMM used by conv: C(M,N; row stride ldc) (+)= A(M,K) B(K,N) with
+// A(i,k) = A[i*rsa + k*csa], B(k,j) = B[k*rsb + j*csb]. Parallel unless nested.
+template <class T>
+void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
+                  const T* B, int64_t rsb, int64_t csb, T* C, int64_t ldc, bool accumulate);
+
+}  // namespace FV_ISA_NAMESPACE
+}  // namespace fv

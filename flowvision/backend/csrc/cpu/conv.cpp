@@ -1,0 +1,349 @@
+// conv2d forward/backward (im2col + GEMM, direct 1x1, dedicated depthwise path), im2col/col2im.
+#include "cpu/common.h"
+
+namespace fv {
+namespace FV_ISA_NAMESPACE {
+namespace {
+
+// Output columns [lo, hi) whose input column ow*s - p + k*d lies inside [0, W).
+static inline void valid_range(int64_t W, int64_t OW, int64_t s, int64_t p, int64_t off, int64_t& lo, int64_t& hi) {
+    // need 0 <= ow*s - t < W with t = p - off
+    const int64_t t = p - off;
+    lo = t <= 0 ? 0 : (t + s - 1) / s;
+    hi = (W - 1 + t) < 0 ? 0 : (W - 1 + t) / s + 1;
+    if (lo > OW) lo = OW;
+    if (hi > OW) hi = OW;
+    if (hi < lo) hi = lo;
+}
+
+// im2col of one image, rows [r0, r1) of the (C*kh*kw, OH*OW) matrix.
+template <class T>
+void im2col_rows(const T* x, T* cols, const ConvParams& p, int64_t r0, int64_t r1) {
+    const int64_t kk = p.kh * p.kw, L = p.OH * p.OW;
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t c = r / kk, ki = (r / p.kw) % p.kh, kj = r % p.kw;
+        const T* xp = x + c * p.H * p.W;
+        T* out = cols + r * L;
+        int64_t lo, hi;
+        valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
+        for (int64_t oh = 0; oh < p.OH; ++oh) {
+            T* o = out + oh * p.OW;
+            const int64_t ih = oh * p.sh - p.ph + ki * p.dh;
+            if (ih < 0 || ih >= p.H || lo == hi) {
+                for (int64_t ow = 0; ow < p.OW; ++ow) o[ow] = T(0);
+                continue;
+            }
+            for (int64_t ow = 0; ow < lo; ++ow) o[ow] = T(0);
+            for (int64_t ow = hi; ow < p.OW; ++ow) o[ow] = T(0);
+            const T* row = xp + ih * p.W + (lo * p.sw - p.pw + kj * p.dw);
+            if (p.sw == 1) {
+                for (int64_t ow = lo; ow < hi; ++ow) o[ow] = row[ow - lo];
+            } else {
+                for (int64_t ow = lo; ow < hi; ++ow) o[ow] = row[(ow - lo) * p.sw];
+            }
+        }
+    }
+}
+
+// col2im of one image, channels [c0, c1): x[c] += fold(cols rows of c). x must be pre-zeroed.
+template <class T>
+void col2im_channels(const T* cols, T* x, const ConvParams& p, int64_t c0, int64_t c1) {
+    const int64_t kk = p.kh * p.kw, L = p.OH * p.OW;
+    for (int64_t c = c0; c < c1; ++c) {
+        T* xp = x + c * p.H * p.W;
+        for (int64_t ki = 0; ki < p.kh; ++ki)
+            for (int64_t kj = 0; kj < p.kw; ++kj) {
+                const T* in = cols + (c * kk + ki * p.kw + kj) * L;
+                int64_t lo, hi;
+                valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
+                if (lo == hi) continue;
+                for (int64_t oh = 0; oh < p.OH; ++oh) {
+                    const int64_t ih = oh * p.sh - p.ph + ki * p.dh;
+                    if (ih < 0 || ih >= p.H) continue;
+                    const T* o = in + oh * p.OW;
+                    T* row = xp + ih * p.W + (lo * p.sw - p.pw + kj * p.dw);
+                    if (p.sw == 1) {
+                        for (int64_t ow = lo; ow < hi; ++ow) row[ow - lo] += o[ow];
+                    } else {
+                        for (int64_t ow = lo; ow < hi; ++ow) row[(ow - lo) * p.sw] += o[ow];
+                    }
+                }
+            }
+    }
+}
+
+template <class T>
+void im2col_image(const T* x, T* cols, const ConvParams& p) {
+    const int64_t rows = p.C * p.kh * p.kw;
+    parallel_for(0, rows, grain_for(p.OH * p.OW), [&](int64_t r0, int64_t r1) { im2col_rows(x, cols, p, r0, r1); });
+}
+
+template <class T>
+void col2im_image(const T* cols, T* x, const ConvParams& p) {
+    memset(x, 0, sizeof(T) * p.C * p.H * p.W);
+    parallel_for(0, p.C, grain_for(p.kh * p.kw * p.OH * p.OW),
+                 [&](int64_t c0, int64_t c1) { col2im_channels(cols, x, p, c0, c1); });
+}
+
+static inline bool is_pointwise(const ConvParams& p) {
+    return p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
+}
+static inline bool is_depthwise(const ConvParams& p) { return p.groups == p.C && p.O == p.C && p.C > 1; }
+
+// Runs fn(n, scratch) for every image. With several images and threads, images are split
+// across threads (each with its own scratch and serial inner GEMMs); otherwise images run
+// one after the other with parallel inner work.
+template <class T, class F>
+void for_each_image(int64_t N, int64_t scratch_elems, const F& fn) {
+    const int nt = in_parallel_region() ? 1 : get_num_threads();
+    if (N >= 2 && nt > 1) {
+        const int64_t nch = mn<int64_t>(nt, N);
+        parallel_for(0, nch, 1, [&](int64_t c0, int64_t c1) {
+            Buf<T> scratch(scratch_elems);
+            for (int64_t c = c0; c < c1; ++c)
+                for (int64_t n = N * c / nch; n < N * (c + 1) / nch; ++n) fn(n, scratch.get());
+        });
+    } else {
+        Buf<T> scratch(scratch_elems);
+        for (int64_t n = 0; n < N; ++n) fn(n, scratch.get());
+    }
+}
+
+// ---------------- depthwise ----------------
+template <class T>
+void dw_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams& p) {
+    const int64_t HW = p.H * p.W, L = p.OH * p.OW, kk = p.kh * p.kw;
+    parallel_for(0, p.N * p.C, grain_for(L * kk), [&](int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1; ++q) {
+            const int64_t c = q % p.C;
+            const T* xp = x + q * HW;
+            const T* wp = w + c * kk;
+            T* yp = y + q * L;
+            const T b = bias ? bias[c] : T(0);
+            for (int64_t i = 0; i < L; ++i) yp[i] = b;
+            for (int64_t kj = 0; kj < p.kw; ++kj) {
+                int64_t lo, hi;
+                valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
+                if (lo == hi) continue;
+                for (int64_t oh = 0; oh < p.OH; ++oh) {
+                    T* yo = yp + oh * p.OW;
+                    for (int64_t ki = 0; ki < p.kh; ++ki) {
+                        const int64_t ih = oh * p.sh - p.ph + ki * p.dh;
+                        if (ih < 0 || ih >= p.H) continue;
+                        const T wv = wp[ki * p.kw + kj];
+                        const T* row = xp + ih * p.W + (lo * p.sw - p.pw + kj * p.dw);
+                        if (p.sw == 1) {
+                            for (int64_t ow = lo; ow < hi; ++ow) yo[ow] += wv * row[ow - lo];
+                        } else {
+                            for (int64_t ow = lo; ow < hi; ++ow) yo[ow] += wv * row[(ow - lo) * p.sw];
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+template <class T>
+void dw_backward_input(const T* gy, const T* w, T* gx, const ConvParams& p) {
+    const int64_t HW = p.H * p.W, L = p.OH * p.OW, kk = p.kh * p.kw;
+    parallel_for(0, p.N * p.C, grain_for(L * kk), [&](int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1; ++q) {
+            const int64_t c = q % p.C;
+            T* xp = gx + q * HW;
+            const T* wp = w + c * kk;
+            const T* gp = gy + q * L;
+            for (int64_t i = 0; i < HW; ++i) xp[i] = T(0);
+            for (int64_t kj = 0; kj < p.kw; ++kj) {
+                int64_t lo, hi;
+                valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
+                if (lo == hi) continue;
+                for (int64_t oh = 0; oh < p.OH; ++oh) {
+                    const T* go = gp + oh * p.OW;
+                    for (int64_t ki = 0; ki < p.kh; ++ki) {
+                        const int64_t ih = oh * p.sh - p.ph + ki * p.dh;
+                        if (ih < 0 || ih >= p.H) continue;
+                        const T wv = wp[ki * p.kw + kj];
+                        T* row = xp + ih * p.W + (lo * p.sw - p.pw + kj * p.dw);
+                        if (p.sw == 1) {
+                            for (int64_t ow = lo; ow < hi; ++ow) row[ow - lo] += wv * go[ow];
+                        } else {
+                            for (int64_t ow = lo; ow < hi; ++ow) row[(ow - lo) * p.sw] += wv * go[ow];
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+template <class T>
+void dw_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
+    const int64_t HW = p.H * p.W, L = p.OH * p.OW, kk = p.kh * p.kw;
+    parallel_for(0, p.C, grain_for(p.N * L * kk), [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t t = 0; t < kk; ++t) {
+                const int64_t ki = t / p.kw, kj = t % p.kw;
+                int64_t lo, hi;
+                valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
+                T total = T(0);
+                for (int64_t n = 0; n < p.N && lo < hi; ++n) {
+                    const T* xp = x + (n * p.C + c) * HW;
+                    const T* gp = gy + (n * p.C + c) * L;
+                    for (int64_t oh = 0; oh < p.OH; ++oh) {
+                        const int64_t ih = oh * p.sh - p.ph + ki * p.dh;
+                        if (ih < 0 || ih >= p.H) continue;
+                        const T* go = gp + oh * p.OW;
+                        const T* row = xp + ih * p.W + (lo * p.sw - p.pw + kj * p.dw);
+                        T s = T(0);
+                        if (p.sw == 1) {
+                            typedef vec_t<T> V;
+                            constexpr int Wd = vec_width<T>();
+                            V acc = V{};
+                            int64_t ow = lo;
+                            for (; ow + Wd <= hi; ow += Wd) acc += vload<V>(go + ow) * vload<V>(row + (ow - lo));
+                            for (int j = 0; j < Wd; ++j) s += acc[j];
+                            for (; ow < hi; ++ow) s += go[ow] * row[ow - lo];
+                        } else {
+                            for (int64_t ow = lo; ow < hi; ++ow) s += go[ow] * row[(ow - lo) * p.sw];
+                        }
+                        total += s;
+                    }
+                }
+                gw[c * kk + t] = total;
+            }
+        }
+    });
+}
+
+// ---------------- general (grouped) conv ----------------
+template <class T>
+void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams& p) {
+    if (is_depthwise(p)) return dw_forward(x, w, bias, y, p);
+    const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
+    const int64_t L = p.OH * p.OW, HW = p.H * p.W;
+    const bool pw1 = is_pointwise(p);
+    for_each_image<T>(p.N, pw1 ? 1 : p.C * kk * L, [&](int64_t n, T* scratch) {
+        const T* xn = x + n * p.C * HW;
+        T* yn = y + n * p.O * L;
+        const T* cols = xn;
+        if (!pw1) {
+            im2col_image(xn, scratch, p);
+            cols = scratch;
+        }
+        for (int64_t g = 0; g < G; ++g)
+            gemm_strided<T>(Og, L, Kd, w + g * Og * Kd, Kd, 1, cols + g * Kd * L, L, 1, yn + g * Og * L, L, false);
+        if (bias) {
+            for (int64_t o = 0; o < p.O; ++o) {
+                const T b = bias[o];
+                T* yo = yn + o * L;
+                for (int64_t i = 0; i < L; ++i) yo[i] += b;
+            }
+        }
+    });
+}
+
+template <class T>
+void conv_backward_input(const T* gy, const T* w, T* gx, const ConvParams& p) {
+    if (is_depthwise(p)) return dw_backward_input(gy, w, gx, p);
+    const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
+    const int64_t L = p.OH * p.OW, HW = p.H * p.W;
+    const bool pw1 = is_pointwise(p);
+    for_each_image<T>(p.N, pw1 ? 1 : p.C * kk * L, [&](int64_t n, T* scratch) {
+        const T* gyn = gy + n * p.O * L;
+        T* gxn = gx + n * p.C * HW;
+        T* cols = pw1 ? gxn : scratch;
+        // cols_g (Kd x L) = W_g^T (Kd x Og) @ gy_g (Og x L)
+        for (int64_t g = 0; g < G; ++g)
+            gemm_strided<T>(Kd, L, Og, w + g * Og * Kd, 1, Kd, gyn + g * Og * L, L, 1, cols + g * Kd * L, L, false);
+        if (!pw1) col2im_image(scratch, gxn, p);
+    });
+}
+
+template <class T>
+void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
+    if (is_depthwise(p)) return dw_backward_weight(gy, x, gw, p);
+    const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
+    const int64_t L = p.OH * p.OW, HW = p.H * p.W;
+    const bool pw1 = is_pointwise(p);
+    const int64_t wsize = p.O * Kd;
+    const int nt = in_parallel_region() ? 1 : get_num_threads();
+    // gw_g (Og x Kd) += gy_g (Og x L) @ cols_g^T (L x Kd)
+    auto one_image = [&](int64_t n, T* scratch, T* out, bool acc) {
+        const T* xn = x + n * p.C * HW;
+        const T* gyn = gy + n * p.O * L;
+        const T* cols = xn;
+        if (!pw1) {
+            im2col_image(xn, scratch, p);
+            cols = scratch;
+        }
+        for (int64_t g = 0; g < G; ++g)
+            gemm_strided<T>(Og, Kd, L, gyn + g * Og * L, L, 1, cols + g * Kd * L, 1, L, out + g * Og * Kd, Kd, acc);
+    };
+    const int64_t scratch_elems = pw1 ? 1 : p.C * kk * L;
+    if (p.N >= 2 && nt > 1) {
+        const int64_t nch = mn<int64_t>(nt, p.N);
+        Buf<T> partial((nch - 1) * wsize);
+        parallel_for(0, nch, 1, [&](int64_t c0, int64_t c1) {
+            Buf<T> scratch(scratch_elems);
+            for (int64_t c = c0; c < c1; ++c) {
+                T* out = c == 0 ? gw : partial.get() + (c - 1) * wsize;
+                const int64_t nb = p.N * c / nch, ne = p.N * (c + 1) / nch;
+                for (int64_t n = nb; n < ne; ++n) one_image(n, scratch.get(), out, n > nb);
+            }
+        });
+        for (int64_t c = 1; c < nch; ++c) {
+            const T* src = partial.get() + (c - 1) * wsize;
+            for (int64_t i = 0; i < wsize; ++i) gw[i] += src[i];
+        }
+    } else {
+        Buf<T> scratch(scratch_elems);
+        if (p.N == 0) memset(gw, 0, sizeof(T) * wsize);
+        for (int64_t n = 0; n < p.N; ++n) one_image(n, scratch.get(), gw, n > 0);
+    }
+}
+
+template <class T>
+void im2col_k(const T* x, T* cols, const ConvParams& p) {
+    const int64_t rows = p.C * p.kh * p.kw, L = p.OH * p.OW, HW = p.H * p.W;
+    parallel_for(0, p.N * rows, grain_for(L), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1;) {
+            const int64_t n = r / rows, rb = r % rows;
+            const int64_t re = mn<int64_t>(rows, rb + (r1 - r));
+            im2col_rows(x + n * p.C * HW, cols + n * rows * L, p, rb, re);
+            r += re - rb;
+        }
+    });
+}
+
+template <class T>
+void col2im_k(const T* cols, T* x, const ConvParams& p) {
+    const int64_t rows = p.C * p.kh * p.kw, L = p.OH * p.OW, HW = p.H * p.W;
+    memset(x, 0, sizeof(T) * p.N * p.C * HW);
+    parallel_for(0, p.N * p.C, grain_for(p.kh * p.kw * L), [&](int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1;) {
+            const int64_t n = q / p.C, cb = q % p.C;
+            const int64_t ce = mn<int64_t>(p.C, cb + (q1 - q));
+            col2im_channels(cols + n * rows * L, x + n * p.C * HW, p, cb, ce);
+            q += ce - cb;
+        }
+    });
+}
+
+}  // namespace
+
+void fill_conv(KernelTable& t) {
+    t.f32.conv2d_forward = &conv_forward<float>;
+    t.f64.conv2d_forward = &conv_forward<double>;
+    t.f32.conv2d_backward_input = &conv_backward_input<float>;
+    t.f64.conv2d_backward_input = &conv_backward_input<double>;
+    t.f32.conv2d_backward_weight = &conv_backward_weight<float>;
+    t.f64.conv2d_backward_weight = &conv_backward_weight<double>;
+    t.f32.im2col = &im2col_k<float>;
+    t.f64.im2col = &im2col_k<double>;
+    t.f32.col2im = &col2im_k<float>;
+    t.f64.col2im = &col2im_k<double>;
+}
+
+}  // namespace FV_ISA_NAMESPACE
+}  // namespace fv

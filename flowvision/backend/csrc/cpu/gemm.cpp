@@ -1,0 +1,227 @@
+// Cache-blocked GEMM with a register-tiled micro-kernel (GCC vector extensions, width
+// set by the ISA flags of this translation unit). Packs B (KC x NC) once per block and
+// each thread packs its own A (MC x KC) block.
+#include "cpu/common.h"
+
+namespace fv {
+namespace FV_ISA_NAMESPACE {
+namespace {
+
+#if defined(__AVX512F__)
+constexpr int kMR = 12, kNV = 2;  // 24 zmm accumulators
+#elif defined(__AVX2__)
+constexpr int kMR = 6, kNV = 2;   // 12 ymm accumulators
+#else
+constexpr int kMR = 6, kNV = 2;   // 12 xmm accumulators
+#endif
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 16 * kMR;
+constexpr int64_t kNC = 3072;
+
+template <class T>
+struct Cfg {
+    static constexpr int W = vec_width<T>();
+    static constexpr int MR = kMR;
+    static constexpr int NV = kNV;
+    static constexpr int NR = kNV * W;
+};
+
+template <class T>
+__attribute__((always_inline)) inline void micro_kernel(int64_t kc, const T* __restrict Ap, const T* __restrict Bp,
+                                                        T* __restrict C, int64_t ldc, int64_t mr, int64_t nr, bool acc) {
+    typedef vec_t<T> V;
+    constexpr int MR = Cfg<T>::MR, NV = Cfg<T>::NV, W = Cfg<T>::W, NR = Cfg<T>::NR;
+    V c[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) c[i][j] = V{};
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; ++k) {
+        V b[NV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(Bp + k * NR + j * W);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) {
+            T a = Ap[k * MR + i];
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) c[i][j] += b[j] * a;
+        }
+    }
+    if (mr == MR && nr == NR) {
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) {
+                T* p = C + i * ldc + j * W;
+                if (acc) vstore(p, vload<V>(p) + c[i][j]);
+                else vstore(p, c[i][j]);
+            }
+    } else {
+        alignas(64) T tmp[MR * NR];
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) *reinterpret_cast<V*>(tmp + i * NR + j * W) = c[i][j];
+        for (int64_t i = 0; i < mr; ++i) {
+            T* p = C + i * ldc;
+            if (acc) for (int64_t j = 0; j < nr; ++j) p[j] += tmp[i * NR + j];
+            else for (int64_t j = 0; j < nr; ++j) p[j] = tmp[i * NR + j];
+        }
+    }
+}
+
+// Pack rows [i0, i0+mc) x cols [k0, k0+kc) of A into MR-row micro-panels, zero padded.
+template <class T>
+void pack_a(const T* A, int64_t rsa, int64_t csa, int64_t i0, int64_t mc, int64_t k0, int64_t kc, T* Ap) {
+    constexpr int MR = Cfg<T>::MR;
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+        int64_t mr = mn<int64_t>(MR, mc - ir);
+        T* dst = Ap + ir * kc;
+        if (csa == 1) {
+            for (int64_t i = 0; i < mr; ++i) {
+                const T* src = A + (i0 + ir + i) * rsa + k0;
+                for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = src[k];
+            }
+            for (int64_t i = mr; i < MR; ++i)
+                for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = T(0);
+        } else {
+            for (int64_t k = 0; k < kc; ++k) {
+                const T* src = A + (k0 + k) * csa + (i0 + ir) * rsa;
+                T* d = dst + k * MR;
+                if (rsa == 1) {
+                    for (int64_t i = 0; i < mr; ++i) d[i] = src[i];
+                } else {
+                    for (int64_t i = 0; i < mr; ++i) d[i] = src[i * rsa];
+                }
+                for (int64_t i = mr; i < MR; ++i) d[i] = T(0);
+            }
+        }
+    }
+}
+
+// Pack rows [k0, k0+kc) x cols of panel p (NR wide, starting at j0) of B.
+template <class T>
+void pack_b_panel(const T* B, int64_t rsb, int64_t csb, int64_t k0, int64_t kc, int64_t j0, int64_t nr, T* Bp) {
+    constexpr int NR = Cfg<T>::NR;
+    if (csb == 1) {
+        for (int64_t k = 0; k < kc; ++k) {
+            const T* src = B + (k0 + k) * rsb + j0;
+            T* d = Bp + k * NR;
+            if (nr == NR) {
+                memcpy(d, src, sizeof(T) * NR);
+            } else {
+                for (int64_t j = 0; j < nr; ++j) d[j] = src[j];
+                for (int64_t j = nr; j < NR; ++j) d[j] = T(0);
+            }
+        }
+    } else {
+        // B(k, j) = B[k*rsb + j*csb]; iterate j outer so reads are contiguous when rsb == 1
+        for (int64_t j = 0; j < nr; ++j) {
+            const T* src = B + (j0 + j) * csb + k0 * rsb;
+            for (int64_t k = 0; k < kc; ++k) Bp[k * NR + j] = src[k * rsb];
+        }
+        for (int64_t j = nr; j < NR; ++j)
+            for (int64_t k = 0; k < kc; ++k) Bp[k * NR + j] = T(0);
+    }
+}
+
+}  // namespace
+
+template <class T>
+void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
+                  const T* B, int64_t rsb, int64_t csb, T* C, int64_t ldc, bool accumulate) {
+    constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (!accumulate)
+            for (int64_t i = 0; i < M; ++i) memset(C + i * ldc, 0, sizeof(T) * N);
+        return;
+    }
+    const int nt = in_parallel_region() ? 1 : get_num_threads();
+    const int64_t nc_max = mn<int64_t>(kNC, ceil_div(N, NR) * NR);
+    const int64_t kc_max = mn<int64_t>(kKC, K);
+    Buf<T> Bp(kc_max * nc_max);
+
+    // M blocking: equal-sized blocks (multiple of MR), at least one per thread if possible
+    int64_t mblocks = ceil_div(M, kMC);
+    if (mblocks < nt) mblocks = mn<int64_t>(nt, ceil_div(M, MR));
+    int64_t mc_blk = ceil_div(ceil_div(M, mblocks), MR) * MR;
+    mblocks = ceil_div(M, mc_blk);
+
+    for (int64_t jc = 0; jc < N; jc += kNC) {
+        const int64_t nc = mn<int64_t>(kNC, N - jc);
+        const int64_t npanels = ceil_div(nc, NR);
+        int64_t nsplit = 1;
+        if (nt > 1 && mblocks % nt != 0) nsplit = mn<int64_t>(npanels, nt);
+        for (int64_t pc = 0; pc < K; pc += kKC) {
+            const int64_t kc = mn<int64_t>(kKC, K - pc);
+            const bool acc = accumulate || pc > 0;
+            T* bp = Bp.get();
+            parallel_for(0, npanels, grain_for(kc * NR, 1 << 15), [&](int64_t p0, int64_t p1) {
+                for (int64_t p = p0; p < p1; ++p)
+                    pack_b_panel(B, rsb, csb, pc, kc, jc + p * NR, mn<int64_t>(NR, nc - p * NR), bp + p * kc * NR);
+            });
+            const int64_t ntasks = mblocks * nsplit;
+            const int64_t task_work = mc_blk * kc * nc / nsplit;
+            parallel_for(0, ntasks, task_work > (1 << 16) ? 1 : ntasks, [&](int64_t t0, int64_t t1) {
+                Buf<T> Ap(mc_blk * kc);
+                int64_t packed = -1;
+                for (int64_t t = t0; t < t1; ++t) {
+                    const int64_t ib = t / nsplit, js = t % nsplit;
+                    const int64_t i0 = ib * mc_blk;
+                    const int64_t mc = mn<int64_t>(mc_blk, M - i0);
+                    if (packed != ib) {
+                        pack_a(A, rsa, csa, i0, mc, pc, kc, Ap.get());
+                        packed = ib;
+                    }
+                    const int64_t p0 = npanels * js / nsplit, p1 = npanels * (js + 1) / nsplit;
+                    for (int64_t p = p0; p < p1; ++p) {
+                        const int64_t j0 = p * NR;
+                        const int64_t nr = mn<int64_t>(NR, nc - j0);
+                        const T* bpp = bp + p * kc * NR;
+                        for (int64_t ir = 0; ir < mc; ir += MR) {
+                            micro_kernel<T>(kc, Ap.get() + ir * kc, bpp, C + (i0 + ir) * ldc + jc + j0, ldc,
+                                            mn<int64_t>(MR, mc - ir), nr, acc);
+                        }
+                    }
+                }
+            });
+        }
+    }
+}
+
+template void gemm_strided<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t,
+                                  int64_t, float*, int64_t, bool);
+template void gemm_strided<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t,
+                                   int64_t, double*, int64_t, bool);
+
+namespace {
+
+template <class T>
+void gemm_batched(const T* a, const T* b, T* c, int64_t batch, int64_t M, int64_t N, int64_t K, bool ta, bool tb) {
+    const int64_t rsa = ta ? 1 : K, csa = ta ? M : 1;
+    const int64_t rsb = tb ? 1 : N, csb = tb ? K : 1;
+    const int64_t sa = M * K, sb = K * N, sc = M * N;
+    const int nt = in_parallel_region() ? 1 : get_num_threads();
+    const double flops = double(M) * N * K;
+    if (batch > 1 && nt > 1 && (batch >= 4 * nt || flops < 4.0e6)) {
+        parallel_for(0, batch, 1, [&](int64_t b0, int64_t b1) {
+            for (int64_t i = b0; i < b1; ++i)
+                gemm_strided<T>(M, N, K, a + i * sa, rsa, csa, b + i * sb, rsb, csb, c + i * sc, N, false);
+        });
+    } else {
+        for (int64_t i = 0; i < batch; ++i)
+            gemm_strided<T>(M, N, K, a + i * sa, rsa, csa, b + i * sb, rsb, csb, c + i * sc, N, false);
+    }
+}
+
+}  // namespace
+
+void fill_gemm(KernelTable& t) {
+    t.f32.gemm = &gemm_batched<float>;
+    t.f64.gemm = &gemm_batched<double>;
+}
+
+}  // namespace FV_ISA_NAMESPACE
+}  // namespace fv

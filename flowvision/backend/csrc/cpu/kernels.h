@@ -1,0 +1,90 @@
+// Interface between the pybind11 module (baseline ISA) and the kernel translation units
+// (compiled once per ISA, each inside its own namespace fv::<isa>). Only plain structs and
+// declarations here: no inline code, so nothing can be shared across ISAs by the linker.
+#pragma once
+#include <cstdint>
+
+namespace fv {
+
+struct ConvParams {
+    int64_t N, C, H, W;    // input
+    int64_t O, kh, kw;     // weight (O, C/groups, kh, kw)
+    int64_t sh, sw, ph, pw, dh, dw, groups;
+    int64_t OH, OW;        // output
+};
+
+struct PoolParams {
+    int64_t planes, H, W, OH, OW;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    bool count_include_pad;
+    int64_t divisor_override;  // 0 = none
+};
+
+enum InterpMode : int { kNearest = 0, kNearestExact = 1, kBilinear = 2, kBicubic = 3 };
+
+struct InterpParams {
+    int64_t planes, H, W, OH, OW;
+    int mode;
+    bool align_corners;
+    double scale_h, scale_w;  // user scale factors (output/input); <= 0 = not given
+    bool antialias;
+};
+
+template <class T>
+struct KernelSet {
+    // C[b] = op(A[b]) @ op(B[b]); op(A) is (M,K), op(B) is (K,N)
+    void (*gemm)(const T* a, const T* b, T* c, int64_t batch, int64_t M, int64_t N, int64_t K, bool ta, bool tb);
+    void (*conv2d_forward)(const T* x, const T* w, const T* bias, T* y, const ConvParams& p);
+    void (*conv2d_backward_input)(const T* gy, const T* w, T* gx, const ConvParams& p);
+    void (*conv2d_backward_weight)(const T* gy, const T* x, T* gw, const ConvParams& p);
+    void (*im2col)(const T* x, T* cols, const ConvParams& p);
+    void (*col2im)(const T* cols, T* x, const ConvParams& p);
+
+    void (*max_pool2d_forward)(const T* x, T* y, int64_t* idx, const PoolParams& p);
+    void (*max_pool2d_backward)(const T* gy, const int64_t* idx, T* gx, int64_t planes, int64_t in_plane, int64_t out_plane);
+    void (*avg_pool2d_forward)(const T* x, T* y, const PoolParams& p);
+    void (*avg_pool2d_backward)(const T* gy, T* gx, const PoolParams& p);
+    void (*adaptive_avg_pool2d_forward)(const T* x, T* y, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW);
+    void (*adaptive_avg_pool2d_backward)(const T* gy, T* gx, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW);
+    void (*adaptive_max_pool2d_forward)(const T* x, T* y, int64_t* idx, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW);
+
+    // x is (N, C, S)
+    void (*batch_norm_train_forward)(const T* x, const T* w, const T* b, T* y, T* mean, T* invstd,
+                                     int64_t N, int64_t C, int64_t S, double eps);
+    void (*batch_norm_infer_forward)(const T* x, const T* rm, const T* rv, const T* w, const T* b, T* y,
+                                     int64_t N, int64_t C, int64_t S, double eps);
+    void (*batch_norm_backward)(const T* gy, const T* x, const T* w, const T* mean, const T* invstd,
+                                T* gx, T* gw, T* gb, int64_t N, int64_t C, int64_t S, bool training);
+    void (*layer_norm_forward)(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t M, int64_t N, double eps);
+    void (*layer_norm_backward)(const T* gy, const T* x, const T* w, const T* mean, const T* rstd,
+                                T* gx, T* gw, T* gb, int64_t M, int64_t N);
+    void (*group_norm_forward)(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd,
+                               int64_t N, int64_t C, int64_t S, int64_t G, double eps);
+    void (*group_norm_backward)(const T* gy, const T* x, const T* w, const T* mean, const T* rstd,
+                                T* gx, T* gw, T* gb, int64_t N, int64_t C, int64_t S, int64_t G);
+
+    void (*softmax_forward)(const T* x, T* y, int64_t M, int64_t N, bool log);
+    void (*softmax_backward)(const T* gy, const T* y, T* gx, int64_t M, int64_t N, bool log);
+
+    void (*interpolate_forward)(const T* x, T* y, const InterpParams& p);
+    void (*interpolate_backward)(const T* gy, T* gx, const InterpParams& p);
+
+    void (*gelu_forward)(const T* x, T* y, int64_t n, bool tanh_approx);
+    void (*gelu_backward)(const T* gy, const T* x, T* gx, int64_t n, bool tanh_approx);
+    void (*silu_forward)(const T* x, T* y, int64_t n);
+    void (*silu_backward)(const T* gy, const T* x, T* gx, int64_t n);
+};
+
+struct KernelTable {
+    const char* isa;
+    KernelSet<float> f32;
+    KernelSet<double> f64;
+};
+
+#ifndef FV_PORTABLE_ONLY
+namespace avx512 { void fill_table(KernelTable& t); }
+namespace avx2 { void fill_table(KernelTable& t); }
+#endif
+namespace portable { void fill_table(KernelTable& t); }
+
+}  // namespace fv

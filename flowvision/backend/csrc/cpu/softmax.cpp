@@ -1,0 +1,272 @@
+// softmax / log_softmax over the last dim, GELU and SiLU. float32 uses a vectorised
+// exp (Cephes-style polynomial, ~1 ulp); float64 uses libm.
+#include "cpu/common.h"
+
+namespace fv {
+namespace FV_ISA_NAMESPACE {
+namespace {
+
+typedef vec_t<float> vf;
+typedef VecT<float>::itype vi;
+constexpr int WF = vec_width<float>();
+
+static inline vf vsplat(float a) { return vf{} + a; }
+
+static inline vf vexp(vf x) {
+    const vf hi = vsplat(88.0f), lo = vsplat(-87.3365447504f);
+    const vf under = x < lo ? vsplat(1.0f) : vsplat(0.0f);
+    vf xc = x > hi ? hi : x;
+    xc = xc < lo ? lo : xc;
+    const vf magic = vsplat(12582912.0f);  // 1.5 * 2^23: round to nearest
+    vf t = xc * 1.44269504088896341f + magic;
+    vi ni;
+    memcpy(&ni, &t, sizeof(ni));
+    const vf n = t - magic;
+    ni = ni - 0x4B400000;  // bit pattern of magic
+    vf r = xc - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    vf p = vsplat(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    vi bits = (ni + 127) << 23;
+    vf pow2;
+    memcpy(&pow2, &bits, sizeof(pow2));
+    vf res = p * pow2;
+    res = under != vsplat(0.0f) ? vsplat(0.0f) : res;
+    return res;
+}
+
+static inline float vmax_row(const float* p, int64_t n) {
+    float m = -__builtin_inff();
+    int64_t i = 0;
+    if (n >= WF) {
+        vf a = vload<vf>(p);
+        for (i = WF; i + WF <= n; i += WF) {
+            vf v = vload<vf>(p + i);
+            a = v > a ? v : a;
+        }
+        for (int j = 0; j < WF; ++j) m = a[j] > m ? a[j] : m;
+    }
+    for (; i < n; ++i) m = p[i] > m ? p[i] : m;
+    return m;
+}
+
+// y = exp(x - m); returns sum
+static inline float exp_shift_store(const float* x, float* y, int64_t n, float m) {
+    vf acc = vf{};
+    int64_t i = 0;
+    for (; i + WF <= n; i += WF) {
+        vf e = vexp(vload<vf>(x + i) - m);
+        vstore(y + i, e);
+        acc += e;
+    }
+    float s = hsum<float>(acc);
+    if (i < n) {
+        float tx[WF], ty[WF];
+        for (int j = 0; j < WF; ++j) tx[j] = i + j < n ? x[i + j] - m : -__builtin_inff();
+        vf e = vexp(vload<vf>(tx));
+        vstore(ty, e);
+        for (int64_t j = 0; i + j < n; ++j) {
+            y[i + j] = ty[j];
+            s += ty[j];
+        }
+    }
+    return s;
+}
+static inline float exp_shift_sum(const float* x, int64_t n, float m) {
+    vf acc = vf{};
+    int64_t i = 0;
+    for (; i + WF <= n; i += WF) acc += vexp(vload<vf>(x + i) - m);
+    float s = hsum<float>(acc);
+    for (; i < n; ++i) s += expf(x[i] - m);
+    return s;
+}
+
+void softmax_f32(const float* x, float* y, int64_t M, int64_t N, bool log) {
+    parallel_for(0, M, grain_for(N * 8), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const float* xp = x + r * N;
+            float* yp = y + r * N;
+            const float m = vmax_row(xp, N);
+            if (log) {
+                const float ls = logf(exp_shift_sum(xp, N, m)) + m;
+                for (int64_t i = 0; i < N; ++i) yp[i] = xp[i] - ls;
+            } else {
+                const float inv = 1.0f / exp_shift_store(xp, yp, N, m);
+                for (int64_t i = 0; i < N; ++i) yp[i] *= inv;
+            }
+        }
+    });
+}
+
+void softmax_f64(const double* x, double* y, int64_t M, int64_t N, bool log) {
+    parallel_for(0, M, grain_for(N * 8), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const double* xp = x + r * N;
+            double* yp = y + r * N;
+            double m = -__builtin_inf();
+            for (int64_t i = 0; i < N; ++i) m = xp[i] > m ? xp[i] : m;
+            double s = 0;
+            for (int64_t i = 0; i < N; ++i) {
+                const double e = exp(xp[i] - m);
+                if (!log) yp[i] = e;
+                s += e;
+            }
+            if (log) {
+                const double ls = ::log(s) + m;
+                for (int64_t i = 0; i < N; ++i) yp[i] = xp[i] - ls;
+            } else {
+                const double inv = 1.0 / s;
+                for (int64_t i = 0; i < N; ++i) yp[i] *= inv;
+            }
+        }
+    });
+}
+
+template <class T>
+void softmax_bwd(const T* gy, const T* y, T* gx, int64_t M, int64_t N, bool log) {
+    parallel_for(0, M, grain_for(N * 4), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const T* g = gy + r * N;
+            const T* yp = y + r * N;
+            T* o = gx + r * N;
+            if (log) {
+                const T s = vsum(g, N);
+                for (int64_t i = 0; i < N; ++i) o[i] = g[i] - fexp(yp[i]) * s;
+            } else {
+                const T d = vdot(g, yp, N);
+                for (int64_t i = 0; i < N; ++i) o[i] = yp[i] * (g[i] - d);
+            }
+        }
+    });
+}
+
+// log-softmax backward for float: vectorised exp
+void log_softmax_bwd_f32(const float* gy, const float* y, float* gx, int64_t M, int64_t N) {
+    parallel_for(0, M, grain_for(N * 4), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const float* g = gy + r * N;
+            const float* yp = y + r * N;
+            float* o = gx + r * N;
+            const float s = vsum(g, N);
+            int64_t i = 0;
+            for (; i + WF <= N; i += WF) vstore(o + i, vload<vf>(g + i) - vexp(vload<vf>(yp + i)) * s);
+            for (; i < N; ++i) o[i] = g[i] - expf(yp[i]) * s;
+        }
+    });
+}
+
+void softmax_bwd_f32(const float* gy, const float* y, float* gx, int64_t M, int64_t N, bool log) {
+    if (log) return log_softmax_bwd_f32(gy, y, gx, M, N);
+    softmax_bwd<float>(gy, y, gx, M, N, false);
+}
+
+// ---------------- activations ----------------
+static inline float ferf(float x) { return erff(x); }
+static inline double ferf(double x) { return erf(x); }
+static inline float ftanh(float x) { return tanhf(x); }
+static inline double ftanh(double x) { return tanh(x); }
+
+template <class T>
+void gelu_fwd(const T* x, T* y, int64_t n, bool approx) {
+    parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+        if (approx) {
+            const T k0 = T(0.7978845608028654), k1 = T(0.044715);
+            for (int64_t i = b; i < e; ++i) {
+                const T v = x[i];
+                y[i] = T(0.5) * v * (T(1) + ftanh(k0 * (v + k1 * v * v * v)));
+            }
+        } else {
+            for (int64_t i = b; i < e; ++i) y[i] = T(0.5) * x[i] * (T(1) + ferf(x[i] * T(0.7071067811865476)));
+        }
+    });
+}
+
+template <class T>
+void gelu_bwd(const T* gy, const T* x, T* gx, int64_t n, bool approx) {
+    parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+        if (approx) {
+            const T k0 = T(0.7978845608028654), k1 = T(0.044715);
+            for (int64_t i = b; i < e; ++i) {
+                const T v = x[i];
+                const T inner = k0 * (v + k1 * v * v * v);
+                const T t = ftanh(inner);
+                const T dinner = k0 * (T(1) + T(3) * k1 * v * v);
+                gx[i] = gy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * dinner);
+            }
+        } else {
+            const T kAlpha = T(0.7071067811865476), kBeta = T(0.3989422804014327);  // 1/sqrt(2), 1/sqrt(2*pi)
+            for (int64_t i = b; i < e; ++i) {
+                const T v = x[i];
+                const T cdf = T(0.5) * (T(1) + ferf(v * kAlpha));
+                const T pdf = kBeta * fexp(T(-0.5) * v * v);
+                gx[i] = gy[i] * (cdf + v * pdf);
+            }
+        }
+    });
+}
+
+template <class T>
+void silu_fwd(const T* x, T* y, int64_t n) {
+    parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) y[i] = x[i] / (T(1) + fexp(-x[i]));
+    });
+}
+template <class T>
+void silu_bwd(const T* gy, const T* x, T* gx, int64_t n) {
+    parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+            const T s = T(1) / (T(1) + fexp(-x[i]));
+            gx[i] = gy[i] * s * (T(1) + x[i] * (T(1) - s));
+        }
+    });
+}
+
+void silu_fwd_f32(const float* x, float* y, int64_t n) {
+    parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+        int64_t i = b;
+        for (; i + WF <= e; i += WF) {
+            vf v = vload<vf>(x + i);
+            vstore(y + i, v / (1.0f + vexp(-v)));
+        }
+        for (; i < e; ++i) y[i] = x[i] / (1.0f + expf(-x[i]));
+    });
+}
+void silu_bwd_f32(const float* gy, const float* x, float* gx, int64_t n) {
+    parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+        int64_t i = b;
+        for (; i + WF <= e; i += WF) {
+            vf v = vload<vf>(x + i);
+            vf s = 1.0f / (1.0f + vexp(-v));
+            vstore(gx + i, vload<vf>(gy + i) * s * (1.0f + v * (1.0f - s)));
+        }
+        for (; i < e; ++i) {
+            const float s = 1.0f / (1.0f + expf(-x[i]));
+            gx[i] = gy[i] * s * (1.0f + x[i] * (1.0f - s));
+        }
+    });
+}
+
+}  // namespace
+
+void fill_softmax(KernelTable& t) {
+    t.f32.softmax_forward = &softmax_f32;
+    t.f64.softmax_forward = &softmax_f64;
+    t.f32.softmax_backward = &softmax_bwd_f32;
+    t.f64.softmax_backward = &softmax_bwd<double>;
+    t.f32.gelu_forward = &gelu_fwd<float>;
+    t.f64.gelu_forward = &gelu_fwd<double>;
+    t.f32.gelu_backward = &gelu_bwd<float>;
+    t.f64.gelu_backward = &gelu_bwd<double>;
+    t.f32.silu_forward = &silu_fwd_f32;
+    t.f64.silu_forward = &silu_fwd<double>;
+    t.f32.silu_backward = &silu_bwd_f32;
+    t.f64.silu_backward = &silu_bwd<double>;
+}
+
+}  // namespace FV_ISA_NAMESPACE
+}  // namespace fv
