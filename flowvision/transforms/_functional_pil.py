@@ -1,0 +1,194 @@
+"""PIL kernels: thin wrappers over Pillow with torchvision's PIL-path semantics."""
+import numbers
+
+import numpy as np
+from PIL import Image, ImageEnhance, ImageOps
+
+
+def _is_pil_image(img):
+    return isinstance(img, Image.Image)
+
+
+def _check(img):
+    if not _is_pil_image(img):
+        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+
+
+def get_dimensions(img):
+    _check(img)
+    w, h = img.size
+    return [len(img.getbands()), h, w]
+
+
+def get_image_size(img):
+    _check(img)
+    return list(img.size)
+
+
+def get_image_num_channels(img):
+    _check(img)
+    return len(img.getbands())
+
+
+def hflip(img):
+    _check(img)
+    return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+
+
+def vflip(img):
+    _check(img)
+    return img.transpose(Image.Transpose.FLIP_TOP_BOTTOM)
+
+
+def adjust_brightness(img, factor):
+    _check(img)
+    return ImageEnhance.Brightness(img).enhance(factor)
+
+
+def adjust_contrast(img, factor):
+    _check(img)
+    return ImageEnhance.Contrast(img).enhance(factor)
+
+
+def adjust_saturation(img, factor):
+    _check(img)
+    return ImageEnhance.Color(img).enhance(factor)
+
+
+def adjust_sharpness(img, factor):
+    _check(img)
+    return ImageEnhance.Sharpness(img).enhance(factor)
+
+
+def adjust_hue(img, hue_factor):
+    _check(img)
+    mode = img.mode
+    if mode in {"L", "1", "I", "F"}:
+        return img
+    h, s, v = img.convert("HSV").split()
+    shift = np.uint8(np.int32(hue_factor * 255) & 0xFF)
+    lut = ((np.arange(256) + int(shift)) & 0xFF).astype(np.uint8)
+    h = h.point(lut.tolist())
+    return Image.merge("HSV", (h, s, v)).convert(mode)
+
+
+def adjust_gamma(img, gamma, gain=1.0):
+    _check(img)
+    if gamma < 0:
+        raise ValueError("Gamma should be a non-negative real number")
+    mode = img.mode
+    img = img.convert("RGB")
+    x = np.arange(256) / 255.0
+    table = ((255 + 1 - 1e-3) * gain * np.power(x, gamma)).astype(np.int64).tolist() * 3
+    return img.point(table).convert(mode)
+
+
+def parse_fill(fill, img, name="fillcolor"):
+    c = get_image_num_channels(img)
+    if fill is None:
+        fill = 0
+    if isinstance(fill, (int, float)) and c > 1:
+        fill = tuple([fill] * c)
+    if isinstance(fill, (list, tuple)):
+        if len(fill) == 1:
+            fill = tuple(fill) * c
+        elif len(fill) != c:
+            raise ValueError(
+                "The number of elements in 'fill' does not match the number of channels of the image "
+                f"({len(fill)} != {c})"
+            )
+        fill = tuple(fill)
+    if img.mode != "F":
+        fill = tuple(int(x) for x in fill) if isinstance(fill, tuple) else int(fill)
+    return {name: fill}
+
+
+def pad(img, padding, fill=0, padding_mode="constant"):
+    """``padding`` is normalised by the caller to [left, top, right, bottom]."""
+    _check(img)
+    left, top, right, bottom = padding
+    if padding_mode == "constant":
+        opts = parse_fill(fill, img, name="fill")
+        palette = img.getpalette() if img.mode == "P" else None
+        out = ImageOps.expand(img, border=(left, top, right, bottom), **opts)
+        if palette is not None:
+            out.putpalette(palette)
+        return out
+    if min(padding) < 0:
+        cl, ct, cr, cb = (max(-p, 0) for p in padding)
+        img = img.crop((cl, ct, img.width - cr, img.height - cb))
+        left, top, right, bottom = (max(p, 0) for p in padding)
+    palette = img.getpalette() if img.mode == "P" else None
+    arr = np.asarray(img)
+    widths = [(top, bottom), (left, right)] + ([(0, 0)] if arr.ndim == 3 else [])
+    out = Image.fromarray(np.pad(arr, widths, mode=padding_mode))
+    if palette is not None:
+        out.putpalette(palette)
+    return out
+
+
+def crop(img, top, left, height, width):
+    _check(img)
+    return img.crop((left, top, left + width, top + height))
+
+
+def resize(img, size, interpolation=Image.BILINEAR):
+    """``size`` is [h, w]."""
+    _check(img)
+    return img.resize((int(size[1]), int(size[0])), interpolation)
+
+
+def affine(img, matrix, interpolation=Image.NEAREST, fill=None):
+    _check(img)
+    return img.transform(img.size, Image.AFFINE, matrix, interpolation, **parse_fill(fill, img))
+
+
+def rotate(img, angle, interpolation=Image.NEAREST, expand=False, center=None, fill=None):
+    _check(img)
+    return img.rotate(angle, interpolation, expand, center, **parse_fill(fill, img))
+
+
+def perspective(img, coeffs, interpolation=Image.BICUBIC, fill=None):
+    _check(img)
+    return img.transform(img.size, Image.PERSPECTIVE, coeffs, interpolation, **parse_fill(fill, img))
+
+
+def to_grayscale(img, num_output_channels=1):
+    _check(img)
+    if num_output_channels == 1:
+        return img.convert("L")
+    if num_output_channels == 3:
+        return Image.merge("RGB", [img.convert("L")] * 3)
+    raise ValueError("num_output_channels should be either 1 or 3")
+
+
+def invert(img):
+    _check(img)
+    return ImageOps.invert(img)
+
+
+def posterize(img, bits):
+    _check(img)
+    if bits == 0:
+        # Pillow >= 13 rejects 0 bits; older Pillow (and torchvision's tensor path) give a black image.
+        return img.point([0] * 256 * len(img.getbands())) if img.mode != "1" else img.point(lambda _: 0)
+    return ImageOps.posterize(img, bits)
+
+
+def solarize(img, threshold):
+    _check(img)
+    return ImageOps.solarize(img, threshold)
+
+
+def autocontrast(img):
+    _check(img)
+    return ImageOps.autocontrast(img)
+
+
+def equalize(img):
+    _check(img)
+    return ImageOps.equalize(img)
+
+
+def is_number(x):
+    return isinstance(x, numbers.Number)

@@ -1,0 +1,796 @@
+"""torchvision.transforms.functional, on PIL images, numpy HWC arrays and backend tensors.
+
+Dispatch is by type: PIL images go to ``_functional_pil`` (torchvision's PIL semantics),
+numpy arrays ``(H, W)`` / ``(H, W, C)`` / ``(..., H, W, C)`` and backend tensors
+``(..., C, H, W)`` go to ``_functional_numpy`` (torchvision's tensor semantics; tensors are
+viewed channels-last without a copy).
+"""
+import math
+import numbers
+import sys
+import warnings
+from enum import Enum
+
+import numpy as np
+from PIL import Image
+
+from . import _functional_numpy as F_np
+from . import _functional_pil as F_pil
+from . import _functional_tensor as F_t
+
+__all__ = [
+    "InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
+    "pil_to_tensor", "convert_image_dtype", "to_pil_image", "normalize", "resize", "pad", "crop",
+    "center_crop", "resized_crop", "hflip", "perspective", "vflip", "five_crop", "ten_crop",
+    "adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue", "adjust_gamma", "rotate",
+    "affine", "to_grayscale", "rgb_to_grayscale", "erase", "gaussian_blur", "invert", "posterize",
+    "solarize", "adjust_sharpness", "autocontrast", "equalize", "elastic_transform",
+]
+
+
+class InterpolationMode(Enum):
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
+
+
+def _interpolation_modes_from_int(i):
+    table = {0: InterpolationMode.NEAREST, 2: InterpolationMode.BILINEAR, 3: InterpolationMode.BICUBIC,
+             4: InterpolationMode.BOX, 5: InterpolationMode.HAMMING, 1: InterpolationMode.LANCZOS}
+    return table[i]
+
+
+pil_modes_mapping = {
+    InterpolationMode.NEAREST: 0,
+    InterpolationMode.BILINEAR: 2,
+    InterpolationMode.BICUBIC: 3,
+    InterpolationMode.NEAREST_EXACT: 0,
+    InterpolationMode.BOX: 4,
+    InterpolationMode.HAMMING: 5,
+    InterpolationMode.LANCZOS: 1,
+}
+
+_is_pil_image = F_pil._is_pil_image
+
+
+# ----------------------------------------------------------------------------- dispatch helpers
+def _is_numpy(img):
+    return isinstance(img, np.ndarray)
+
+
+def _is_tensor(img):
+    return F_t.is_tensor(img)
+
+
+def _kind(img, allow=("pil", "np", "tensor")):
+    if _is_pil_image(img):
+        kind = "pil"
+    elif _is_numpy(img):
+        kind = "np"
+    elif _is_tensor(img):
+        kind = "tensor"
+    else:
+        raise TypeError(f"img should be PIL Image, numpy ndarray or Tensor. Got {type(img)}")
+    if kind not in allow:
+        names = {"pil": "PIL Image", "np": "numpy ndarray", "tensor": "Tensor"}
+        raise TypeError(f"img should be {' or '.join(names[a] for a in allow)}. Got {type(img)}")
+    return kind
+
+
+def _np_view(arr):
+    """numpy image -> (..., H, W, C) view and whether it was 2-D."""
+    if arr.ndim < 2:
+        raise ValueError(f"numpy image should have at least 2 dimensions (H, W), got shape {arr.shape}")
+    if arr.ndim == 2:
+        return arr[:, :, None], True
+    return arr, False
+
+
+def _np_out(out, two_d):
+    if two_d and out.shape[-1] == 1:
+        out = out[..., 0]
+    return np.ascontiguousarray(out)
+
+
+def _apply_array(kernel, img, *args, **kwargs):
+    """Run a (..., H, W, C) numpy kernel on a numpy array or a backend tensor."""
+    if _is_numpy(img):
+        a, two_d = _np_view(img)
+        return _np_out(kernel(a, *args, **kwargs), two_d)
+    return F_t.apply(kernel, img, *args, **kwargs)
+
+
+def _hwc(img):
+    """numpy/tensor -> (..., H, W, C) numpy view (no copy)."""
+    if _is_numpy(img):
+        return _np_view(img)[0]
+    return F_t.to_hwc(img)[0]
+
+
+def _check_nonempty(img):
+    _, h, w = get_dimensions(img)
+    if h == 0 or w == 0:
+        raise ValueError(f"Expected a non-empty image, got height={h} and width={w}")
+
+
+def _max_value(img):
+    return F_np.max_value(_hwc(img).dtype)
+
+
+# ----------------------------------------------------------------------------- meta
+def get_dimensions(img):
+    """[channels, height, width]."""
+    kind = _kind(img)
+    if kind == "pil":
+        return F_pil.get_dimensions(img)
+    if kind == "tensor":
+        return F_t.get_dimensions(img)
+    a, _ = _np_view(img)
+    return F_np.get_dimensions(a)
+
+
+def get_image_size(img):
+    """[width, height]."""
+    _, h, w = get_dimensions(img)
+    return [w, h]
+
+
+def get_image_num_channels(img):
+    return get_dimensions(img)[0]
+
+
+# ----------------------------------------------------------------------------- conversion
+def to_tensor(pic):
+    """PIL image or HWC ndarray -> float32 CHW tensor in [0, 1] (uint8 input is divided by 255)."""
+    if not (_is_pil_image(pic) or _is_numpy(pic)):
+        raise TypeError(f"pic should be PIL Image or ndarray. Got {type(pic)}")
+    if _is_numpy(pic) and pic.ndim not in (2, 3):
+        raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
+    if _is_pil_image(pic):
+        mode_np = {"I": np.int32, "I;16": np.int16, "I;16B": np.int16, "F": np.float32}
+        if pic.mode in mode_np:
+            arr = np.array(pic, mode_np[pic.mode], copy=True)
+        else:
+            arr = np.asarray(pic)
+            if pic.mode == "1":
+                arr = arr.astype(np.uint8) * 255
+    else:
+        arr = pic
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    if arr.dtype == np.uint8:
+        c = arr.shape[2]
+        out = F_np.to_chw_float(arr, [1.0 / 255.0] * c)
+    else:
+        out = np.ascontiguousarray(arr.transpose(2, 0, 1))
+    return F_t.from_numpy(out)
+
+
+def _to_tensor_normalize(pic, mean, std):
+    """Fused ``normalize(to_tensor(pic), mean, std)`` for uint8 PIL / ndarray input (used by Compose)."""
+    arr = np.asarray(pic)
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    c = arr.shape[2]
+    mean = np.broadcast_to(np.asarray(mean, np.float64).reshape(-1), (c,))
+    std = np.broadcast_to(np.asarray(std, np.float64).reshape(-1), (c,))
+    if (np.asarray(std, np.float32) == 0).any():
+        raise ValueError("std evaluated to zero after conversion to float32, leading to division by zero.")
+    scale = 1.0 / (255.0 * std)
+    bias = -mean / std
+    return F_t.from_numpy(F_np.to_chw_float(arr, scale, bias))
+
+
+def pil_to_tensor(pic):
+    """PIL image -> CHW tensor with the image's own dtype (uint8 for 8-bit modes)."""
+    if not _is_pil_image(pic):
+        raise TypeError(f"pic should be PIL Image. Got {type(pic)}")
+    arr = np.array(pic, copy=True)
+    if arr.dtype == np.uint16:
+        arr = arr.astype(np.int32)  # the backend has no uint16
+    if arr.dtype == np.bool_:
+        arr = arr.astype(np.uint8)
+    arr = arr.reshape(pic.size[1], pic.size[0], len(pic.getbands()))
+    return F_t.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
+
+
+def convert_image_dtype(image, dtype=None):
+    kind = _kind(image, ("np", "tensor"))
+    if dtype is None:
+        dtype = np.float32 if kind == "np" else F_t.backend().float32
+    if kind == "np":
+        return F_np.convert_image_dtype(image, F_t.np_dtype(dtype))
+    a = F_t.to_numpy(image)
+    out = F_np.convert_image_dtype(a, F_t.np_dtype(dtype))
+    t = F_t.from_numpy(out)
+    if hasattr(dtype, "np") and t.dtype != dtype:
+        t = t.to(dtype)
+    return t
+
+
+def to_pil_image(pic, mode=None):
+    if _is_tensor(pic):
+        a = F_t.to_numpy(pic)
+        if a.ndim == 3:
+            a = a.transpose(1, 2, 0)
+        pic = a
+    elif not _is_numpy(pic):
+        raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
+    if pic.ndim == 2:
+        pic = pic[:, :, None]
+    if pic.ndim != 3:
+        raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
+    if pic.shape[-1] > 4:
+        raise ValueError(f"pic should not have > 4 channels. Got {pic.shape[-1]} channels.")
+    npimg = pic
+    if np.issubdtype(npimg.dtype, np.floating) and mode != "F":
+        npimg = (npimg * 255).astype(np.uint8)
+    c = npimg.shape[2]
+    if c == 1:
+        npimg = npimg[:, :, 0]
+        expected = {np.dtype(np.uint8): "L", np.dtype(np.int16): "I;16", np.dtype(np.uint16): "I;16",
+                    np.dtype(np.int32): "I", np.dtype(np.float32): "F"}.get(npimg.dtype)
+        if mode is not None and mode != expected:
+            raise ValueError(f"Incorrect mode ({mode}) supplied for input type {npimg.dtype}. Should be {expected}")
+        mode = expected
+    elif c == 2:
+        if mode is not None and mode not in ["LA"]:
+            raise ValueError("Only modes ['LA'] are supported for 2D inputs")
+        if mode is None and npimg.dtype == np.uint8:
+            mode = "LA"
+    elif c == 4:
+        if mode is not None and mode not in ["RGBA", "CMYK", "RGBX"]:
+            raise ValueError("Only modes ['RGBA', 'CMYK', 'RGBX'] are supported for 4D inputs")
+        if mode is None and npimg.dtype == np.uint8:
+            mode = "RGBA"
+    else:
+        if mode is not None and mode not in ["RGB", "YCbCr", "HSV"]:
+            raise ValueError("Only modes ['RGB', 'YCbCr', 'HSV'] are supported for 3D inputs")
+        if mode is None and npimg.dtype == np.uint8:
+            mode = "RGB"
+    if mode is None:
+        raise TypeError(f"Input type {npimg.dtype} is not supported")
+    npimg = np.ascontiguousarray(npimg)
+    if mode in ("I;16",) and npimg.dtype != np.uint16:
+        npimg = npimg.astype(np.uint16)
+    if mode in ("LA", "RGBA", "CMYK", "RGBX", "RGB", "YCbCr", "HSV", "L") and npimg.dtype != np.uint8:
+        npimg = npimg.astype(np.uint8)
+    if mode in ("LA", "CMYK", "RGBX", "YCbCr", "HSV"):
+        return Image.frombuffer(mode, (npimg.shape[1], npimg.shape[0]), npimg.tobytes(), "raw", mode, 0, 1)
+    return Image.fromarray(npimg, mode=mode) if mode in ("I;16",) else Image.fromarray(npimg)
+
+
+def normalize(tensor, mean, std, inplace=False):
+    """``(x - mean) / std`` per channel; float tensors or float ndarrays (H, W, C)."""
+    kind = _kind(tensor, ("np", "tensor"))
+    a = _hwc(tensor)
+    if a.dtype.kind != "f":
+        raise TypeError(f"Input tensor should be a float tensor. Got {a.dtype}.")
+    nd = a.ndim if kind == "np" and tensor.ndim > 2 else (len(tuple(tensor.shape)))
+    if nd < 3:
+        raise ValueError(
+            f"Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = {tuple(tensor.shape)}"
+        )
+    c = a.shape[-1]
+    m = np.asarray(mean, dtype=np.float64).reshape(-1)
+    s = np.asarray(std, dtype=np.float64).reshape(-1)
+    for name, v in (("mean", m), ("std", s)):
+        if v.size not in (1, c):
+            raise ValueError(f"{name} should have 1 or {c} (number of channels) values, got {v.size}")
+    out = F_np.normalize(a, m, s, inplace=inplace)
+    if kind == "np":
+        return out
+    if inplace:
+        return tensor
+    return F_t.from_hwc(out, like=tensor)
+
+
+# ----------------------------------------------------------------------------- geometry
+def _compute_resized_output_size(image_size, size, max_size=None, allow_size_none=False):
+    h, w = image_size
+    short, long = (w, h) if w <= h else (h, w)
+    if size is None:
+        if not allow_size_none:
+            raise ValueError("size cannot be None")
+        if not isinstance(max_size, int):
+            raise ValueError(f"max_size must be an integer when size is None, but got {max_size} instead.")
+        new_short, new_long = int(max_size * short / long), max_size
+        new_w, new_h = (new_short, new_long) if w <= h else (new_long, new_short)
+    elif len(size) == 1:
+        requested = size if isinstance(size, int) else size[0]
+        new_short, new_long = requested, int(requested * long / short)
+        if max_size is not None:
+            if max_size <= requested:
+                raise ValueError(
+                    f"max_size = {max_size} must be strictly greater than the requested "
+                    f"size for the smaller edge size = {size}"
+                )
+            if new_long > max_size:
+                new_short, new_long = int(max_size * new_short / new_long), max_size
+        new_w, new_h = (new_short, new_long) if w <= h else (new_long, new_short)
+    else:
+        new_w, new_h = size[1], size[0]
+    return [new_h, new_w]
+
+
+def _check_interpolation(interpolation):
+    if isinstance(interpolation, int) and not isinstance(interpolation, bool):
+        return _interpolation_modes_from_int(interpolation)
+    if not isinstance(interpolation, InterpolationMode):
+        raise TypeError(
+            "Argument interpolation should be a InterpolationMode or a corresponding Pillow integer constant"
+        )
+    return interpolation
+
+
+def _check_size_arg(size, allow_none=False):
+    if size is None and allow_none:
+        return
+    if isinstance(size, bool) or not isinstance(size, (int, list, tuple)):
+        raise TypeError(f"Size should be int or sequence. Got {type(size)}")
+    vals = [size] if isinstance(size, int) else list(size)
+    if isinstance(size, (list, tuple)) and len(size) not in (1, 2):
+        raise ValueError(f"Size must be an int or a 1 or 2 element tuple/list, not a {len(size)} element tuple/list")
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"Size values should be integers, got {size}")
+        if v <= 0:
+            raise ValueError(f"Size values should be positive, got {size}")
+
+
+def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+    interpolation = _check_interpolation(interpolation)
+    _check_size_arg(size)
+    if isinstance(size, (list, tuple)) and max_size is not None and len(size) != 1:
+        raise ValueError(
+            "max_size should only be passed if size specifies the length of the smaller edge, "
+            "i.e. size should be an int or a sequence of length 1 in torchscript mode."
+        )
+    kind = _kind(img)
+    _check_nonempty(img)
+    _, h, w = get_dimensions(img)
+    if isinstance(size, int):
+        size = [size]
+    output_size = _compute_resized_output_size((h, w), list(size), max_size)
+    if [h, w] == output_size:
+        return img
+    if kind == "pil":
+        if antialias is False:
+            warnings.warn("Anti-alias option is always applied for PIL Image input. Argument antialias is ignored.")
+        return F_pil.resize(img, output_size, pil_modes_mapping[interpolation])
+    mode = interpolation.value
+    aa = bool(antialias) and mode in ("bilinear", "bicubic")
+    return _apply_array(F_np.resize, img, output_size, mode, aa)
+
+
+def _parse_padding(padding):
+    if not isinstance(padding, (numbers.Number, tuple, list)) or isinstance(padding, bool):
+        raise TypeError("Got inappropriate padding arg")
+    if isinstance(padding, numbers.Number):
+        if not isinstance(padding, numbers.Integral):
+            raise TypeError("Got inappropriate padding arg")
+        return [int(padding)] * 4
+    padding = list(padding)
+    if len(padding) not in (1, 2, 4):
+        raise ValueError(f"Padding must be an int or a 1, 2, or 4 element tuple, not a {len(padding)} element tuple")
+    if not all(isinstance(p, numbers.Integral) and not isinstance(p, bool) for p in padding):
+        raise TypeError("Got inappropriate padding arg")
+    if len(padding) == 1:
+        return [int(padding[0])] * 4
+    if len(padding) == 2:
+        return [int(padding[0]), int(padding[1]), int(padding[0]), int(padding[1])]
+    return [int(p) for p in padding]
+
+
+def pad(img, padding, fill=0, padding_mode="constant"):
+    p = _parse_padding(padding)
+    if fill is not None and not isinstance(fill, (numbers.Number, tuple, list)):
+        raise TypeError("Got inappropriate fill arg")
+    if not isinstance(padding_mode, str):
+        raise TypeError("Got inappropriate padding_mode arg")
+    if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
+        raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+    kind = _kind(img)
+    if kind == "pil":
+        return F_pil.pad(img, p, fill=fill, padding_mode=padding_mode)
+    if kind == "tensor" and isinstance(fill, (tuple, list)) and len(fill) > 1 \
+            and len(fill) != get_dimensions(img)[0]:
+        raise ValueError("fill should have as many values as the image has channels")
+    return _apply_array(F_np.pad, img, p, fill=fill, padding_mode=padding_mode)
+
+
+def crop(img, top, left, height, width):
+    kind = _kind(img)
+    for name, v in (("top", top), ("left", left), ("height", height), ("width", width)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"crop {name} should be an int, got {type(v)}")
+    if height <= 0 or width <= 0:
+        raise ValueError(f"crop height and width should be positive, got height={height}, width={width}")
+    if kind == "pil":
+        return F_pil.crop(img, int(top), int(left), int(height), int(width))
+    return _apply_array(F_np.crop, img, int(top), int(left), int(height), int(width))
+
+
+def _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size."):
+    if isinstance(size, numbers.Number):
+        return int(size), int(size)
+    if isinstance(size, (tuple, list)) and len(size) == 1:
+        return size[0], size[0]
+    if len(size) != 2:
+        raise ValueError(error_msg)
+    return size[0], size[1]
+
+
+def center_crop(img, output_size):
+    if isinstance(output_size, numbers.Number):
+        output_size = (int(output_size), int(output_size))
+    elif isinstance(output_size, (tuple, list)) and len(output_size) == 1:
+        output_size = (output_size[0], output_size[0])
+    crop_height, crop_width = output_size
+    if crop_height <= 0 or crop_width <= 0:
+        raise ValueError(f"crop size should be positive, got {output_size}")
+    _, image_height, image_width = get_dimensions(img)
+    if crop_width > image_width or crop_height > image_height:
+        padding_ltrb = [
+            (crop_width - image_width) // 2 if crop_width > image_width else 0,
+            (crop_height - image_height) // 2 if crop_height > image_height else 0,
+            (crop_width - image_width + 1) // 2 if crop_width > image_width else 0,
+            (crop_height - image_height + 1) // 2 if crop_height > image_height else 0,
+        ]
+        img = pad(img, padding_ltrb, fill=0)
+        _, image_height, image_width = get_dimensions(img)
+        if crop_width == image_width and crop_height == image_height:
+            return img
+    crop_top = int(round((image_height - crop_height) / 2.0))
+    crop_left = int(round((image_width - crop_width) / 2.0))
+    return crop(img, crop_top, crop_left, crop_height, crop_width)
+
+
+def resized_crop(img, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    img = crop(img, top, left, height, width)
+    return resize(img, size, interpolation, antialias=antialias)
+
+
+def hflip(img):
+    if _kind(img) == "pil":
+        return F_pil.hflip(img)
+    return _apply_array(F_np.hflip, img)
+
+
+def vflip(img):
+    if _kind(img) == "pil":
+        return F_pil.vflip(img)
+    return _apply_array(F_np.vflip, img)
+
+
+def five_crop(img, size):
+    size = _setup_size(size)
+    _, image_height, image_width = get_dimensions(img)
+    crop_height, crop_width = size
+    if crop_width > image_width or crop_height > image_height:
+        raise ValueError(f"Requested crop size {size} is bigger than input size {(image_height, image_width)}")
+    tl = crop(img, 0, 0, crop_height, crop_width)
+    tr = crop(img, 0, image_width - crop_width, crop_height, crop_width)
+    bl = crop(img, image_height - crop_height, 0, crop_height, crop_width)
+    br = crop(img, image_height - crop_height, image_width - crop_width, crop_height, crop_width)
+    center = center_crop(img, [crop_height, crop_width])
+    return tl, tr, bl, br, center
+
+
+def ten_crop(img, size, vertical_flip=False):
+    size = _setup_size(size)
+    first = five_crop(img, size)
+    img = vflip(img) if vertical_flip else hflip(img)
+    return first + five_crop(img, size)
+
+
+def _get_perspective_coeffs(startpoints, endpoints):
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(
+            f"Please provide exactly four corners, got {len(startpoints)} startpoints and {len(endpoints)} endpoints."
+        )
+    a = np.zeros((8, 8), np.float64)
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
+        a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b = np.asarray(startpoints, np.float64).reshape(8)
+    res = np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32)
+    return [float(x) for x in res]
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    interpolation = _check_interpolation(interpolation)
+    if _kind(img) == "pil":
+        return F_pil.perspective(img, coeffs, interpolation=pil_modes_mapping[interpolation], fill=fill)
+    _check_fill(img, fill)
+    return _apply_array(F_np.perspective, img, coeffs, interpolation.value, fill)
+
+
+def _check_fill(img, fill):
+    if fill is not None and not isinstance(fill, (numbers.Number, tuple, list)):
+        raise TypeError("Argument fill should be either int, float, tuple or list")
+    c = get_dimensions(img)[0]
+    if isinstance(fill, (tuple, list)) and len(fill) > 1 and len(fill) != c:
+        raise ValueError(
+            "The number of elements in 'fill' cannot broadcast to match the number of channels of the image "
+            f"({len(fill)} != {c})"
+        )
+
+
+def _get_inverse_affine_matrix(center, angle, translate, scale, shear, inverted=True):
+    rot = math.radians(angle)
+    sx = math.radians(shear[0])
+    sy = math.radians(shear[1])
+    cx, cy = center
+    tx, ty = translate
+    a = math.cos(rot - sy) / math.cos(sy)
+    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
+    c = math.sin(rot - sy) / math.cos(sy)
+    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
+    if inverted:
+        m = [d / scale, -b / scale, 0.0, -c / scale, a / scale, 0.0]
+        m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty)
+        m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty)
+        m[2] += cx
+        m[5] += cy
+    else:
+        m = [a * scale, b * scale, 0.0, c * scale, d * scale, 0.0]
+        m[2] += m[0] * (-cx) + m[1] * (-cy)
+        m[5] += m[3] * (-cx) + m[4] * (-cy)
+        m[2] += cx + tx
+        m[5] += cy + ty
+    return m
+
+
+def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
+    interpolation = _check_interpolation(interpolation)
+    if not isinstance(angle, (int, float)):
+        raise TypeError("Argument angle should be int or float")
+    if center is not None and not isinstance(center, (list, tuple)):
+        raise TypeError("Argument center should be a sequence")
+    if _kind(img) == "pil":
+        return F_pil.rotate(img, angle, pil_modes_mapping[interpolation], expand, center, fill)
+    _check_fill(img, fill)
+    center_f = [0.0, 0.0]
+    if center is not None:
+        _, height, width = get_dimensions(img)
+        center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
+    matrix = _get_inverse_affine_matrix(center_f, -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
+    return _apply_array(F_np.rotate, img, matrix, interpolation.value, expand, fill)
+
+
+def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST, fill=None, center=None):
+    interpolation = _check_interpolation(interpolation)
+    if not isinstance(angle, (int, float)):
+        raise TypeError("Argument angle should be int or float")
+    if not isinstance(translate, (list, tuple)):
+        raise TypeError("Argument translate should be a sequence")
+    if len(translate) != 2:
+        raise ValueError("Argument translate should be a sequence of length 2")
+    if scale <= 0.0:
+        raise ValueError("Argument scale should be positive")
+    if not isinstance(shear, (numbers.Number, list, tuple)):
+        raise TypeError("Shear should be either a single value or a sequence of two values")
+    angle = float(angle)
+    translate = list(translate)
+    if isinstance(shear, numbers.Number):
+        shear = [shear, 0.0]
+    shear = list(shear)
+    if len(shear) == 1:
+        shear = [shear[0], shear[0]]
+    if len(shear) != 2:
+        raise ValueError(f"Shear should be a sequence containing two values. Got {shear}")
+    if center is not None and not isinstance(center, (list, tuple)):
+        raise TypeError("Argument center should be a sequence")
+    _, height, width = get_dimensions(img)
+    if _kind(img) == "pil":
+        if center is None:
+            center = [width * 0.5, height * 0.5]
+        matrix = _get_inverse_affine_matrix(center, angle, translate, scale, shear)
+        return F_pil.affine(img, matrix, pil_modes_mapping[interpolation], fill)
+    _check_fill(img, fill)
+    center_f = [0.0, 0.0]
+    if center is not None:
+        center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
+    matrix = _get_inverse_affine_matrix(center_f, angle, [1.0 * t for t in translate], scale, shear)
+    return _apply_array(F_np.affine, img, matrix, interpolation.value, fill)
+
+
+def elastic_transform(img, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+    if isinstance(interpolation, int):
+        interpolation = _interpolation_modes_from_int(interpolation)
+    if _is_tensor(displacement):
+        disp = F_t.to_numpy(displacement)
+    elif _is_numpy(displacement):
+        disp = displacement
+    else:
+        raise TypeError("Argument displacement should be a Tensor")
+    kind = _kind(img)
+    _, h, w = get_dimensions(img)
+    if tuple(disp.shape) != (1, h, w, 2):
+        raise ValueError(f"Argument displacement shape should be {(1, h, w, 2)}, but given {tuple(disp.shape)}")
+    if kind == "pil":
+        out = F_np.elastic_transform(np.asarray(img).reshape(h, w, -1), disp, interpolation.value, fill)
+        return _pil_from(out, img.mode)
+    return _apply_array(F_np.elastic_transform, img, disp, interpolation.value, fill)
+
+
+def _pil_from(arr, mode):
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        arr = arr[:, :, 0]
+    arr = np.ascontiguousarray(arr)
+    if mode in ("RGB", "RGBA", "L"):
+        return Image.fromarray(arr)
+    return Image.fromarray(arr).convert(mode) if mode != "LA" else Image.fromarray(arr, mode="LA")
+
+
+# ----------------------------------------------------------------------------- colour
+def _color(name, img, *args):
+    kind = _kind(img)
+    _check_nonempty(img)
+    if kind == "pil":
+        return getattr(F_pil, name)(img, *args)
+    return _apply_array(getattr(F_np, name), img, *args)
+
+
+def _check_rgb(img):
+    c = get_dimensions(img)[0]
+    if c not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {c}")
+
+
+def adjust_brightness(img, brightness_factor):
+    if brightness_factor < 0:
+        raise ValueError(f"brightness_factor ({brightness_factor}) is not non-negative.")
+    if _kind(img) != "pil":
+        _check_rgb(img)
+    return _color("adjust_brightness", img, brightness_factor)
+
+
+def adjust_contrast(img, contrast_factor):
+    if contrast_factor < 0:
+        raise ValueError(f"contrast_factor ({contrast_factor}) is not non-negative.")
+    if _kind(img) != "pil":
+        _check_rgb(img)
+    return _color("adjust_contrast", img, contrast_factor)
+
+
+def adjust_saturation(img, saturation_factor):
+    if saturation_factor < 0:
+        raise ValueError(f"saturation_factor ({saturation_factor}) is not non-negative.")
+    if _kind(img) != "pil":
+        _check_rgb(img)
+    return _color("adjust_saturation", img, saturation_factor)
+
+
+def adjust_hue(img, hue_factor):
+    if not (-0.5 <= hue_factor <= 0.5):
+        raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
+    if _kind(img) != "pil":
+        _check_rgb(img)
+    return _color("adjust_hue", img, hue_factor)
+
+
+def adjust_gamma(img, gamma, gain=1):
+    if gamma < 0:
+        raise ValueError("Gamma should be a non-negative real number")
+    return _color("adjust_gamma", img, gamma, gain)
+
+
+def adjust_sharpness(img, sharpness_factor):
+    if sharpness_factor < 0:
+        raise ValueError(f"sharpness_factor ({sharpness_factor}) is not non-negative.")
+    if _kind(img) != "pil":
+        _check_rgb(img)
+    return _color("adjust_sharpness", img, sharpness_factor)
+
+
+def to_grayscale(img, num_output_channels=1):
+    if not _is_pil_image(img):
+        raise TypeError("Input should be PIL Image")
+    return F_pil.to_grayscale(img, num_output_channels)
+
+
+def rgb_to_grayscale(img, num_output_channels=1):
+    kind = _kind(img)
+    if kind == "pil":
+        return F_pil.to_grayscale(img, num_output_channels)
+    if num_output_channels not in (1, 3):
+        raise ValueError("num_output_channels should be either 1 or 3")
+    if len(tuple(img.shape)) < 3:
+        raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {len(img.shape)}")
+    _check_rgb(img)
+    return _apply_array(F_np.rgb_to_grayscale, img, num_output_channels)
+
+
+def _check_ndim3(img):
+    if _kind(img) != "pil" and len(tuple(img.shape)) < 3 and not _is_numpy(img):
+        raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {len(img.shape)}")
+
+
+def invert(img):
+    _check_ndim3(img)
+    return _color("invert", img)
+
+
+def posterize(img, bits):
+    if not (0 <= bits <= 8):
+        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
+    _check_ndim3(img)
+    if _kind(img) != "pil" and _hwc(img).dtype != np.uint8:
+        raise TypeError(f"Only uint8 images are supported, but found {_hwc(img).dtype}")
+    return _color("posterize", img, int(bits))
+
+
+def solarize(img, threshold):
+    _check_ndim3(img)
+    if _kind(img) != "pil" and threshold > _max_value(img):
+        raise TypeError("Threshold should be less than bound of img.")
+    return _color("solarize", img, threshold)
+
+
+def autocontrast(img):
+    _check_ndim3(img)
+    return _color("autocontrast", img)
+
+
+def equalize(img):
+    _check_ndim3(img)
+    if _kind(img) != "pil" and _hwc(img).dtype != np.uint8:
+        raise TypeError(f"Only uint8 images are supported, but found {_hwc(img).dtype}")
+    return _color("equalize", img)
+
+
+def gaussian_blur(img, kernel_size, sigma=None):
+    if not isinstance(kernel_size, (int, list, tuple)):
+        raise TypeError(f"kernel_size should be int or a sequence of integers. Got {type(kernel_size)}")
+    if isinstance(kernel_size, int):
+        kernel_size = [kernel_size, kernel_size]
+    if len(kernel_size) != 2:
+        raise ValueError(f"If kernel_size is a sequence its length should be 2. Got {len(kernel_size)}")
+    for k in kernel_size:
+        if k % 2 == 0 or k < 0:
+            raise ValueError(f"kernel_size should have odd and positive integers. Got {kernel_size}")
+    if sigma is None:
+        sigma = [k * 0.15 + 0.35 for k in kernel_size]
+    if not isinstance(sigma, (int, float, list, tuple)):
+        raise TypeError(f"sigma should be either float or sequence of floats. Got {type(sigma)}")
+    if isinstance(sigma, (int, float)):
+        sigma = [float(sigma), float(sigma)]
+    if len(sigma) == 1:
+        sigma = [sigma[0], sigma[0]]
+    if len(sigma) != 2:
+        raise ValueError(f"If sigma is a sequence, its length should be 2. Got {len(sigma)}")
+    for s in sigma:
+        if s <= 0.0:
+            raise ValueError(f"sigma should have positive values. Got {sigma}")
+    kind = _kind(img)
+    _check_nonempty(img)
+    if kind == "pil":
+        arr = np.asarray(img)
+        out = F_np.gaussian_blur(arr.reshape(arr.shape[0], arr.shape[1], -1), list(kernel_size), list(sigma))
+        return _pil_from(out, img.mode)
+    return _apply_array(F_np.gaussian_blur, img, list(kernel_size), list(sigma))
+
+
+def erase(img, i, j, h, w, v, inplace=False):
+    kind = _kind(img, ("np", "tensor"))
+    if _is_tensor(v):
+        v = F_t.to_numpy(v)
+    v = np.asarray(v)
+    if kind == "np":
+        a, two_d = _np_view(img)
+        if v.ndim == 3:  # value given as (C, h, w) like torchvision
+            v = np.moveaxis(v, 0, -1)
+        out = F_np.erase(a, i, j, h, w, v, inplace=inplace)
+        return img if inplace else _np_out(out, two_d)
+    a, two_d = F_t.to_hwc(img)
+    if v.ndim >= 3:
+        v = np.moveaxis(v, -3, -1)
+    out = F_np.erase(a, i, j, h, w, v, inplace=inplace)
+    return img if inplace else F_t.from_hwc(out, two_d, like=img)
