@@ -57,14 +57,13 @@ def is_bf16(a):
 
 def bf16_to_float32(bits):
     """bfloat16 bit patterns (uint16) -> float32 values, exactly."""
-    b = np.ascontiguousarray(np.asarray(bits).view(np.ndarray) if isinstance(bits, np.ndarray) else bits,
-                             dtype=np.uint16)
+    b = np.asarray(bits.view(np.ndarray) if isinstance(bits, np.ndarray) else bits, dtype=np.uint16, order="C")
     return (b.astype(np.uint32) << 16).view(np.float32)
 
 
 def float32_to_bf16(values):
     """float32 -> Bf16Array, rounding to nearest even (NaNs stay NaN)."""
-    f = np.ascontiguousarray(values, dtype=np.float32)
+    f = np.asarray(values, dtype=np.float32, order="C")
     u = f.view(np.uint32)
     rounded = ((u + (0x7FFF + ((u >> 16) & 1))) >> 16).astype(np.uint16)
     nan = np.isnan(f)

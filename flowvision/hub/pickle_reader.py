@@ -27,9 +27,11 @@ keys, then each storage as an int64 element count and its bytes). The older tar 
 refused with a clear error.
 
 Tensors come back as contiguous numpy arrays (bfloat16 as :class:`~flowvision.hub.bf16.Bf16Array`),
-rebuilt from (storage, offset, size, stride) with bounds checks; two tensors that view one
-storage get equal values, and a returned array never aliases another one.
+rebuilt from (storage, offset, size, stride) with bounds checks. Different tensors that view
+one storage come back as separate arrays with the right values (never aliasing each other);
+one tensor saved under two names (tied weights) comes back as one array, as with torch.load.
 """
+import _compat_pickle
 import io
 import os
 import pickle
@@ -366,6 +368,12 @@ class _RestrictedUnpickler(pickle.Unpickler):
         self._storage_loader = storage_loader
 
     def find_class(self, module, name):
+        if not isinstance(module, str) or not isinstance(name, str):
+            raise UnsafeCheckpointError(f"malformed global {module!r}.{name!r}", path=self._path, name=repr(name))
+        # protocol 2 (torch's default) writes Python 2 names (__builtin__, commands, ...): map them back
+        # like pickle's own find_class, so the allow-list and error messages see the Python 3 names
+        module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         if (module, name) == ("argparse", "Namespace"):
             # a fresh, frozen stand-in class per load: nothing a pickle does to it outlives the load
             return _FrozenMeta("Namespace", (_NamespaceStandIn,), {})

@@ -110,7 +110,7 @@ def read_safetensors(path):
                     arr = np.frombuffer(buf, dtype=np_dtype).reshape(shape).astype(np_dtype.newbyteorder("="))
                     out[name] = Bf16Array(arr) if dtype == "BF16" else arr
                 else:
-                    out[name] = np.ascontiguousarray(handle.get_tensor(name))
+                    out[name] = np.asarray(handle.get_tensor(name), order="C")
     except CheckpointError:
         raise
     except Exception as e:
@@ -133,7 +133,7 @@ def save_safetensors(tensors, path, metadata=None):
         if isinstance(v, Bf16Array):
             bf16[k] = v
         else:
-            plain[k] = np.ascontiguousarray(v)
+            plain[k] = np.asarray(v, order="C")
     tmp = os.fspath(path) + ".tmp"
     if bf16:
         _save_safetensors_raw({**plain, **bf16}, tmp, metadata)
@@ -149,7 +149,7 @@ def _save_safetensors_raw(tensors, path, metadata):
         header["__metadata__"] = dict(metadata)
     for k, v in tensors.items():
         code = "BF16" if isinstance(v, Bf16Array) else inverse[np.dtype(v.dtype).newbyteorder("=")]
-        data = np.ascontiguousarray(v.view(np.ndarray) if isinstance(v, Bf16Array) else v)
+        data = np.asarray(v.view(np.ndarray) if isinstance(v, Bf16Array) else v, order="C")
         data = data.astype(data.dtype.newbyteorder("<"), copy=False).tobytes()
         header[k] = {"dtype": code, "shape": list(v.shape), "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
