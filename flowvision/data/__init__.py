@@ -11,3 +11,4 @@ from .auto_augment import (
     parse_rand_augment_config, apply_op,
 )
 from .mixup import Mixup, FastCollateMixup, mixup_target, one_hot, rand_bbox, rand_bbox_minmax, cutmix_bbox_and_lam
+from .random_erasing import RandomErasing
