@@ -213,6 +213,8 @@ def resolve_rng(rng=None, seed=None) -> RandomSource:
     if rng is not None:
         if isinstance(rng, (int, np.integer, np.random.SeedSequence)):
             return RandomSource(rng)
+        if all(hasattr(rng, m) for m in ("random", "uniform", "choice")):
+            return rng  # duck-typed source implementing the RandomSource methods it is asked for
         raise TypeError(f"rng must be a RandomSource, numpy Generator or int seed, got {type(rng).__name__}")
     return RandomSource(seed)
 
