@@ -1,4 +1,5 @@
 """Reductions, scans, sorting and top-k."""
+import builtins as _b
 from collections import namedtuple
 
 import numpy as np
@@ -58,7 +59,7 @@ class Mean(Function):
     def backward(ctx, g):
         shp, dims, keepdim = ctx.args
         n = _count(shp, dims)
-        return (_expand_grad(g / max(n, 1), shp, dims, keepdim) if n else np.zeros(shp, g.dtype),)
+        return (_expand_grad(g / _b.max(n, 1), shp, dims, keepdim) if n else np.zeros(shp, g.dtype),)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -86,7 +87,7 @@ class Var(Function):
         m = np.mean(x, axis=dims, keepdims=True)
         dev = x - m
         with np.errstate(divide="ignore", invalid="ignore"):
-            v = np.sum(dev * dev, axis=dims, keepdims=keepdim) / max(n - correction, 0)
+            v = np.sum(dev * dev, axis=dims, keepdims=keepdim) / _b.max(n - correction, 0)
         out = np.sqrt(v) if take_sqrt else v
         ctx.save_for_backward(dev, out)
         ctx.args = (x.shape, dims, correction, keepdim, take_sqrt, n)
@@ -97,7 +98,7 @@ class Var(Function):
         dev, out = ctx.saved
         shp, dims, correction, keepdim, take_sqrt, n = ctx.args
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = 2.0 / max(n - correction, 0) if n - correction > 0 else np.inf
+            scale = 2.0 / _b.max(n - correction, 0) if n - correction > 0 else np.inf
             if take_sqrt:
                 gg = np.where(out == 0, 0, g / (2 * out)) if np.ndim(out) else (0 * g if out == 0 else g / (2 * out))
             else:
@@ -149,7 +150,7 @@ class ExtremeAll(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, is_max):
-        if x.size == 0 or any(x.shape[d] == 0 for d in dims):
+        if x.size == 0 or _b.any(x.shape[d] == 0 for d in dims):
             raise RuntimeError(f"{'max' if is_max else 'min'}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
         out = (np.max if is_max else np.min)(x, axis=dims, keepdims=keepdim)
