@@ -85,6 +85,8 @@ void col2im_image(const T* cols, T* x, const ConvParams& p) {
                  [&](int64_t c0, int64_t c1) { col2im_channels(cols, x, p, c0, c1); });
 }
 
+constexpr int64_t kWeightChunks = 8;
+
 static inline bool is_pointwise(const ConvParams& p) {
     return p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
 }
@@ -281,8 +283,11 @@ void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
             gemm_strided<T>(Og, Kd, L, gyn + g * Og * L, L, 1, cols + g * Kd * L, 1, L, out + g * Og * Kd, Kd, acc);
     };
     const int64_t scratch_elems = pw1 ? 1 : p.C * kk * L;
-    if (p.N >= 2 && nt > 1) {
-        const int64_t nch = mn<int64_t>(nt, p.N);
+    // The batch is cut into a fixed number of chunks (independent of the thread count, so
+    // results are bit-identical for any number of threads); partial sums are added in order.
+    (void)nt;
+    if (p.N >= 2) {
+        const int64_t nch = mn<int64_t>(kWeightChunks, p.N);
         Buf<T> partial((nch - 1) * wsize);
         parallel_for(0, nch, 1, [&](int64_t c0, int64_t c1) {
             Buf<T> scratch(scratch_elems);

@@ -116,8 +116,8 @@ void ln_fwd(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, 
 template <class T>
 void ln_bwd(const T* gy, const T* x, const T* w, const T* mean, const T* rstd, T* gx, T* gw, T* gb, int64_t M,
             int64_t N) {
-    const int nt = in_parallel_region() ? 1 : get_num_threads();
-    const int64_t nch = mx<int64_t>(1, mn<int64_t>(nt, M * N >= (1 << 15) ? M : 1));
+    // fixed chunking (not the thread count) so gw/gb are bit-identical for any thread count
+    const int64_t nch = mx<int64_t>(1, mn<int64_t>(8, M * N >= (1 << 15) ? M : 1));
     Buf<T> partial(2 * nch * mx<int64_t>(N, 1), true);  // per chunk: gw part, gb part
     parallel_for(0, nch, 1, [&](int64_t c0, int64_t c1) {
         Buf<T> wg(mx<int64_t>(N, 1));
