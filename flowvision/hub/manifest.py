@@ -113,8 +113,8 @@ def _check_source(tag, i, s, errors):
             errors.append(f"{where}: hf_hub source needs 'file'")
     elif kind == "url":
         url = s.get("url")
-        if not isinstance(url, str) or not url.startswith("https://"):
-            errors.append(f"{where}: url must be an https URL")
+        if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+            errors.append(f"{where}: url must be an http(s) URL")
         hp = s.get("hash_prefix")
         if hp is not None:
             if not (isinstance(hp, str) and _HEX.match(hp)):
