@@ -1,0 +1,7 @@
+"""flowvision.backend.nn: torch.nn's modules, Parameter, init and functional, on the flowvision engine."""
+from .parameter import Parameter, Buffer, UninitializedParameter  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import Module  # noqa: F401
+from . import init  # noqa: F401
+from . import utils  # noqa: F401
+from . import functional  # noqa: F401
