@@ -359,11 +359,16 @@ def _blend(img1, img2, ratio):
     ratio = float(ratio)
     bound = max_value(img1.dtype)
     wdt = _work_dtype(img1)
-    if img1.dtype == np.uint8 and _cv2_ok(img1) and isinstance(img2, np.ndarray) and img2.shape == img1.shape \
-            and img2.dtype == np.uint8:
-        # float32 a*x + b*y, then floor (rounding of v - 0.5 + 1e-3 == floor except within 1e-3 of an integer)
-        return _cv2_image(lambda x: cv2.addWeighted(x, ratio, np.ascontiguousarray(img2), 1.0 - ratio,
-                                                    -0.499), img1)
+    if img1.dtype == np.uint8 and isinstance(img2, np.ndarray) and img2.shape == img1.shape:
+        # exactly torch's float32 sequence: r*x, (1-r)*y, add, clamp, truncate (no FMA, so results that are
+        # integers in exact arithmetic land on the same side as torch's)
+        res = img1.astype(np.float32)
+        res *= np.float32(ratio)
+        tmp = img2.astype(np.float32)
+        tmp *= np.float32(1.0 - ratio)
+        res += tmp
+        np.clip(res, 0, 255, out=res)
+        return res.astype(np.uint8)
     res = wdt(ratio) * img1.astype(wdt, copy=False) + wdt(1.0 - ratio) * np.asarray(img2).astype(wdt, copy=False)
     return _trunc_cast(res, img1.dtype, bound)
 
@@ -528,7 +533,7 @@ def adjust_sharpness(img, sharpness_factor):
 
 def autocontrast(img):
     bound = max_value(img.dtype)
-    wdt = img.dtype if _is_float(img) else np.float32
+    wdt = img.dtype.type if _is_float(img) else np.float32
     axes = (-3, -2)
     minimum = img.min(axis=axes, keepdims=True).astype(wdt)
     maximum = img.max(axis=axes, keepdims=True).astype(wdt)
@@ -703,9 +708,11 @@ def perspective(img, coeffs, interpolation="bilinear", fill=None):
     c = np.asarray(coeffs, dtype=dt)
     xs = np.linspace(0.5, w + 0.5 - 1.0, w).astype(dt)[None, :]
     ys = np.linspace(0.5, h + 0.5 - 1.0, h).astype(dt)[:, None]
-    den = c[6] * xs + c[7] * ys + dt(1.0)
-    gx = (c[0] * xs + c[1] * ys + c[2]) / dt(0.5 * w) / den - dt(1.0)
-    gy = (c[3] * xs + c[4] * ys + c[5]) / dt(0.5 * h) / den - dt(1.0)
+    # same operation order as torchvision's _perspective_grid (theta rescaled first, then x*a + y*b + c)
+    t1 = c[:6].reshape(2, 3) / np.array([[0.5 * w], [0.5 * h]], dtype=dt)
+    den = xs * c[6] + ys * c[7] + dt(1.0)
+    gx = (xs * t1[0, 0] + ys * t1[0, 1] + t1[0, 2]) / den - dt(1.0)
+    gy = (xs * t1[1, 0] + ys * t1[1, 1] + t1[1, 2]) / den - dt(1.0)
     return grid_sample(img, _unnormalize(gx, w), _unnormalize(gy, h), interpolation, fill)
 
 

@@ -3,36 +3,55 @@
 torchvision draws from torch's global RNG; flowvision draws from one numpy ``Generator``.
 ``manual_seed(s)`` makes every transform reproducible. After a ``fork`` (data-loader workers)
 the generator is re-seeded from ``(seed, pid)`` so workers do not repeat each other's draws.
+The source is ``flowvision.backend``'s default generator, so ``flowvision.backend.manual_seed``
+seeds transforms the way ``torch.manual_seed`` seeds torchvision's.
 """
 import os
 
 import numpy as np
 
-_state = {"gen": None, "pid": None, "seed": None}
+_state = {"pid": os.getpid(), "local": None}
+
+
+def _fb_random():
+    try:
+        from flowvision.backend import random as fb_random
+    except Exception:  # pragma: no cover - engine not built
+        return None
+    return fb_random
 
 
 def manual_seed(seed):
-    """Seed the transforms RNG (like ``torch.manual_seed`` for torchvision transforms)."""
-    _state["seed"] = int(seed)
-    _state["gen"] = np.random.default_rng(int(seed))
+    """Seed the transforms RNG; this is ``flowvision.backend.manual_seed`` (one global source, like
+    ``torch.manual_seed`` for torchvision transforms)."""
+    fbr = _fb_random()
+    if fbr is not None:
+        fbr.manual_seed(int(seed))
+    else:
+        _state["local"] = np.random.default_rng(int(seed))
     _state["pid"] = os.getpid()
 
 
-def initial_seed():
-    return _state["seed"]
-
-
 def generator():
+    """The numpy ``Generator`` behind flowvision.backend's default generator.
+
+    In a forked child (data-loader worker) that nobody re-seeded, it is re-seeded once from
+    (initial seed, pid) so that workers do not repeat each other's augmentations.
+    """
+    fbr = _fb_random()
     pid = os.getpid()
-    gen = _state["gen"]
-    if gen is None or _state["pid"] != pid:
-        if gen is None or _state["seed"] is None:
-            gen = np.random.default_rng()
-        else:
-            gen = np.random.default_rng([_state["seed"], pid])
-        _state["gen"] = gen
+    if pid != _state["pid"]:
         _state["pid"] = pid
-    return gen
+        if fbr is not None:
+            fbr.default_generator.manual_seed(
+                int(np.random.SeedSequence([fbr.initial_seed() % (1 << 63), pid]).generate_state(1, np.uint64)[0]))
+        elif _state["local"] is not None:
+            _state["local"] = np.random.default_rng([pid])
+    if fbr is not None:
+        return fbr.default_generator.numpy
+    if _state["local"] is None:
+        _state["local"] = np.random.default_rng()
+    return _state["local"]
 
 
 def rand():
