@@ -417,6 +417,9 @@ def test_final_path_only_ever_holds_the_complete_file(srv, tmp_path):
     t.start()
     try:
         cached_download(url, dst, sha256=_sha(data), progress=False)
+        deadline = time.monotonic() + 2
+        while not seen and time.monotonic() < deadline:  # let the watcher see the finished file once
+            time.sleep(0.01)
     finally:
         stop.set()
         t.join()
