@@ -392,3 +392,20 @@ def test_bf16_array_marker():
     with pytest.raises(TypeError, match="to_float32"):
         b + 1
     assert bool((b == b).all())
+
+
+def test_to_backend_keeps_dtypes_including_bf16():
+    from flowvision.hub import float32_to_bf16, to_backend
+    from flowvision.hub.api import _backend
+    sd = OrderedDict([("f", np.arange(6, dtype=np.float32).reshape(2, 3)), ("i", np.arange(3)),
+                      ("b", float32_to_bf16(np.array([1.5, -2.25, 3.0], np.float32)))])
+    out = to_backend(sd)
+    backend = _backend()
+    if backend is None:
+        assert out is sd
+        return
+    assert out["f"].dtype == backend.float32 and out["i"].dtype == backend.int64
+    assert out["b"].dtype == backend.bfloat16
+    np.testing.assert_array_equal(out["b"].float().numpy(), [1.5, -2.25, 3.0])
+    np.testing.assert_array_equal(out["f"].numpy(), sd["f"])
+    assert np.shares_memory(out["f"].numpy(), sd["f"])  # no copy for plain arrays

@@ -451,7 +451,7 @@ def _materialize_tensor(t, path):
             _set(storage, handed_out=True)
         else:
             out = np.array(view, copy=True, order="C")
-        if out.dtype.byteorder not in ("=", "|"):
+        if not out.dtype.isnative:  # a big-endian checkpoint
             out = out.astype(out.dtype.newbyteorder("="))
     if dtype.bf16:
         out = Bf16Array(out)
@@ -552,7 +552,7 @@ def _read_zip(path):
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as e:
         raise CheckpointError(f"not a readable zip archive ({e})", path=path) from e
-    with zf:
+    with zf, open(path, "rb") as raw:
         names = zf.namelist()
         pkl = [n for n in names if n == "data.pkl" or n.endswith("/data.pkl")]
         pkl = [n for n in pkl if n.count("/") <= 1]
@@ -585,14 +585,17 @@ def _read_zip(path):
                                       path=path)
             buf = np.empty(nbytes, dtype=np.uint8)
             try:
-                with zf.open(info) as f:
-                    mv = memoryview(buf)
-                    got = 0
-                    while got < nbytes:
-                        n = f.readinto(mv[got:])
-                        if not n:
-                            break
-                        got += n
+                if info.compress_type == zipfile.ZIP_STORED:
+                    got = _read_stored(raw, info, buf, path)  # torch stores records uncompressed: read them directly
+                else:
+                    with zf.open(info) as f:
+                        mv = memoryview(buf)
+                        got = 0
+                        while got < nbytes:
+                            n = f.readinto(mv[got:])
+                            if not n:
+                                break
+                            got += n
             except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error) as e:
                 raise CheckpointError(f"cannot read storage {member!r}: {e} (corrupt archive?)", path=path) from e
             if got < nbytes:
@@ -609,6 +612,32 @@ def _read_zip(path):
             raise CheckpointError(f"cannot read {pkl[0]!r}: {e} (corrupt archive?)", path=path) from e
         obj = _unpickle(io.BytesIO(data), path, load_storage)
         return _materialize_checked(obj, path)
+
+
+def _read_stored(raw, info, buf, path):
+    """Read an uncompressed zip member straight into ``buf`` and check its CRC-32 (much faster than ZipExtFile)."""
+    raw.seek(info.header_offset)
+    header = raw.read(30)
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        raise CheckpointError(f"bad local header for {info.filename!r} (corrupt archive)", path=path)
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    raw.seek(info.header_offset + 30 + name_len + extra_len)
+    n = info.file_size
+    if len(buf) > n:
+        raise CheckpointError(f"record {info.filename!r} is shorter than its tensor data", path=path)
+    view = memoryview(buf)
+    got = raw.readinto(view)
+    if got < len(buf):
+        return got
+    crc = zlib.crc32(view)
+    if n > len(buf):  # a record longer than needed: the rest still counts for the CRC
+        rest = raw.read(n - len(buf))
+        if len(rest) < n - len(buf):
+            raise CheckpointError(f"record {info.filename!r} is truncated", path=path)
+        crc = zlib.crc32(rest, crc)
+    if crc != info.CRC:
+        raise CheckpointError(f"CRC-32 mismatch in {info.filename!r}: the file is corrupt", path=path)
+    return got
 
 
 def _read_legacy(path):
