@@ -1,0 +1,120 @@
+"""Adam / AdamW (amsgrad, maximize): torch's single-tensor update, bias-correction order included."""
+import math
+
+import numpy as np
+
+from .optimizer import Optimizer, _f32_view, _grad_array, _zeros_state, _step_tensor, _bump
+
+__all__ = ["Adam", "AdamW"]
+
+
+def _check(lr, betas, eps, weight_decay):
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _lerp_(a, b, w):
+    """a.lerp_(b, w) with torch's two-sided formula."""
+    if w < 0.5:
+        a += w * (b - a)
+    else:
+        a[...] = b - (b - a) * (1 - w)
+
+
+class Adam(Optimizer):
+    _decoupled_default = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=None):
+        _check(lr, betas, eps, weight_decay)
+        if differentiable:
+            raise ValueError("differentiable=True is not supported by flowvision optimizers")
+        if decoupled_weight_decay is None:
+            decoupled_weight_decay = self._decoupled_default
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+            group.setdefault("decoupled_weight_decay", self._decoupled_default)
+
+    def step(self, closure=None):
+        return self._run_step(closure, self._update)
+
+    def _update(self):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+            amsgrad, maximize = group["amsgrad"], group["maximize"]
+            decoupled = group["decoupled_weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, back = _f32_view(p)
+                grad = _grad_array(p, w.dtype)
+                if maximize:
+                    grad = -grad
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _step_tensor(0.0)
+                    state["exp_avg"] = _zeros_state(w)
+                    state["exp_avg_sq"] = _zeros_state(w)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = _zeros_state(w)
+                step_t = state["step"]
+                step_t._data[...] = step_t._data + 1
+                if wd != 0:
+                    if decoupled:
+                        w *= 1 - lr * wd
+                    else:
+                        grad = grad + wd * w
+                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+                _lerp_(exp_avg, grad, 1 - beta1)
+                exp_avg_sq *= beta2
+                exp_avg_sq += (1 - beta2) * (grad * grad)
+                step = float(step_t._data)
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = math.sqrt(bias_correction2)
+                if amsgrad:
+                    mx = state["max_exp_avg_sq"]._data
+                    np.maximum(mx, exp_avg_sq, out=mx)
+                    denom = np.sqrt(mx) / bias_correction2_sqrt
+                else:
+                    denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt
+                denom += eps
+                w += (-step_size) * (exp_avg / denom)
+                if back is not None:
+                    back()
+                _bump(p)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the Adam step)."""
+
+    _decoupled_default = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

@@ -1,0 +1,213 @@
+"""RMSprop, Adagrad (torch's rules) and LAMB (timm's ``Lamb`` rule: global grad-norm clip, trust ratio)."""
+import math
+
+import numpy as np
+
+from .optimizer import Optimizer, _f32_view, _grad_array, _zeros_state, _step_tensor, _bump
+from .._tensor import Tensor
+
+__all__ = ["RMSprop", "Adagrad", "Lamb", "LAMB"]
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
+                        capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        return self._run_step(closure, self._update)
+
+    def _update(self):
+        for group in self.param_groups:
+            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, back = _f32_view(p)
+                grad = _grad_array(p, w.dtype)
+                if group["maximize"]:
+                    grad = -grad
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _step_tensor(0.0)
+                    state["square_avg"] = _zeros_state(w)
+                    if momentum > 0:
+                        state["momentum_buffer"] = _zeros_state(w)
+                    if centered:
+                        state["grad_avg"] = _zeros_state(w)
+                state["step"]._data[...] = state["step"]._data + 1
+                if wd != 0:
+                    grad = grad + wd * w
+                sq = state["square_avg"]._data
+                sq *= alpha
+                sq += (1 - alpha) * (grad * grad)
+                if centered:
+                    ga = state["grad_avg"]._data
+                    w_ = 1 - alpha
+                    if w_ < 0.5:
+                        ga += w_ * (grad - ga)
+                    else:
+                        ga[...] = grad - (grad - ga) * (1 - w_)
+                    avg = np.sqrt(sq - ga * ga)
+                else:
+                    avg = np.sqrt(sq)
+                avg += eps
+                if momentum > 0:
+                    buf = state["momentum_buffer"]._data
+                    buf *= momentum
+                    buf += grad / avg
+                    w -= lr * buf
+                else:
+                    w += (-lr) * (grad / avg)
+                if back is not None:
+                    back()
+                _bump(p)
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _step_tensor(0.0)
+                w, _ = _f32_view(p)
+                state["sum"] = Tensor._wrap(np.full_like(w, group["initial_accumulator_value"]))
+
+    def step(self, closure=None):
+        return self._run_step(closure, self._update)
+
+    def _update(self):
+        for group in self.param_groups:
+            lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, back = _f32_view(p)
+                grad = _grad_array(p, w.dtype)
+                if group["maximize"]:
+                    grad = -grad
+                state = self.state[p]
+                state["step"]._data[...] = state["step"]._data + 1
+                step = float(state["step"]._data)
+                if wd != 0:
+                    grad = grad + wd * w
+                clr = lr / (1 + (step - 1) * lr_decay)
+                s = state["sum"]._data
+                s += grad * grad
+                std = np.sqrt(s) + eps
+                w += (-clr) * (grad / std)
+                if back is not None:
+                    back()
+                _bump(p)
+
+
+class Lamb(Optimizer):
+    """LAMB (You et al., 2019) as in timm's ``Lamb``: grads divided by max(1, global_norm / max_grad_norm),
+    Adam moments with bias correction, L2 weight decay added to the update, layer-wise trust ratio."""
+
+    def __init__(self, params, lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
+                 grad_averaging=True, max_grad_norm=1.0, trust_clip=False, always_adapt=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, bias_correction=bias_correction, betas=tuple(betas), eps=eps,
+                        weight_decay=weight_decay, grad_averaging=grad_averaging, max_grad_norm=max_grad_norm,
+                        trust_clip=trust_clip, always_adapt=always_adapt)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        return self._run_step(closure, self._update)
+
+    def _clip_factor(self):
+        max_grad_norm = self.defaults["max_grad_norm"]
+        if max_grad_norm is None:
+            return None
+        norms = [np.sqrt(np.sum(np.square(_grad_array(p, np.float32)), dtype=np.float32))
+                 for g in self.param_groups for p in g["params"] if p.grad is not None]
+        if not norms:
+            return None
+        total = np.float32(np.sqrt(np.sum(np.square(np.array(norms, np.float32)), dtype=np.float32)))
+        return max(total / np.float32(max_grad_norm), np.float32(1.0))
+
+    def _update(self):
+        clip = self._clip_factor()
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            beta3 = 1 - beta1 if group["grad_averaging"] else 1.0
+            group["step"] = group.get("step", 0) + 1
+            if not any(p.grad is not None for p in group["params"]):
+                continue
+            step = group["step"]
+            if group["bias_correction"]:
+                bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
+            else:
+                bc1, bc2 = 1.0, 1.0
+            wd, lr, eps = group["weight_decay"], group["lr"], group["eps"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, back = _f32_view(p)
+                grad = _grad_array(p, w.dtype)
+                if clip is not None:
+                    grad = grad / clip
+                state = self.state[p]
+                if len(state) == 0:
+                    state["exp_avg"] = _zeros_state(w)
+                    state["exp_avg_sq"] = _zeros_state(w)
+                m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+                if beta3 == 1 - beta1:
+                    m += beta3 * (grad - m)
+                else:
+                    m *= beta1
+                    m += beta3 * grad
+                v *= beta2
+                v += (1 - beta2) * (grad * grad)
+                denom = np.sqrt(v) / math.sqrt(bc2) + eps
+                update = (m / bc1) / denom
+                if wd != 0:
+                    update = update + wd * w
+                if wd != 0 or group["always_adapt"]:
+                    w_norm = np.sqrt(np.sum(w * w))
+                    g_norm = np.sqrt(np.sum(update * update))
+                    ratio = w_norm / g_norm if (w_norm > 0 and g_norm > 0) else 1.0
+                    if group["trust_clip"]:
+                        ratio = min(ratio, 1.0)
+                    update = update * np.asarray(ratio, dtype=w.dtype)
+                w += (-lr) * update
+                if back is not None:
+                    back()
+                _bump(p)
+
+
+LAMB = Lamb

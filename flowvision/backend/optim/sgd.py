@@ -1,0 +1,69 @@
+"""SGD with momentum, dampening, Nesterov and (coupled) weight decay: torch's update rule."""
+import numpy as np
+
+from .optimizer import Optimizer, required, _f32_view, _grad_array, _bump
+from .._tensor import Tensor
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
+                 foreach=None, differentiable=False, fused=None):
+        if lr is not required and (isinstance(lr, float) or isinstance(lr, int)) and lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        if differentiable:
+            raise ValueError("differentiable=True is not supported by flowvision optimizers")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+
+    def step(self, closure=None):
+        return self._run_step(closure, self._update)
+
+    def _update(self):
+        for group in self.param_groups:
+            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+            wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, back = _f32_view(p)
+                d_p = _grad_array(p, w.dtype)
+                if maximize:
+                    d_p = -d_p
+                if wd != 0:
+                    d_p = d_p + wd * w
+                if momentum != 0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = Tensor._wrap(np.array(d_p, dtype=w.dtype, copy=True))
+                        state["momentum_buffer"] = buf
+                    else:
+                        b = buf._data
+                        b *= momentum
+                        b += (1 - dampening) * d_p
+                    if nesterov:
+                        d_p = d_p + momentum * buf._data
+                    else:
+                        d_p = buf._data
+                w -= lr * d_p
+                if back is not None:
+                    back()
+                _bump(p)
