@@ -34,6 +34,7 @@ class _State:
         self.redirects = {}    # path -> target path
         self.throttle = {}     # path -> seconds to sleep per 64 KiB chunk
         self.hits = {}         # path -> list of Range headers (None when absent)
+        self.if_range = []     # If-Range headers received
 
     def record(self, path, rng):
         with self.lock:
@@ -54,6 +55,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         rng = self.headers.get("Range")
         fault = st.record(path, rng)
+        if self.headers.get("If-Range") is not None:
+            st.if_range.append(self.headers.get("If-Range"))
         if path in st.redirects:
             self.send_response(302)
             self.send_header("Location", st.redirects[path])
@@ -77,6 +80,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             return
         start = 0
+        etag = '"%s"' % hashlib.sha256(data).hexdigest()[:16]
+        if_range = self.headers.get("If-Range")
+        if if_range is not None and if_range != etag:
+            rng = None  # RFC 9110: the file changed, send all of it
         if rng and path not in st.ignore_range:
             spec = rng.split("=", 1)[1]
             start = int(spec.split("-", 1)[0])
@@ -91,6 +98,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         else:
             self.send_response(200)
         body = data[start:]
+        self.send_header("ETag", etag)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
@@ -225,6 +233,24 @@ def test_resume_from_existing_partial_file(srv, tmp_path):
     assert open(dst, "rb").read() == data
     assert srv.hits["/part.bin"] == ["bytes=123456-"]
     assert not os.path.exists(dst + ".partial")
+
+
+def test_resume_sends_if_range_and_a_changed_file_is_fetched_whole(srv, tmp_path, monkeypatch):
+    old, new = _payload(300_000, 30), _payload(300_000, 31)
+    url = _serve(srv, "changing.bin", old)
+    srv.faults["/changing.bin"] = [("drop", 100_000)]
+    dst = str(tmp_path / "changing.bin")
+    monkeypatch.setenv("FLOWVISION_DOWNLOAD_RETRIES", "0")
+    with pytest.raises(DownloadError):
+        cached_download(url, dst, progress=False)
+    monkeypatch.setenv("FLOWVISION_DOWNLOAD_RETRIES", "3")
+    assert os.path.exists(dst + ".partial") and os.path.exists(dst + ".partial.validator")
+    srv.files["/changing.bin"] = new  # the file changes on the server before the resume
+    cached_download(url, dst, sha256=_sha(new), progress=False)
+    assert open(dst, "rb").read() == new
+    assert srv.if_range == ['"%s"' % _sha(old)[:16]]
+    assert len(srv.hits["/changing.bin"]) == 2  # the If-Range answer was the whole new file, no extra restart
+    assert not os.path.exists(dst + ".partial.validator")
 
 
 def test_server_ignoring_range_restarts_from_zero(srv, tmp_path):

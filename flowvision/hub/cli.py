@@ -32,7 +32,7 @@ def cache_entries(root=None):
     out = []
     for dirpath, _dirs, files in os.walk(root):
         for f in files:
-            if f.endswith((".partial", ".lock", ".tmp")):
+            if f.endswith((".partial", ".lock", ".tmp", ".validator")):
                 continue
             p = os.path.join(dirpath, f)
             out.append((p, os.path.getsize(p)))

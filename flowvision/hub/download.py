@@ -184,8 +184,13 @@ def _transfer(session, url, partial, dst, progress, headers, settings):
     offset = os.path.getsize(partial) if os.path.exists(partial) else 0
     req_headers = {"User-Agent": _user_agent(), "Accept-Encoding": "identity"}
     req_headers.update(headers or {})
+    validator_file = partial + ".validator"
     if offset:
         req_headers["Range"] = f"bytes={offset}-"
+        validator = _read_validator(validator_file)
+        if validator:
+            # the server sends the whole file (200) instead of the range if it changed since the partial began
+            req_headers["If-Range"] = validator
     timeout = (settings["connect_timeout"], settings["read_timeout"])
     try:
         resp = session.get(url, stream=True, timeout=timeout, headers=req_headers, allow_redirects=True)
@@ -207,7 +212,10 @@ def _transfer(session, url, partial, dst, progress, headers, settings):
             raise _Transient(f"HTTP {status} {resp.reason or ''}".strip(),
                              retry_after=_parse_retry_after(resp.headers.get("Retry-After")), status=status)
         if status >= 400:
-            raise DownloadError(f"HTTP {status} {resp.reason or ''} while downloading {url}".rstrip(),
+            hint = ""
+            if status in (401, 403):
+                hint = " (the file needs authentication; for a gated or private Hugging Face repo set HF_TOKEN)"
+            raise DownloadError(f"HTTP {status} {resp.reason or ''} while downloading {url}{hint}".rstrip(),
                                 url=url, path=dst, status=status)
         resumed = False
         total = None
@@ -227,6 +235,7 @@ def _transfer(session, url, partial, dst, progress, headers, settings):
             mode = "wb"
             cl = resp.headers.get("Content-Length")
             total = int(cl) if cl and cl.isdigit() else None
+            _write_validator(validator_file, resp.headers)
         else:
             raise DownloadError(f"unexpected HTTP {status} while downloading {url}", url=url, path=dst, status=status)
 
@@ -259,6 +268,36 @@ def _transfer(session, url, partial, dst, progress, headers, settings):
             os.remove(partial)
             raise _Transient(f"received {got} bytes but the server announced {total}; restarting")
         return resumed
+
+
+def _read_validator(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = f.read().strip()
+    except OSError:
+        return None
+    # only strong ETags and dates are valid in If-Range
+    return value if value and not value.startswith("W/") and "\n" not in value else None
+
+
+def _write_validator(path, headers):
+    value = headers.get("ETag") or headers.get("Last-Modified")
+    try:
+        if value:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(value)
+        elif os.path.exists(path):
+            os.remove(path)
+    except OSError:  # the validator only makes resuming safer; never fail a download over it
+        pass
+
+
+def _remove_quietly(*paths):
+    for p in paths:
+        try:
+            os.remove(p)
+        except OSError:
+            pass
 
 
 def _fsync_dir(path):
@@ -316,7 +355,7 @@ def _download_locked(url, dst, sha256, hash_prefix, progress, headers, session):
 
             ok, digest = verify_file(partial, sha256, hash_prefix)
             if not ok:
-                os.remove(partial)
+                _remove_quietly(partial, partial + ".validator")
                 if resumed and not restarted_after_mismatch:
                     # stale bytes from an older partial file may be the cause: start over once
                     restarted_after_mismatch = True
@@ -328,6 +367,7 @@ def _download_locked(url, dst, sha256, hash_prefix, progress, headers, session):
                     f"the download was discarded and nothing was written to {dst}",
                     url=url, path=dst, expected=sha256 or hash_prefix, actual=digest)
             os.replace(partial, dst)
+            _remove_quietly(partial + ".validator")
             _fsync_dir(dst)
             return dst
     finally:
@@ -356,8 +396,21 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True, *, sha256=No
         raise OfflineError(
             f"offline mode is on ({reason}): not downloading {url}. Fetch it elsewhere and put it at {dst}",
             url=url, path=dst)
-    with file_lock(dst + ".lock", url):
+    with _locked(dst, url):
         return _download_locked(url, dst, sha256, hash_prefix, progress, headers, session)
+
+
+@contextlib.contextmanager
+def _locked(dst, url):
+    try:
+        lock = file_lock(dst + ".lock", url)
+        lock.__enter__()
+    except OSError as e:
+        raise DownloadError(f"cannot create the cache entry for {url}: {e}", url=url, path=dst) from e
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
 
 
 def cached_download(url, dst, sha256=None, hash_prefix=None, progress=True, headers=None, session=None):
@@ -387,7 +440,7 @@ def cached_download(url, dst, sha256=None, hash_prefix=None, progress=True, head
             f"  and put it at {dst}"
             + (f" (its sha256 must be {sha256})" if sha256 else ""),
             url=url, path=dst)
-    with file_lock(dst + ".lock", url):
+    with _locked(dst, url):
         if os.path.isfile(dst):
             ok, _ = verify_file(dst, sha256, hash_prefix)
             if ok:
