@@ -68,7 +68,10 @@ def _apply_lut(arr: np.ndarray, lut: np.ndarray) -> np.ndarray:
         return lut[arr] if lut.ndim == 1 else np.take_along_axis(lut, arr.reshape(-1, arr.shape[2]), 0).reshape(arr.shape)
     src = np.ascontiguousarray(arr)
     if lut.ndim == 2:
-        out = cv2.LUT(src, np.ascontiguousarray(lut.reshape(256, 1, lut.shape[1])))
+        if (lut == lut[:, :1]).all():
+            out = cv2.LUT(src, np.ascontiguousarray(lut[:, 0]))
+        else:  # split / LUT / merge beats OpenCV's multi-channel-table path
+            out = cv2.merge([cv2.LUT(ch, np.ascontiguousarray(lut[:, k])) for k, ch in enumerate(cv2.split(src))])
     else:
         out = cv2.LUT(src, lut)
     return out.reshape(arr.shape)
@@ -82,12 +85,21 @@ def _pil_lut(img: Image.Image, lut: np.ndarray) -> Image.Image:
         lut = np.tile(lut, nb)
     else:
         lut = lut.T.reshape(-1)
-    return img.point(lut.tolist())
+    table = lut.tolist()
+    try:  # Image.point() minus its per-entry round() loop (the table is already integral)
+        img.load()
+        return img._new(img.im.point(table, None))
+    except (AttributeError, TypeError):  # pragma: no cover - other Pillow internals
+        return img.point(table)
+
+
+_GRAY_M = np.array([[19595.0, 38470.0, 7471.0]], np.float32)
 
 
 def _gray_f32(arrf: np.ndarray) -> np.ndarray:
-    """Exact Pillow 'L' conversion of a float32 RGB array (integers < 2**24 stay exact)."""
-    s = arrf @ _GRAY_W
+    """Exact Pillow 'L' conversion of a float32 RGB array (integer sums < 2**24 stay exact)."""
+    s = cv2.transform(np.ascontiguousarray(arrf), _GRAY_M)
+    s = s.reshape(arrf.shape[:2])
     s += 32768.0
     s *= 1.0 / 65536.0
     np.floor(s, out=s)
@@ -96,7 +108,7 @@ def _gray_f32(arrf: np.ndarray) -> np.ndarray:
 
 def _blend_f32(deg: np.ndarray, img: np.ndarray, alpha: float) -> np.ndarray:
     """Pillow ``Image.blend(deg, img, alpha)`` on float32 arrays holding uint8 values."""
-    t = np.subtract(img, deg, dtype=np.float32)
+    t = np.subtract(img, deg, dtype=np.float32)  # exact: integer-valued operands
     t *= np.float32(alpha)
     t += deg
     np.clip(t, 0.0, 255.0, out=t)
@@ -110,18 +122,20 @@ def _blend_lut(deg_value: float, alpha: float) -> np.ndarray:
     return np.clip(t, 0, 255).astype(np.uint8)
 
 
+_SMOOTH_K = np.array([[1, 1, 1], [1, 5, 1], [1, 1, 1]], np.float32) / 13.0
+
+
 def _smooth(arr: np.ndarray) -> np.ndarray:
-    """Pillow's ``ImageFilter.SMOOTH`` (3x3 kernel [1 1 1;1 5 1;1 1 1]/13, border rows/cols copied)."""
-    f = arr.astype(np.float32)
-    k = np.array([[1, 1, 1], [1, 5, 1], [1, 1, 1]], np.float32)
-    s = cv2.filter2D(f, -1, k, borderType=cv2.BORDER_REPLICATE)
-    if s.ndim < f.ndim:
-        s = s.reshape(f.shape)
-    s += 6.5
-    s *= np.float32(1.0 / 13.0)
-    out = arr.copy()
-    if arr.shape[0] > 2 and arr.shape[1] > 2:
-        out[1:-1, 1:-1] = s[1:-1, 1:-1].astype(np.uint8)
+    """Pillow's ``ImageFilter.SMOOTH`` (3x3 kernel [1 1 1;1 5 1;1 1 1]/13, border rows/cols copied).
+
+    Pillow rounds S/13 half up; S/13 is never exactly x.5 (13 is odd), so OpenCV's
+    round-to-nearest uint8 output is the same value."""
+    src = np.ascontiguousarray(arr)
+    out = cv2.filter2D(src, -1, _SMOOTH_K, borderType=cv2.BORDER_REPLICATE).reshape(arr.shape)
+    out[0] = arr[0]
+    out[-1] = arr[-1]
+    out[:, 0] = arr[:, 0]
+    out[:, -1] = arr[:, -1]
     return out
 
 
@@ -138,40 +152,79 @@ def _fill_for(arr: np.ndarray, fill):
     return fill[:c] if c > 1 else fill[0]
 
 
-def _affine_np(arr: np.ndarray, m, resample, fill) -> np.ndarray:
-    """Pillow ``Image.transform(size, AFFINE, m, resample, fillcolor=fill)`` geometry via OpenCV."""
+def _warp_np(arr: np.ndarray, m, resample, fill) -> np.ndarray:
+    """Pillow ``transform(AFFINE, m)`` geometry via cv2.warpAffine.
+
+    Same pixel-centre convention.  Pillow clamps taps at the edge and switches to ``fill`` where a
+    pixel centre maps outside the image; OpenCV's constant border blends ``fill`` in over one
+    pixel instead, so results differ (by at most half the fill/edge contrast) in a band of about
+    one pixel along the border of the valid area, and by OpenCV's rounding elsewhere."""
     a, b, c, d, e, f = m
     h, w = arr.shape[:2]
     M = np.array([[a, b, c + 0.5 * a + 0.5 * b - 0.5], [d, e, f + 0.5 * d + 0.5 * e - 0.5]], np.float64)
     interp = _CV2_INTERP.get(int(resample), cv2.INTER_LINEAR)
     src = np.ascontiguousarray(arr)
-    out = cv2.warpAffine(src, M, (w, h), flags=interp | cv2.WARP_INVERSE_MAP,
-                         borderMode=cv2.BORDER_REPLICATE)
-    if out.ndim < arr.ndim:
-        out = out.reshape(arr.shape)
+    three = src.ndim == 3 and src.shape[2] == 3
     fillv = _fill_for(arr, fill)
-    # Pillow fills output pixels whose centre maps outside [0, w) x [0, h)
-    if b == 0 and d == 0 and a == 1 and e == 1:  # pure translation: the valid area is a rectangle
-        x0 = int(min(max(math.ceil(-c - 0.5), 0), w))
-        x1 = int(min(max(math.ceil(w - c - 0.5), 0), w))
-        y0 = int(min(max(math.ceil(-f - 0.5), 0), h))
-        y1 = int(min(max(math.ceil(h - f - 0.5), 0), h))
-        if x0 > 0:
-            out[:, :x0] = fillv
-        if x1 < w:
-            out[:, x1:] = fillv
-        if y0 > 0:
-            out[:y0] = fillv
-        if y1 < h:
-            out[y1:] = fillv
-        return out
-    xs = (np.arange(w, dtype=np.float64) + 0.5)
-    ys = (np.arange(h, dtype=np.float64) + 0.5)[:, None]
-    xin = a * xs + (b * ys + c)
-    yin = d * xs + (e * ys + f)
-    invalid = (xin < 0) | (xin >= w) | (yin < 0) | (yin >= h)
-    if invalid.any():
-        out[invalid] = fillv
+    if three:  # OpenCV's 4-channel warp kernels are much faster than the 3-channel ones
+        src = cv2.cvtColor(src, cv2.COLOR_RGB2RGBA)
+        fillv = tuple(fillv) + (0,)
+    border = fillv if isinstance(fillv, tuple) else (fillv,) * 4
+    out = cv2.warpAffine(src, M, (w, h), flags=interp | cv2.WARP_INVERSE_MAP,
+                         borderMode=cv2.BORDER_CONSTANT, borderValue=tuple(float(v) for v in border))
+    if three:
+        out = cv2.cvtColor(out, cv2.COLOR_RGBA2RGB)
+    return out.reshape(arr.shape)
+
+
+def _cubic_weights(t):
+    # Pillow's affine bicubic (Geometry.c): p1=v2, p2=v3-v1, p3=2(v1-v2)+v3-v4, p4=-v1+v2-v3+v4
+    return np.array([-t + 2 * t * t - t ** 3, 1 - 2 * t * t + t ** 3, t + t * t - t ** 3, -t * t + t ** 3])
+
+
+def _translate_np(arr: np.ndarray, t: float, axis: int, resample, fill) -> np.ndarray:
+    """out(x) = in(x + t) along ``axis`` with Pillow's kernels, as one small separable filter."""
+    size = arr.shape[axis]
+    r = int(resample)
+    if r == int(_R.NEAREST):
+        n, taps, lo = math.floor(t + 0.5), np.ones(1), 0
+    else:
+        n = math.floor(t)
+        frac = t - n
+        if r == int(_R.BICUBIC):
+            taps, lo = _cubic_weights(frac), -1
+        else:
+            taps, lo = np.array([1.0 - frac, frac]), 0
+    pad = 2
+    src = np.ascontiguousarray(arr)
+    if axis == 1:
+        src = cv2.copyMakeBorder(src, 0, 0, pad, pad, cv2.BORDER_REPLICATE)
+        kernel = taps.reshape(1, -1).astype(np.float32)
+        anchor = (-lo, 0)
+    else:
+        src = cv2.copyMakeBorder(src, pad, pad, 0, 0, cv2.BORDER_REPLICATE)
+        kernel = taps.reshape(-1, 1).astype(np.float32)
+        anchor = (0, -lo)
+    if taps.size > 1:
+        # Pillow truncates the interpolated value; OpenCV rounds: shift by (almost) half a level
+        g = cv2.filter2D(src, -1, kernel, anchor=anchor, delta=-0.4999, borderType=cv2.BORDER_REPLICATE)
+    else:
+        g = src
+    g = g.reshape(src.shape[:2] + arr.shape[2:])
+    out = np.empty_like(arr)
+    v0 = min(max(math.ceil(-t - 0.5), 0), size)
+    v1 = min(max(math.ceil(size - t - 0.5), 0), size)
+    fillv = _fill_for(arr, fill)
+    if axis == 1:
+        out[:, :v0] = fillv
+        out[:, v1:] = fillv
+        if v1 > v0:
+            out[:, v0:v1] = g[:, v0 + n + pad:v1 + n + pad]
+    else:
+        out[:v0] = fillv
+        out[v1:] = fillv
+        if v1 > v0:
+            out[v0:v1] = g[v0 + n + pad:v1 + n + pad]
     return out
 
 
@@ -179,22 +232,21 @@ def _pil_affine(img, m, resample, fill):
     return img.transform(img.size, Image.Transform.AFFINE, tuple(m), resample=resample, fillcolor=fill)
 
 
-def shear_x(img, factor, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
-    m = (1, factor, 0, 0, 1, 0)
+def _affine_any(img, m, resample, fill, exact):
     if isinstance(img, Image.Image):
         return _pil_affine(img, m, resample, fill)
-    if exact:
+    if exact or int(resample) not in (int(_R.NEAREST), int(_R.BILINEAR)):
+        # bit-exact through Pillow; also the fast choice for bicubic (OpenCV's cubic warp is slower)
         return np.asarray(_pil_affine(Image.fromarray(img), m, resample, fill))
-    return _affine_np(img, m, resample, fill)
+    return _warp_np(img, m, resample, fill)
+
+
+def shear_x(img, factor, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
+    return _affine_any(img, (1, factor, 0, 0, 1, 0), resample, fill, exact)
 
 
 def shear_y(img, factor, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
-    m = (1, 0, 0, factor, 1, 0)
-    if isinstance(img, Image.Image):
-        return _pil_affine(img, m, resample, fill)
-    if exact:
-        return np.asarray(_pil_affine(Image.fromarray(img), m, resample, fill))
-    return _affine_np(img, m, resample, fill)
+    return _affine_any(img, (1, 0, 0, factor, 1, 0), resample, fill, exact)
 
 
 def _size(img):
@@ -202,21 +254,15 @@ def _size(img):
 
 
 def translate_x_abs(img, pixels, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
-    m = (1, 0, pixels, 0, 1, 0)
-    if isinstance(img, Image.Image):
-        return _pil_affine(img, m, resample, fill)
-    if exact:
-        return np.asarray(_pil_affine(Image.fromarray(img), m, resample, fill))
-    return _affine_np(img, m, resample, fill)
+    if isinstance(img, Image.Image) or exact or int(resample) not in _CV2_INTERP:
+        return _affine_any(img, (1, 0, pixels, 0, 1, 0), resample, fill, True)
+    return _translate_np(img, pixels, 1, resample, fill)
 
 
 def translate_y_abs(img, pixels, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
-    m = (1, 0, 0, 0, 1, pixels)
-    if isinstance(img, Image.Image):
-        return _pil_affine(img, m, resample, fill)
-    if exact:
-        return np.asarray(_pil_affine(Image.fromarray(img), m, resample, fill))
-    return _affine_np(img, m, resample, fill)
+    if isinstance(img, Image.Image) or exact or int(resample) not in _CV2_INTERP:
+        return _affine_any(img, (1, 0, 0, 0, 1, pixels), resample, fill, True)
+    return _translate_np(img, pixels, 0, resample, fill)
 
 
 def translate_x_rel(img, pct, **kw):
@@ -230,9 +276,9 @@ def translate_y_rel(img, pct, **kw):
 def rotate(img, degrees, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
     if isinstance(img, Image.Image):
         return img.rotate(degrees, resample=resample, fillcolor=fill)
-    if exact:
+    if exact or int(resample) not in (int(_R.NEAREST), int(_R.BILINEAR)):
         return np.asarray(Image.fromarray(img).rotate(degrees, resample=resample, fillcolor=fill))
-    # Pillow's Image.rotate (no expand, centre rotation) special cases and matrix
+    # Pillow's Image.rotate (no expand, centre rotation): special cases, then its matrix
     angle = degrees % 360.0
     h, w = img.shape[:2]
     if angle == 0:
@@ -247,7 +293,7 @@ def rotate(img, degrees, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
     cx, cy = w / 2.0, h / 2.0
     m[2] = m[0] * -cx + m[1] * -cy + m[2] + cx
     m[5] = m[3] * -cx + m[4] * -cy + m[5] + cy
-    return _affine_np(img, m, resample, fill)
+    return _warp_np(img, m, resample, fill)
 
 
 def _channels_hist(img):
@@ -344,12 +390,12 @@ def color(img, factor, **_):
         return ImageEnhance.Color(img).enhance(factor)
     if img.ndim == 2 or img.shape[2] == 1:
         return img.copy()
+    if img.shape[2] in (3, 4):  # Pillow's C path is the fastest exact one here
+        mode = "RGB" if img.shape[2] == 3 else "RGBA"
+        return np.asarray(ImageEnhance.Color(Image.fromarray(img, mode)).enhance(factor))
     f = img.astype(np.float32)
     g = _gray_f32(f[..., :3])[..., None]
-    out = _blend_f32(g, f, factor)
-    if img.shape[2] == 4:
-        out[..., 3] = img[..., 3]
-    return out
+    return _blend_f32(g, f, factor)
 
 
 def _gray_mean(img) -> int:
@@ -385,8 +431,8 @@ def sharpness(img, factor, **_):
         if img.mode not in ("L", "RGB"):
             return ImageEnhance.Sharpness(img).enhance(factor)
         arr = np.asarray(img)
-        return Image.fromarray(_blend_f32(_smooth(arr).astype(np.float32), arr.astype(np.float32), factor))
-    return _blend_f32(_smooth(img).astype(np.float32), img.astype(np.float32), factor)
+        return Image.fromarray(_blend_f32(_smooth(arr).astype(np.float32), arr, factor))
+    return _blend_f32(_smooth(img).astype(np.float32), img, factor)
 
 
 def gaussian_blur(img, factor, **_):
