@@ -3,7 +3,7 @@ import numpy as np
 
 
 def f32_to_bf16(a):
-    a = np.ascontiguousarray(a, dtype=np.float32)
+    a = _c_array(a, np.float32)
     bits = a.view(np.uint32)
     # round-to-nearest-even on the dropped 16 bits; NaNs keep a quiet-NaN payload
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
@@ -14,4 +14,10 @@ def f32_to_bf16(a):
 
 
 def bf16_to_f32(a):
-    return (np.ascontiguousarray(a, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return (_c_array(a, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def _c_array(a, dt):
+    # not np.ascontiguousarray: that turns 0-d arrays into shape (1,)
+    a = np.asarray(a, dtype=dt)
+    return a if a.flags["C_CONTIGUOUS"] else np.array(a, order="C")
