@@ -1,0 +1,32 @@
+"""MLP used by ViT / Mixer style blocks (timm names: fc1, act, drop1, norm, fc2, drop2)."""
+from flowvision.backend import nn
+
+from .helpers import to_2tuple
+
+
+class Mlp(nn.Module):
+    def __init__(self, in_features, hidden_features=None, out_features=None, act_layer=nn.GELU, norm_layer=None,
+                 bias=True, drop=0.0, use_conv=False):
+        super().__init__()
+        out_features = out_features or in_features
+        hidden_features = hidden_features or in_features
+        bias = to_2tuple(bias)
+        drop_probs = to_2tuple(drop)
+        linear = nn.Conv2d if use_conv else nn.Linear
+        if use_conv:
+            self.fc1 = linear(in_features, hidden_features, kernel_size=1, bias=bias[0])
+        else:
+            self.fc1 = linear(in_features, hidden_features, bias=bias[0])
+        self.act = act_layer()
+        self.drop1 = nn.Dropout(drop_probs[0])
+        self.norm = norm_layer(hidden_features) if norm_layer is not None else nn.Identity()
+        if use_conv:
+            self.fc2 = linear(hidden_features, out_features, kernel_size=1, bias=bias[1])
+        else:
+            self.fc2 = linear(hidden_features, out_features, bias=bias[1])
+        self.drop2 = nn.Dropout(drop_probs[1])
+
+    def forward(self, x):
+        x = self.drop1(self.act(self.fc1(x)))
+        x = self.norm(x)
+        return self.drop2(self.fc2(x))
