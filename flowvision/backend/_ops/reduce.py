@@ -478,12 +478,18 @@ class _BoolReduce(Function):
         return (np.any if is_any else np.all)(x, axis=dims, keepdims=keepdim)
 
 
+def _bool_reduce(input, dim, keepdim, is_any):
+    out = _BoolReduce.apply(input, wrap_dims(dim, input.ndim), keepdim, is_any)
+    # like torch, uint8 inputs give uint8 results (kept for backward compatibility there)
+    return out.to(D.uint8) if input._dtype is D.uint8 else out
+
+
 def any(input, dim=None, keepdim=False):  # noqa: A001
-    return _BoolReduce.apply(input, wrap_dims(dim, input.ndim), keepdim, True)
+    return _bool_reduce(input, dim, keepdim, True)
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001
-    return _BoolReduce.apply(input, wrap_dims(dim, input.ndim), keepdim, False)
+    return _bool_reduce(input, dim, keepdim, False)
 
 
 def count_nonzero(input, dim=None):
