@@ -111,5 +111,14 @@ def _bind():
     Tensor.multinomial = lambda self, n, replacement=False, generator=None: C.multinomial(self, n, replacement, generator=generator)
     Tensor.__eq__.__doc__ = "elementwise equality (like torch, not identity)"
 
+    def _nn_method(name):  # torch's Tensor.softmax & co.; nn.functional loads on first use
+        def method(self, *args, **kwargs):
+            from .nn import functional as F
+            return getattr(F, name)(self, *args, **kwargs)
+        method.__name__ = name
+        return method
+    for name in ("softmax", "log_softmax", "relu", "relu_"):
+        setattr(Tensor, name, _nn_method(name))
+
 
 _bind()
