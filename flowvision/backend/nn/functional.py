@@ -54,6 +54,12 @@ def _opt(a, like=None):
     return a.astype(like.dtype, copy=False) if like is not None else a
 
 
+def _const(arr, dtype):
+    """A constant tensor of ``dtype`` from a numpy array holding values of its compute dtype (bfloat16: float32)."""
+    from .._creation import tensor
+    return tensor(arr, dtype=dtype)
+
+
 def _check_float(x, name):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
@@ -537,7 +543,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 # ------------------------------------------------------------------ dropout
 def _dropout_mask(shape, p, dtype):
     keep = _rng().random(shape) >= p
-    return Tensor._wrap((keep / (1.0 - p)).astype(np.float32 if dtype is D.bfloat16 else dtype.np), None)
+    return _const((keep / (1.0 - p)).astype(np.float32 if dtype is D.bfloat16 else dtype.np), dtype)
 
 
 def _check_p(p):
@@ -588,7 +594,7 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     if not training or p == 0:
         return input
     alpha = -1.7580993408473766
-    keep = Tensor._wrap((_rng().random(tuple(input.shape)) >= p).astype(input._compute().dtype))
+    keep = _const((_rng().random(tuple(input.shape)) >= p).astype(input._compute().dtype), input._dtype)
     a = (1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p)))
     b = -a * alpha * p
     return (input * keep + alpha * (1 - keep)) * a + b
@@ -821,7 +827,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
-    gumbels = Tensor._wrap(-np.log(_rng().exponential(size=tuple(logits.shape))).astype(logits._compute().dtype))
+    gumbels = _const(-np.log(_rng().exponential(size=tuple(logits.shape))).astype(logits._compute().dtype),
+                     logits._dtype)
     y = softmax((logits + gumbels) / tau, dim)
     if hard:
         idx = R.argmax(y, dim, keepdim=True)
@@ -1145,14 +1152,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     safe = np.where(valid, t, 0)
     picked = S.squeeze(S.gather(input, 1, Tensor._wrap(np.expand_dims(safe, 1))), 1)
     w = np.ones(c, input._compute().dtype) if weight is None else weight._compute()
-    wt = Tensor._wrap((w[safe] * valid).astype(input._compute().dtype))
+    wt_np = (w[safe] * valid).astype(input._compute().dtype)
+    wt = _const(wt_np, input._dtype)
     loss = -picked * wt
     if reduction == "none":
         return S.squeeze(loss, 0) if unbatched else loss
     if reduction == "sum":
         return R.sum(loss)
     if reduction == "mean":
-        return R.sum(loss) / Tensor._wrap(np.asarray(wt._data.sum(), wt._data.dtype))
+        return R.sum(loss) / _const(np.asarray(wt_np.sum(), wt_np.dtype), input._dtype)
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
@@ -1264,7 +1272,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         loss = E.exp(target) * (target - input)
     else:
         t = target._compute()
-        safe_log = Tensor._wrap(np.where(t > 0, np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype))
+        safe_log = _const(np.where(t > 0, np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype), target._dtype)
         loss = target * (safe_log - input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction == "batchmean":
