@@ -672,16 +672,18 @@ class _Silu(Function):
         return (_C.silu_backward(_kin(g).astype(x.dtype, copy=False), x),)
 
 
-def _maybe_inplace(input, out, inplace):
+def _maybe_inplace(input, fn, inplace):
+    """``fn(input)``, written into ``input`` when ``inplace`` (through the shared in-place mechanism, which
+    hands ``fn`` a snapshot when autograd needs the pre-modification values)."""
     if inplace:
-        from .._ops.inplace import commit
-        return commit(input, out)
-    return out
+        from .._ops.inplace import make_inplace
+        return make_inplace(fn)(input)
+    return fn(input)
 
 
 def relu(input, inplace=False):
     _check_float(input, "relu") if input._dtype.is_floating_point else None
-    return _maybe_inplace(input, _Relu.apply(input), inplace)
+    return _maybe_inplace(input, lambda t: _Relu.apply(t), inplace)
 
 
 def relu_(input):
@@ -695,23 +697,23 @@ def relu6(input, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _maybe_inplace(input, _Hardtanh.apply(input, float(min_val), float(max_val)), inplace)
+    return _maybe_inplace(input, lambda t: _Hardtanh.apply(t, float(min_val), float(max_val)), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _maybe_inplace(input, _LeakyRelu.apply(input, float(negative_slope)), inplace)
+    return _maybe_inplace(input, lambda t: _LeakyRelu.apply(t, float(negative_slope)), inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _maybe_inplace(input, _Elu.apply(input, float(alpha), 1.0, 1.0), inplace)
+    return _maybe_inplace(input, lambda t: _Elu.apply(t, float(alpha), 1.0, 1.0), inplace)
 
 
 def selu(input, inplace=False):
-    return _maybe_inplace(input, _Elu.apply(input, 1.6732632423543772, 1.0507009873554805, 1.0), inplace)
+    return _maybe_inplace(input, lambda t: _Elu.apply(t, 1.6732632423543772, 1.0507009873554805, 1.0), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _maybe_inplace(input, _Elu.apply(input, float(alpha), 1.0, 1.0 / alpha), inplace)
+    return _maybe_inplace(input, lambda t: _Elu.apply(t, float(alpha), 1.0, 1.0 / alpha), inplace)
 
 
 def gelu(input, approximate="none"):
@@ -723,19 +725,19 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     _check_float(input, "silu")
-    return _maybe_inplace(input, _Silu.apply(input), inplace)
+    return _maybe_inplace(input, lambda t: _Silu.apply(t), inplace)
 
 
 def mish(input, inplace=False):
-    return _maybe_inplace(input, _Mish.apply(input), inplace)
+    return _maybe_inplace(input, lambda t: _Mish.apply(t), inplace)
 
 
 def hardswish(input, inplace=False):
-    return _maybe_inplace(input, _Hardswish.apply(input), inplace)
+    return _maybe_inplace(input, lambda t: _Hardswish.apply(t), inplace)
 
 
 def hardsigmoid(input, inplace=False):
-    return _maybe_inplace(input, _Hardsigmoid.apply(input), inplace)
+    return _maybe_inplace(input, lambda t: _Hardsigmoid.apply(t), inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -755,7 +757,7 @@ def tanhshrink(input):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _maybe_inplace(input, _Threshold.apply(input, float(threshold), float(value)), inplace)
+    return _maybe_inplace(input, lambda t: _Threshold.apply(t, float(threshold), float(value)), inplace)
 
 
 def sigmoid(input):
