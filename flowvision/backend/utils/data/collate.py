@@ -1,0 +1,115 @@
+"""default_collate / default_convert: stack samples into batches the way torch does."""
+import collections.abc
+import re
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ... import _dtype as D
+
+__all__ = ["default_collate", "default_convert"]
+
+_np_str_obj_array_pattern = re.compile(r"[SaUO]")
+_ERR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+def default_convert(data):
+    """numpy arrays/scalars -> Tensors, recursively through mappings and sequences (no batching)."""
+    if isinstance(data, Tensor):
+        return data
+    if isinstance(data, np.ndarray):
+        if _np_str_obj_array_pattern.search(data.dtype.str) is not None:
+            return data
+        return Tensor._wrap(data)
+    if isinstance(data, np.generic) and not isinstance(data, (np.str_, np.bytes_)):
+        return Tensor._wrap(np.asarray(data))
+    if isinstance(data, collections.abc.Mapping):
+        try:
+            if isinstance(data, collections.abc.MutableMapping):
+                clone = type(data)(data) if not isinstance(data, collections.defaultdict) else data.copy()
+                for k in data:
+                    clone[k] = default_convert(data[k])
+                return clone
+            return type(data)({k: default_convert(v) for k, v in data.items()})
+        except TypeError:
+            return {k: default_convert(v) for k, v in data.items()}
+    if _is_namedtuple(data):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            return type(data)([default_convert(d) for d in data])
+        except TypeError:
+            return [default_convert(d) for d in data]
+    return data
+
+
+def _stack_tensors(batch):
+    first = batch[0]
+    shape = tuple(first.shape)
+    for t in batch:
+        if tuple(t.shape) != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
+                               f"{list(t.shape)} at another entry")
+    dt = first._dtype
+    if all(t._dtype is dt for t in batch):
+        return Tensor._wrap(np.stack([t._data for t in batch]), dt)
+    from ..._ops.shape import stack
+    return stack(list(batch))
+
+
+def default_collate(batch):
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return _stack_tensors(batch)
+    if isinstance(elem, np.ndarray) and type(elem).__module__ == "numpy":
+        if _np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+            raise TypeError(_ERR.format(elem.dtype))
+        shape = elem.shape
+        for b in batch:
+            if b.shape != shape:
+                raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+                                   f"and {list(b.shape)} at another entry")
+        return Tensor._wrap(np.stack(batch))
+    if isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
+        if _np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+            raise TypeError(_ERR.format(elem.dtype))
+        return Tensor._wrap(np.array(batch))
+    if isinstance(elem, bool):
+        return Tensor._wrap(np.array(batch, dtype=np.bool_))
+    if isinstance(elem, float):
+        return Tensor._wrap(np.array(batch, dtype=np.float64))
+    if isinstance(elem, int):
+        return Tensor._wrap(np.array(batch, dtype=np.int64))
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        try:
+            if isinstance(elem, collections.abc.MutableMapping):
+                clone = elem.copy() if hasattr(elem, "copy") else type(elem)(elem)
+                for key in elem:
+                    clone[key] = default_collate([d[key] for d in batch])
+                return clone
+            return type(elem)({key: default_collate([d[key] for d in batch]) for key in elem})
+        except TypeError:
+            return {key: default_collate([d[key] for d in batch]) for key in elem}
+    if _is_namedtuple(elem):
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        it = iter(batch)
+        elem_size = len(next(it))
+        if not all(len(e) == elem_size for e in it):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        if isinstance(elem, tuple):
+            return [default_collate(samples) for samples in transposed]
+        try:
+            return type(elem)([default_collate(samples) for samples in transposed])
+        except TypeError:
+            return [default_collate(samples) for samples in transposed]
+    raise TypeError(_ERR.format(type(elem)))

@@ -1,0 +1,198 @@
+"""Samplers: Sequential, Random (with generator), SubsetRandom, WeightedRandom, Batch, Distributed."""
+import math
+import os
+
+import numpy as np
+
+from ..._tensor import Tensor
+
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+           "BatchSampler", "DistributedSampler"]
+
+
+def _new_seed(generator):
+    """A fresh 63-bit seed drawn from ``generator`` (the default generator when None), like torch."""
+    from ...random import _rng
+    return int(_rng(generator).integers(0, 2 ** 63 - 1))
+
+
+class Sampler:
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        from ...random import Generator
+        n = len(self.data_source)
+        if self.generator is None:
+            gen = Generator().manual_seed(_new_seed(None))
+        else:
+            gen = self.generator
+        rng = gen.numpy
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from rng.integers(0, n, 32).tolist()
+            yield from rng.integers(0, n, self.num_samples % 32).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from rng.permutation(n).tolist()
+            yield from rng.permutation(n).tolist()[: self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        from ...random import _rng
+        for i in _rng(self.generator).permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = weights._compute() if isinstance(weights, Tensor) else np.asarray(weights)
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(w.shape)}")
+        if np.any(w < 0) or not np.all(np.isfinite(w)) or w.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (weights must be finite, non-negative and not all "
+                               "zero)")
+        if not replacement and num_samples > np.count_nonzero(w):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        self.weights = w
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        from ...random import _rng
+        p = self.weights / self.weights.sum()
+        yield from _rng(self.generator).choice(len(p), size=self.num_samples, replace=self.replacement,
+                                               p=p).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        batch = []
+        for idx in self.sampler:
+            batch.append(idx)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+class DistributedSampler(Sampler):
+    """Each of ``num_replicas`` processes sees its own ``rank``-strided share of a (seed + epoch) shuffle.
+
+    Without a process group, ``num_replicas``/``rank`` default to ``WORLD_SIZE``/``RANK`` from the
+    environment, else 1 and 0.
+    """
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        if num_replicas is None:
+            num_replicas = int(os.environ.get("WORLD_SIZE", 1))
+        if rank is None:
+            rank = int(os.environ.get("RANK", 0))
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset = dataset
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.epoch = 0
+        self.drop_last = drop_last
+        if self.drop_last and len(self.dataset) % self.num_replicas != 0:
+            self.num_samples = math.ceil((len(self.dataset) - self.num_replicas) / self.num_replicas)
+        else:
+            self.num_samples = math.ceil(len(self.dataset) / self.num_replicas)
+        self.total_size = self.num_samples * self.num_replicas
+        self.shuffle = shuffle
+        self.seed = seed
+
+    def __iter__(self):
+        if self.shuffle:
+            from ...random import Generator
+            g = Generator().manual_seed(self.seed + self.epoch)
+            indices = g.numpy.permutation(len(self.dataset)).tolist()
+        else:
+            indices = list(range(len(self.dataset)))
+        if not self.drop_last:
+            padding_size = self.total_size - len(indices)
+            if padding_size <= len(indices):
+                indices += indices[:padding_size]
+            else:
+                indices += (indices * math.ceil(padding_size / len(indices)))[:padding_size]
+        else:
+            indices = indices[: self.total_size]
+        if len(indices) != self.total_size:
+            raise AssertionError(f"expected {self.total_size} indices, got {len(indices)}")
+        indices = indices[self.rank:self.total_size:self.num_replicas]
+        if len(indices) != self.num_samples:
+            raise AssertionError(f"expected {self.num_samples} indices, got {len(indices)}")
+        return iter(indices)
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
