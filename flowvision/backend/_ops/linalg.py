@@ -31,11 +31,11 @@ class Matmul(Function):
         a, b = ctx.saved
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
-        g2 = g
-        if a.ndim == 1:
-            g2 = np.expand_dims(g2, -2)
+        g2 = g  # undo the forward's squeezes in reverse order (last dim first: 1-D @ 1-D gives a 0-d g)
         if b.ndim == 1:
             g2 = np.expand_dims(g2, -1)
+        if a.ndim == 1:
+            g2 = np.expand_dims(g2, -2)
         ga = gb = None
         if ctx.needs_input_grad[0]:
             ga = _bmm_arrays(g2, np.swapaxes(b2, -1, -2))
