@@ -1162,7 +1162,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if reduction == "sum":
         return R.sum(loss)
     if reduction == "mean":
-        return R.sum(loss) / _const(np.asarray(wt_np.sum(), wt_np.dtype), input._dtype)
+        total = wt_np.sum()
+        if total == 0:  # every target ignored: torch gives a NaN loss but zero (not NaN) gradients
+            return R.sum(loss) * 0.0 + float("nan")
+        return R.sum(loss) / _const(np.asarray(total, wt_np.dtype), input._dtype)
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
