@@ -198,7 +198,20 @@ def add(input, other, *, alpha=1, out=None):
     return _finish(_binary(Add, input, other, "add", alpha=alpha), out)
 
 
+def _no_bool_sub(input, other, op):
+    for x in (input, other):
+        if (isinstance(x, Tensor) and x._dtype is D.bool) or isinstance(x, (bool, np.bool_)):
+            raise RuntimeError(f"Subtraction, the `-` operator, with a bool tensor is not supported ({op} of "
+                               f"{_desc(input)} and {_desc(other)}). If you are trying to invert a mask, use the "
+                               "`~` or `logical_not()` operator instead.")
+
+
+def _desc(x):
+    return f"{x._dtype.name}{list(x.shape)}" if isinstance(x, Tensor) else f"{type(x).__name__} {x!r}"
+
+
 def sub(input, other, *, alpha=1, out=None):
+    _no_bool_sub(input, other, "sub")
     return _finish(_binary(Sub, input, other, "sub", alpha=alpha), out)
 
 
@@ -206,6 +219,7 @@ subtract = sub
 
 
 def rsub(input, other, *, alpha=1):
+    _no_bool_sub(other, input, "rsub")
     return _binary(Sub, other, input, "rsub", alpha=alpha)
 
 
