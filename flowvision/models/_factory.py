@@ -1,0 +1,42 @@
+"""``create_model``: the single entry point to the registry."""
+import os
+
+from ._builder import load_checkpoint
+from ._registry import model_entrypoint, resolve_model_name, split_model_name_tag
+
+__all__ = ["create_model"]
+
+
+def create_model(model_name, pretrained=False, pretrained_cfg=None, pretrained_cfg_overlay=None,
+                 checkpoint_path=None, num_classes=None, in_chans=None, drop_rate=None, drop_path_rate=None,
+                 global_pool=None, features_only=None, out_indices=None, img_size=None, **kwargs):
+    """Create a registered model by name (``'resnet50'``, ``'resnet50.a1_in1k'``, alias ``'vit_base'``).
+
+    Keyword arguments left at None are dropped so each model keeps its own defaults.
+    ``checkpoint_path`` loads a local checkpoint after construction (strict).
+    """
+    if not isinstance(model_name, str) or not model_name:
+        raise ValueError(f"model_name must be a non-empty string, got {model_name!r}")
+    if any(c in model_name for c in "/\\:"):
+        raise ValueError(f"model_name {model_name!r}: hub prefixes and paths are not supported; "
+                         "pass checkpoint_path= for a local file")
+    name = resolve_model_name(model_name)
+    arch, tag = split_model_name_tag(name)
+    if tag and pretrained_cfg is None:
+        pretrained_cfg = tag
+    create_fn = model_entrypoint(arch)
+    extra = dict(num_classes=num_classes, in_chans=in_chans, drop_rate=drop_rate, drop_path_rate=drop_path_rate,
+                 global_pool=global_pool, features_only=features_only, out_indices=out_indices, img_size=img_size,
+                 pretrained_cfg=pretrained_cfg, pretrained_cfg_overlay=pretrained_cfg_overlay)
+    kwargs.update({k: v for k, v in extra.items() if v is not None})
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    if in_chans is not None and (not isinstance(in_chans, int) or in_chans < 1):
+        raise ValueError(f"in_chans must be a positive int, got {in_chans!r}")
+    if num_classes is not None and (not isinstance(num_classes, int) or num_classes < 0):
+        raise ValueError(f"num_classes must be a non-negative int, got {num_classes!r}")
+    model = create_fn(pretrained=pretrained, **kwargs)
+    if checkpoint_path:
+        if not os.path.isfile(checkpoint_path):
+            raise FileNotFoundError(f"checkpoint_path not found: {checkpoint_path}")
+        load_checkpoint(model, checkpoint_path)
+    return model

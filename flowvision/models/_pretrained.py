@@ -1,0 +1,123 @@
+"""Pretrained configuration: per-variant, per-tag data (weights source + preprocessing + head layout)."""
+import copy
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Dict, Optional, Tuple, Union
+
+IMAGENET_DEFAULT_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_DEFAULT_STD = (0.229, 0.224, 0.225)
+IMAGENET_INCEPTION_MEAN = (0.5, 0.5, 0.5)
+IMAGENET_INCEPTION_STD = (0.5, 0.5, 0.5)
+
+
+@dataclass
+class PretrainedCfg:
+    """Where a variant's weights come from and how its inputs must be prepared (timm's fields)."""
+    # source
+    url: Optional[Union[str, Tuple[str, str]]] = None
+    file: Optional[str] = None
+    state_dict: Optional[Dict[str, Any]] = None
+    hf_hub_id: Optional[str] = None
+    hf_hub_filename: Optional[str] = None
+    source: Optional[str] = None
+    sha256: Optional[str] = None
+    # identity (filled at registration)
+    architecture: Optional[str] = None
+    tag: Optional[str] = None
+    # input
+    input_size: Tuple[int, int, int] = (3, 224, 224)
+    test_input_size: Optional[Tuple[int, int, int]] = None
+    min_input_size: Optional[Tuple[int, int, int]] = None
+    fixed_input_size: bool = False
+    interpolation: str = "bicubic"
+    crop_pct: float = 0.875
+    test_crop_pct: Optional[float] = None
+    crop_mode: str = "center"
+    mean: Tuple[float, ...] = IMAGENET_DEFAULT_MEAN
+    std: Tuple[float, ...] = IMAGENET_DEFAULT_STD
+    # head
+    num_classes: int = 1000
+    label_offset: Optional[int] = None
+    label_names: Optional[Tuple[str, ...]] = None
+    pool_size: Optional[Tuple[int, ...]] = None
+    first_conv: Optional[Union[str, Tuple[str, ...]]] = None
+    classifier: Optional[Union[str, Tuple[str, ...]]] = None
+    # meta
+    license: Optional[str] = None
+    description: Optional[str] = None
+    origin_url: Optional[str] = None
+    paper_name: Optional[str] = None
+    paper_ids: Optional[str] = None
+    notes: Optional[Tuple[str, ...]] = None
+
+    @property
+    def has_weights(self):
+        return bool(self.url or self.file or self.hf_hub_id or self.state_dict is not None or self.in_manifest)
+
+    @property
+    def in_manifest(self):
+        if not self.architecture or not self.tag:
+            return False
+        from ._manifest import manifest_tags
+        return f"{self.architecture}.{self.tag}" in manifest_tags()
+
+    def to_dict(self, remove_source=False, remove_null=True):
+        d = {k: v for k, v in asdict(self).items() if k != "state_dict"}
+        if remove_source:
+            for k in ("url", "file", "hf_hub_id", "hf_hub_filename", "source", "sha256"):
+                d.pop(k, None)
+        if remove_null:
+            d = {k: v for k, v in d.items() if v is not None}
+        return d
+
+
+@dataclass
+class DefaultCfg:
+    tags: list = field(default_factory=list)
+    cfgs: dict = field(default_factory=dict)
+    is_pretrained: bool = False
+
+    @property
+    def default(self):
+        return self.cfgs[self.tags[0]]
+
+    @property
+    def default_with_tag(self):
+        tag = self.tags[0]
+        return tag, self.cfgs[tag]
+
+
+def split_model_name_tag(model_name, no_tag=""):
+    name, _, tag = model_name.partition(".")
+    return name, tag or no_tag
+
+
+def generate_default_cfgs(cfgs):
+    """``{'arch.tag': dict | PretrainedCfg}`` -> ``{'arch': DefaultCfg}`` keeping dict order as priority.
+
+    A tag ending in ``*`` is moved to the front (the default for that arch).
+    """
+    out = {}
+    for key, cfg in cfgs.items():
+        if isinstance(cfg, dict):
+            cfg = PretrainedCfg(**cfg)
+        else:
+            cfg = copy.copy(cfg)
+        arch, tag = split_model_name_tag(key)
+        priority = tag.endswith("*")
+        tag = tag.rstrip("*")
+        dc = out.setdefault(arch, DefaultCfg())
+        if priority:
+            dc.tags.insert(0, tag)
+        else:
+            dc.tags.append(tag)
+        dc.cfgs[tag] = cfg
+    return out
+
+
+def resolve_cfg_overlay(cfg, overlay=None):
+    if not overlay:
+        return cfg
+    bad = set(overlay) - set(PretrainedCfg.__dataclass_fields__)
+    if bad:
+        raise ValueError(f"unknown pretrained_cfg fields: {sorted(bad)}")
+    return replace(cfg, **overlay)

@@ -1,0 +1,185 @@
+"""The model registry: ``register_model``, listing, lookup and short aliases."""
+import difflib
+import fnmatch
+import re
+import sys
+from collections import defaultdict
+from dataclasses import replace
+
+from ._pretrained import DefaultCfg, split_model_name_tag
+
+__all__ = ["register_model", "register_model_alias", "list_models", "list_pretrained", "list_modules", "is_model",
+           "model_entrypoint", "get_pretrained_cfg", "get_pretrained_cfg_value", "get_arch_pretrained_cfgs",
+           "get_arch_name", "is_model_pretrained", "resolve_model_name", "split_model_name_tag"]
+
+_module_to_models = defaultdict(set)
+_model_to_module = {}
+_model_entrypoints = {}
+_model_has_pretrained = set()
+_model_default_cfgs = {}
+_model_pretrained_cfgs = {}
+_model_with_tags = defaultdict(list)
+_model_aliases = {}
+
+
+def register_model(fn):
+    """Decorator: registers ``fn`` under its name and expands ``default_cfgs[name]`` of its module by tag."""
+    mod = sys.modules[fn.__module__]
+    module_name = fn.__module__.split(".")[-1]
+    model_name = fn.__name__
+    if hasattr(mod, "__all__"):
+        if model_name not in mod.__all__:
+            mod.__all__.append(model_name)
+    else:
+        mod.__all__ = [model_name]
+    _model_entrypoints[model_name] = fn
+    _model_to_module[model_name] = module_name
+    _module_to_models[module_name].add(model_name)
+
+    default_cfgs = getattr(mod, "default_cfgs", {})
+    dc = default_cfgs.get(model_name)
+    if dc is not None:
+        if not isinstance(dc, DefaultCfg):
+            raise TypeError(f"default_cfgs[{model_name!r}] must come from generate_default_cfgs")
+        for tag in dc.tags:
+            cfg = replace(dc.cfgs[tag], architecture=model_name, tag=tag)
+            if cfg.hf_hub_id and cfg.hf_hub_id.endswith("/"):  # 'timm/' -> 'timm/<arch>.<tag>'
+                cfg = replace(cfg, hf_hub_id=f"{cfg.hf_hub_id}{model_name}.{tag}" if tag else
+                              f"{cfg.hf_hub_id}{model_name}")
+            dc.cfgs[tag] = cfg
+            full = f"{model_name}.{tag}" if tag else model_name
+            _model_with_tags[model_name].append(full)
+            _model_pretrained_cfgs[full] = cfg
+            if cfg.has_weights:
+                _model_has_pretrained.add(model_name)
+        _model_default_cfgs[model_name] = dc
+    return fn
+
+
+def register_model_alias(alias, target):
+    """A short name (``vit_base``) that resolves to a registered full name (``vit_base_patch16_224``)."""
+    _model_aliases[alias] = target
+
+
+def _natural_key(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s.lower())]
+
+
+def resolve_model_name(name):
+    """Follow aliases; the tag (if any) is kept."""
+    arch, tag = split_model_name_tag(name)
+    if arch not in _model_entrypoints and arch in _model_aliases:
+        arch = _model_aliases[arch]
+    return f"{arch}.{tag}" if tag else arch
+
+
+def get_arch_name(model_name):
+    return split_model_name_tag(resolve_model_name(model_name))[0]
+
+
+def _suggest(name):
+    pool = list(_model_entrypoints) + list(_model_aliases)
+    return difflib.get_close_matches(name, pool, n=5, cutoff=0.5)
+
+
+def _unknown(name):
+    close = _suggest(name)
+    hint = f"; closest matches: {', '.join(close)}" if close else ""
+    return RuntimeError(f"Unknown model ({name}){hint}. See flowvision.models.list_models().")
+
+
+def list_models(filter="", module="", pretrained=False, exclude_filters="", name_matches_cfg=False,
+                include_tags=None):
+    """Registered model names matching fnmatch ``filter`` (a str or a list = union), naturally sorted.
+
+    ``pretrained=True`` lists only ``arch.tag`` names with weights (tags are included by default then).
+    """
+    if include_tags is None:
+        include_tags = pretrained
+    if module:
+        mods = [module] if isinstance(module, str) else list(module)
+        all_models = set()
+        for m in mods:
+            all_models |= _module_to_models.get(m, set())
+    else:
+        all_models = set(_model_entrypoints)
+    if include_tags:
+        tagged = set()
+        for m in all_models:
+            tagged.update(_model_with_tags.get(m) or [m])
+        all_models = tagged
+
+    filters = [filter] if isinstance(filter, str) else list(filter)
+    filters = [f for f in filters if f]
+    if filters:
+        selected = set()
+        for f in filters:
+            if include_tags and "." not in f:
+                selected |= {m for m in all_models if fnmatch.fnmatch(split_model_name_tag(m)[0], f)}
+            else:
+                selected |= set(fnmatch.filter(all_models, f))
+        all_models = selected
+    excludes = [exclude_filters] if isinstance(exclude_filters, str) else list(exclude_filters)
+    for f in [f for f in excludes if f]:
+        all_models -= set(fnmatch.filter(all_models, f))
+    if pretrained:
+        keep = set()
+        for m in all_models:
+            cfg = _model_pretrained_cfgs.get(m)
+            if cfg is not None and cfg.has_weights:
+                keep.add(m)
+        all_models = keep
+    if name_matches_cfg:
+        all_models = {m for m in all_models if m in _model_pretrained_cfgs}
+    return sorted(all_models, key=_natural_key)
+
+
+def list_pretrained(filter="", exclude_filters=""):
+    return list_models(filter=filter, pretrained=True, exclude_filters=exclude_filters, include_tags=True)
+
+
+def list_modules():
+    return sorted(_module_to_models)
+
+
+def is_model(model_name):
+    return get_arch_name(model_name) in _model_entrypoints
+
+
+def model_entrypoint(model_name):
+    arch = get_arch_name(model_name)
+    if arch not in _model_entrypoints:
+        raise _unknown(model_name)
+    return _model_entrypoints[arch]
+
+
+def is_model_pretrained(model_name):
+    return get_arch_name(model_name) in _model_has_pretrained
+
+
+def get_arch_pretrained_cfgs(model_name):
+    arch = get_arch_name(model_name)
+    return {t: _model_pretrained_cfgs[t] for t in _model_with_tags.get(arch, [])}
+
+
+def get_pretrained_cfg(model_name, allow_unregistered=True):
+    """The PretrainedCfg of ``arch.tag`` (or the arch's default tag)."""
+    name = resolve_model_name(model_name)
+    if name in _model_pretrained_cfgs:
+        return _model_pretrained_cfgs[name]
+    arch, tag = split_model_name_tag(name)
+    if arch in _model_default_cfgs:
+        dc = _model_default_cfgs[arch]
+        if tag:
+            raise RuntimeError(f"Invalid pretrained tag ({tag}) for {arch}; available: {dc.tags}")
+        return dc.default
+    if arch not in _model_entrypoints:
+        raise _unknown(model_name)
+    if allow_unregistered:
+        return None
+    raise RuntimeError(f"no pretrained cfg registered for {model_name}")
+
+
+def get_pretrained_cfg_value(model_name, cfg_key):
+    cfg = get_pretrained_cfg(model_name)
+    return getattr(cfg, cfg_key, None) if cfg is not None else None

@@ -1,0 +1,445 @@
+"""ResNet / ResNet-D / ResNeXt / Wide-ResNet / SE-ResNet, with timm's module and parameter names.
+
+Variants differ by block type, depth, cardinality/width and stem/downsample options
+(``stem_type='deep'`` + ``avg_down=True`` gives the "d" variants).
+"""
+import math
+
+from flowvision.backend import nn
+from flowvision.backend.nn import functional as F
+from flowvision.layers import DropPath, SEModule, create_classifier, get_act_layer
+
+from ._builder import build_model_with_cfg
+from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
+from ._registry import register_model, register_model_alias
+
+__all__ = ["ResNet", "BasicBlock", "Bottleneck"]
+
+
+def _create_attn(attn_layer, channels):
+    if not attn_layer:
+        return None
+    if attn_layer == "se":
+        return SEModule(channels)
+    if isinstance(attn_layer, str):
+        raise ValueError(f"unknown attn_layer {attn_layer!r} (supported: 'se')")
+    return attn_layer(channels)
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, inplanes, planes, stride=1, downsample=None, cardinality=1, base_width=64, reduce_first=1,
+                 dilation=1, first_dilation=None, act_layer=nn.ReLU, norm_layer=nn.BatchNorm2d, attn_layer=None,
+                 drop_path=None):
+        super().__init__()
+        if cardinality != 1 or base_width != 64:
+            raise ValueError("BasicBlock only supports cardinality=1 and base_width=64")
+        first_planes = planes // reduce_first
+        outplanes = planes * self.expansion
+        first_dilation = first_dilation or dilation
+        self.conv1 = nn.Conv2d(inplanes, first_planes, 3, stride=stride, padding=first_dilation,
+                               dilation=first_dilation, bias=False)
+        self.bn1 = norm_layer(first_planes)
+        self.drop_block = nn.Identity()
+        self.act1 = act_layer(inplace=True)
+        self.aa = nn.Identity()
+        self.conv2 = nn.Conv2d(first_planes, outplanes, 3, padding=dilation, dilation=dilation, bias=False)
+        self.bn2 = norm_layer(outplanes)
+        self.se = _create_attn(attn_layer, outplanes)
+        self.act2 = act_layer(inplace=True)
+        self.downsample = downsample
+        self.drop_path = drop_path
+
+    def zero_init_last(self):
+        if getattr(self.bn2, "weight", None) is not None:
+            nn.init.zeros_(self.bn2.weight)
+
+    def forward(self, x):
+        shortcut = x
+        x = self.aa(self.act1(self.drop_block(self.bn1(self.conv1(x)))))
+        x = self.bn2(self.conv2(x))
+        if self.se is not None:
+            x = self.se(x)
+        if self.drop_path is not None:
+            x = self.drop_path(x)
+        if self.downsample is not None:
+            shortcut = self.downsample(shortcut)
+        return self.act2(x + shortcut)
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, inplanes, planes, stride=1, downsample=None, cardinality=1, base_width=64, reduce_first=1,
+                 dilation=1, first_dilation=None, act_layer=nn.ReLU, norm_layer=nn.BatchNorm2d, attn_layer=None,
+                 drop_path=None):
+        super().__init__()
+        width = int(math.floor(planes * (base_width / 64)) * cardinality)
+        first_planes = width // reduce_first
+        outplanes = planes * self.expansion
+        first_dilation = first_dilation or dilation
+        self.conv1 = nn.Conv2d(inplanes, first_planes, 1, bias=False)
+        self.bn1 = norm_layer(first_planes)
+        self.act1 = act_layer(inplace=True)
+        self.conv2 = nn.Conv2d(first_planes, width, 3, stride=stride, padding=first_dilation,
+                               dilation=first_dilation, groups=cardinality, bias=False)
+        self.bn2 = norm_layer(width)
+        self.drop_block = nn.Identity()
+        self.act2 = act_layer(inplace=True)
+        self.aa = nn.Identity()
+        self.conv3 = nn.Conv2d(width, outplanes, 1, bias=False)
+        self.bn3 = norm_layer(outplanes)
+        self.se = _create_attn(attn_layer, outplanes)
+        self.act3 = act_layer(inplace=True)
+        self.downsample = downsample
+        self.drop_path = drop_path
+
+    def zero_init_last(self):
+        if getattr(self.bn3, "weight", None) is not None:
+            nn.init.zeros_(self.bn3.weight)
+
+    def forward(self, x):
+        shortcut = x
+        x = self.act1(self.bn1(self.conv1(x)))
+        x = self.aa(self.act2(self.drop_block(self.bn2(self.conv2(x)))))
+        x = self.bn3(self.conv3(x))
+        if self.se is not None:
+            x = self.se(x)
+        if self.drop_path is not None:
+            x = self.drop_path(x)
+        if self.downsample is not None:
+            shortcut = self.downsample(shortcut)
+        return self.act3(x + shortcut)
+
+
+def _downsample_conv(in_channels, out_channels, kernel_size, stride=1, dilation=1, first_dilation=None,
+                     norm_layer=nn.BatchNorm2d):
+    kernel_size = 1 if stride == 1 and dilation == 1 else kernel_size
+    first_dilation = (first_dilation or dilation) if kernel_size > 1 else 1
+    p = ((stride - 1) + first_dilation * (kernel_size - 1)) // 2
+    return nn.Sequential(
+        nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=p, dilation=first_dilation,
+                  bias=False),
+        norm_layer(out_channels))
+
+
+def _downsample_avg(in_channels, out_channels, kernel_size, stride=1, dilation=1, first_dilation=None,
+                    norm_layer=nn.BatchNorm2d):
+    avg_stride = stride if dilation == 1 else 1
+    if stride == 1 and dilation == 1:
+        pool = nn.Identity()
+    else:
+        pool = nn.AvgPool2d(2, avg_stride, ceil_mode=True, count_include_pad=False)
+    return nn.Sequential(pool, nn.Conv2d(in_channels, out_channels, 1, stride=1, padding=0, bias=False),
+                         norm_layer(out_channels))
+
+
+class ResNet(nn.Module):
+    """ResNet family. Stem: ``stem_type`` '' (7x7 conv), 'deep' (3 x 3x3 convs), 'deep_tiered'."""
+
+    def __init__(self, block=Bottleneck, layers=(3, 4, 6, 3), num_classes=1000, in_chans=3, output_stride=32,
+                 global_pool="avg", cardinality=1, base_width=64, stem_width=64, stem_type="", block_reduce_first=1,
+                 down_kernel_size=1, avg_down=False, act_layer=nn.ReLU, norm_layer=nn.BatchNorm2d, drop_rate=0.0,
+                 drop_path_rate=0.0, zero_init_last=True, block_args=None):
+        super().__init__()
+        if output_stride != 32:
+            raise NotImplementedError("only output_stride=32 is implemented so far")
+        act_layer = get_act_layer(act_layer)
+        block_args = block_args or {}
+        self.num_classes = num_classes
+        self.drop_rate = drop_rate
+        self.grad_checkpointing = False
+
+        deep_stem = "deep" in stem_type
+        inplanes = stem_width * 2 if deep_stem else 64
+        if deep_stem:
+            stem_chs = (3 * (stem_width // 4), stem_width) if "tiered" in stem_type else (stem_width, stem_width)
+            self.conv1 = nn.Sequential(
+                nn.Conv2d(in_chans, stem_chs[0], 3, stride=2, padding=1, bias=False),
+                norm_layer(stem_chs[0]), act_layer(inplace=True),
+                nn.Conv2d(stem_chs[0], stem_chs[1], 3, stride=1, padding=1, bias=False),
+                norm_layer(stem_chs[1]), act_layer(inplace=True),
+                nn.Conv2d(stem_chs[1], inplanes, 3, stride=1, padding=1, bias=False))
+        else:
+            self.conv1 = nn.Conv2d(in_chans, inplanes, kernel_size=7, stride=2, padding=3, bias=False)
+        self.bn1 = norm_layer(inplanes)
+        self.act1 = act_layer(inplace=True)
+        self.feature_info = [dict(num_chs=inplanes, reduction=2, module="act1")]
+        # the name 'maxpool' is kept for weight compatibility
+        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+
+        total_blocks = sum(layers)
+        block_idx = 0
+        reduction = 4
+        for stage_idx, (planes, num_blocks) in enumerate(zip((64, 128, 256, 512), layers)):
+            stride = 1 if stage_idx == 0 else 2
+            reduction *= stride
+            outplanes = planes * block.expansion
+            downsample = None
+            if stride != 1 or inplanes != outplanes:
+                ds = _downsample_avg if avg_down else _downsample_conv
+                downsample = ds(inplanes, outplanes, down_kernel_size, stride=stride, norm_layer=norm_layer)
+            blocks = []
+            for i in range(num_blocks):
+                dpr = drop_path_rate * block_idx / max(total_blocks - 1, 1)
+                blocks.append(block(
+                    inplanes, planes, stride if i == 0 else 1, downsample if i == 0 else None,
+                    cardinality=cardinality, base_width=base_width, reduce_first=block_reduce_first,
+                    act_layer=act_layer, norm_layer=norm_layer, drop_path=DropPath(dpr) if dpr > 0 else None,
+                    **block_args))
+                inplanes = outplanes
+                block_idx += 1
+            name = f"layer{stage_idx + 1}"
+            self.add_module(name, nn.Sequential(*blocks))
+            self.feature_info.append(dict(num_chs=outplanes, reduction=reduction, module=name))
+
+        self.num_features = self.head_hidden_size = 512 * block.expansion
+        self.global_pool, self.fc = create_classifier(self.num_features, num_classes, pool_type=global_pool)
+        self.init_weights(zero_init_last=zero_init_last)
+
+    def init_weights(self, zero_init_last=True):
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+        if zero_init_last:
+            for m in self.modules():
+                if hasattr(m, "zero_init_last"):
+                    m.zero_init_last()
+
+    def no_weight_decay(self):
+        return set()
+
+    def set_grad_checkpointing(self, enable=True):
+        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
+        self.grad_checkpointing = enable
+
+    def get_classifier(self, name_only=False):
+        return "fc" if name_only else self.fc
+
+    def reset_classifier(self, num_classes, global_pool="avg"):
+        self.num_classes = num_classes
+        self.global_pool, self.fc = create_classifier(self.num_features, num_classes, pool_type=global_pool)
+
+    def forward_features(self, x):
+        _check_input(x, self.conv1 if isinstance(self.conv1, nn.Conv2d) else self.conv1[0])
+        x = self.maxpool(self.act1(self.bn1(self.conv1(x))))
+        x = self.layer1(x)
+        x = self.layer2(x)
+        x = self.layer3(x)
+        return self.layer4(x)
+
+    def forward_head(self, x, pre_logits=False):
+        x = self.global_pool(x)
+        if self.drop_rate:
+            x = F.dropout(x, p=float(self.drop_rate), training=self.training)
+        return x if pre_logits else self.fc(x)
+
+    def forward(self, x):
+        return self.forward_head(self.forward_features(x))
+
+
+def _check_input(x, first_conv):
+    if x.ndim != 4:
+        raise ValueError(f"expected a (B, C, H, W) tensor, got shape {tuple(x.shape)}")
+    if x.shape[1] != first_conv.in_channels:
+        raise ValueError(f"input has {x.shape[1]} channels, the model expects {first_conv.in_channels} "
+                         f"(create it with in_chans={x.shape[1]})")
+
+
+def _create_resnet(variant, pretrained=False, **kwargs):
+    return build_model_with_cfg(ResNet, variant, pretrained, **kwargs)
+
+
+def _cfg(**kwargs):
+    return {**dict(num_classes=1000, input_size=(3, 224, 224), pool_size=(7, 7), crop_pct=0.875,
+                   interpolation="bilinear", mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD,
+                   first_conv="conv1", classifier="fc", license="apache-2.0"), **kwargs}
+
+
+def _rcfg(**kwargs):  # ResNet Strikes Back recipes
+    return _cfg(**{**dict(crop_pct=0.95, interpolation="bicubic", test_input_size=(3, 288, 288),
+                          test_crop_pct=1.0), **kwargs})
+
+
+def _r3cfg(**kwargs):
+    return _cfg(**{**dict(input_size=(3, 160, 160), pool_size=(5, 5), crop_pct=0.95, interpolation="bicubic",
+                          test_input_size=(3, 224, 224), test_crop_pct=0.95), **kwargs})
+
+
+def _dcfg(**kwargs):
+    return _cfg(**{**dict(first_conv="conv1.0"), **kwargs})
+
+
+_TV = "https://download.pytorch.org/models/"
+default_cfgs = generate_default_cfgs({
+    "resnet18.a1_in1k": _rcfg(hf_hub_id="timm/"),
+    "resnet18.a2_in1k": _rcfg(hf_hub_id="timm/"),
+    "resnet18.a3_in1k": _r3cfg(hf_hub_id="timm/"),
+    "resnet18.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet18-5c106cde.pth"),
+    "resnet26.bt_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", test_input_size=(3, 288, 288),
+                             test_crop_pct=0.95),
+    "resnet26d.bt_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", test_input_size=(3, 288, 288),
+                               test_crop_pct=0.95),
+    "resnet34.a1_in1k": _rcfg(hf_hub_id="timm/"),
+    "resnet34.a2_in1k": _rcfg(hf_hub_id="timm/"),
+    "resnet34.a3_in1k": _r3cfg(hf_hub_id="timm/"),
+    "resnet34.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet34-333f7ec4.pth"),
+    "resnet34d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", test_input_size=(3, 288, 288),
+                                test_crop_pct=0.95),
+    "resnet50.a1_in1k": _rcfg(hf_hub_id="timm/"),
+    "resnet50.a1h_in1k": _rcfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6), crop_pct=0.9,
+                               test_input_size=(3, 224, 224), test_crop_pct=1.0),
+    "resnet50.a2_in1k": _rcfg(hf_hub_id="timm/"),
+    "resnet50.a3_in1k": _r3cfg(hf_hub_id="timm/"),
+    "resnet50.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet50-0676ba61.pth"),
+    "resnet50.tv2_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6), crop_pct=0.965,
+                              test_input_size=(3, 224, 224), test_crop_pct=0.965,
+                              origin_url=_TV + "resnet50-11ad3fa6.pth"),
+    "resnet50d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
+                                test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "resnet101.a1h_in1k": _rcfg(hf_hub_id="timm/", input_size=(3, 224, 224), crop_pct=0.95,
+                                test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "resnet101.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet101-5d3b4d8f.pth"),
+    "resnet101.tv2_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6), crop_pct=0.965,
+                               test_input_size=(3, 224, 224), test_crop_pct=0.965),
+    "resnet101d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
+                                 input_size=(3, 256, 256), pool_size=(8, 8), test_input_size=(3, 320, 320),
+                                 test_crop_pct=1.0),
+    "resnet152.a1h_in1k": _rcfg(hf_hub_id="timm/", input_size=(3, 224, 224), crop_pct=0.95,
+                                test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "resnet152.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet152-b121ed2d.pth"),
+    "resnet152.tv2_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6), crop_pct=0.965,
+                               test_input_size=(3, 224, 224), test_crop_pct=0.965),
+    "resnet152d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
+                                 input_size=(3, 256, 256), pool_size=(8, 8), test_input_size=(3, 320, 320),
+                                 test_crop_pct=1.0),
+    "resnext50_32x4d.a1h_in1k": _rcfg(hf_hub_id="timm/"),
+    "resnext50_32x4d.tv_in1k": _cfg(hf_hub_id="timm/"),
+    "resnext50_32x4d.tv2_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6),
+                                     crop_pct=0.965, test_input_size=(3, 224, 224), test_crop_pct=0.965),
+    "resnext101_32x4d.fb_ssl_yfcc100m_ft_in1k": _cfg(hf_hub_id="timm/", license="cc-by-nc-4.0"),
+    "resnext101_32x8d.tv_in1k": _cfg(hf_hub_id="timm/"),
+    "resnext101_64x4d.tv_in1k": _cfg(hf_hub_id="timm/"),
+    "wide_resnet50_2.tv_in1k": _cfg(hf_hub_id="timm/"),
+    "wide_resnet101_2.tv_in1k": _cfg(hf_hub_id="timm/"),
+    "seresnet50.ra2_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
+                                test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "seresnext50_32x4d.racm_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
+                                        test_input_size=(3, 288, 288), test_crop_pct=1.0),
+})
+
+_DEEP = dict(stem_width=32, stem_type="deep", avg_down=True)
+
+
+def _r(variant, pretrained, kwargs, **args):
+    return _create_resnet(variant, pretrained, **{**args, **kwargs})
+
+
+@register_model
+def resnet18(pretrained=False, **kwargs):
+    return _r("resnet18", pretrained, kwargs, block=BasicBlock, layers=(2, 2, 2, 2))
+
+
+@register_model
+def resnet18d(pretrained=False, **kwargs):
+    return _r("resnet18d", pretrained, kwargs, block=BasicBlock, layers=(2, 2, 2, 2), **_DEEP)
+
+
+@register_model
+def resnet34(pretrained=False, **kwargs):
+    return _r("resnet34", pretrained, kwargs, block=BasicBlock, layers=(3, 4, 6, 3))
+
+
+@register_model
+def resnet34d(pretrained=False, **kwargs):
+    return _r("resnet34d", pretrained, kwargs, block=BasicBlock, layers=(3, 4, 6, 3), **_DEEP)
+
+
+@register_model
+def resnet26(pretrained=False, **kwargs):
+    return _r("resnet26", pretrained, kwargs, block=Bottleneck, layers=(2, 2, 2, 2))
+
+
+@register_model
+def resnet26d(pretrained=False, **kwargs):
+    return _r("resnet26d", pretrained, kwargs, block=Bottleneck, layers=(2, 2, 2, 2), **_DEEP)
+
+
+@register_model
+def resnet50(pretrained=False, **kwargs):
+    return _r("resnet50", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 6, 3))
+
+
+@register_model
+def resnet50d(pretrained=False, **kwargs):
+    return _r("resnet50d", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 6, 3), **_DEEP)
+
+
+@register_model
+def resnet101(pretrained=False, **kwargs):
+    return _r("resnet101", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 23, 3))
+
+
+@register_model
+def resnet101d(pretrained=False, **kwargs):
+    return _r("resnet101d", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 23, 3), **_DEEP)
+
+
+@register_model
+def resnet152(pretrained=False, **kwargs):
+    return _r("resnet152", pretrained, kwargs, block=Bottleneck, layers=(3, 8, 36, 3))
+
+
+@register_model
+def resnet152d(pretrained=False, **kwargs):
+    return _r("resnet152d", pretrained, kwargs, block=Bottleneck, layers=(3, 8, 36, 3), **_DEEP)
+
+
+@register_model
+def resnext50_32x4d(pretrained=False, **kwargs):
+    return _r("resnext50_32x4d", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 6, 3), cardinality=32,
+              base_width=4)
+
+
+@register_model
+def resnext101_32x4d(pretrained=False, **kwargs):
+    return _r("resnext101_32x4d", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 23, 3), cardinality=32,
+              base_width=4)
+
+
+@register_model
+def resnext101_32x8d(pretrained=False, **kwargs):
+    return _r("resnext101_32x8d", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 23, 3), cardinality=32,
+              base_width=8)
+
+
+@register_model
+def resnext101_64x4d(pretrained=False, **kwargs):
+    return _r("resnext101_64x4d", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 23, 3), cardinality=64,
+              base_width=4)
+
+
+@register_model
+def wide_resnet50_2(pretrained=False, **kwargs):
+    return _r("wide_resnet50_2", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 6, 3), base_width=128)
+
+
+@register_model
+def wide_resnet101_2(pretrained=False, **kwargs):
+    return _r("wide_resnet101_2", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 23, 3), base_width=128)
+
+
+@register_model
+def seresnet50(pretrained=False, **kwargs):
+    return _r("seresnet50", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 6, 3),
+              block_args=dict(attn_layer="se"))
+
+
+@register_model
+def seresnext50_32x4d(pretrained=False, **kwargs):
+    return _r("seresnext50_32x4d", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 6, 3), cardinality=32,
+              base_width=4, block_args=dict(attn_layer="se"))
+
+
+register_model_alias("resnext50", "resnext50_32x4d")
