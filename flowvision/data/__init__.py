@@ -12,3 +12,9 @@ from .auto_augment import (
 )
 from .mixup import Mixup, FastCollateMixup, mixup_target, one_hot, rand_bbox, rand_bbox_minmax, cutmix_bbox_and_lam
 from .random_erasing import RandomErasing
+from .constants import *  # noqa: F401,F403
+from .config import resolve_data_config, resolve_model_data_config
+from .transforms import (ToNumpy, ToTensor, MaybeToTensor, MaybePILToTensor, str_to_interp_mode, str_to_pil_interp,
+                         interp_mode_to_str, RandomResizedCropAndInterpolation, CenterCropOrPad, center_crop_or_pad,
+                         crop_or_pad, RandomCropOrPad, RandomPad, ResizeKeepRatio, TrimBorder)
+from .transforms_factory import create_transform, transforms_imagenet_train, transforms_imagenet_eval, transforms_noaug_train
