@@ -419,6 +419,15 @@ class BatchNormEval(Function):
         return gx.reshape(shape), None, None, gw if w is not None else None, gb if has_b else None
 
 
+def _ema_(stat, new, momentum):
+    """running statistic <- (1 - momentum) * running + momentum * new, in place (any float storage dtype)."""
+    from ..autograd.graph import _to_storage
+    cur = stat._compute().astype(np.float64)
+    val = ((1 - momentum) * cur + momentum * np.asarray(new, np.float64)).astype(stat._compute().dtype)
+    stat._data[...] = _to_storage(val, stat._dtype)
+    stat._version[0] += 1
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     _check_float(input, "batch_norm")
     if input.ndim < 2:
@@ -434,14 +443,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
         y, mean, invstd = BatchNormTrain.apply(input, weight, bias, eps)
         if running_mean is not None and running_var is not None:
-            with no_grad():
-                var = 1.0 / (invstd._data.astype(np.float64) ** 2) - eps
-                m = momentum
-                rm, rv = running_mean._data, running_var._data
-                rm[...] = ((1 - m) * rm + m * mean._data).astype(rm.dtype)
-                rv[...] = ((1 - m) * rv + m * var * n / (n - 1)).astype(rv.dtype)
-                running_mean._version[0] += 1
-                running_var._version[0] += 1
+            var = 1.0 / (invstd._compute().astype(np.float64) ** 2) - eps
+            _ema_(running_mean, mean._compute().astype(np.float64), momentum)
+            _ema_(running_var, var * n / (n - 1), momentum)
         return y
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm(): running_mean and running_var must be given when training=False")
@@ -521,8 +525,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             m = x.mean(-1).mean(0)
             cnt = x.shape[-1]
             v = (x.var(-1) * cnt / max(cnt - 1, 1)).mean(0)
-            running_mean._data[...] = ((1 - momentum) * running_mean._data + momentum * m).astype(running_mean._data.dtype)
-            running_var._data[...] = ((1 - momentum) * running_var._data + momentum * v).astype(running_var._data.dtype)
+            _ema_(running_mean, m, momentum)
+            _ema_(running_var, v, momentum)
     return group_norm(input, c, weight, bias, eps)
 
 
