@@ -1,0 +1,448 @@
+"""Vision Transformer (ViT) and DeiT, with timm's module and parameter names.
+
+Token layout: ``[cls, (dist), patches...]``; ``forward_features`` returns ``(B, N, D)`` tokens.
+"""
+import math
+from functools import partial
+
+import numpy as np
+
+from flowvision import backend as flow
+from flowvision.backend import nn
+from flowvision.backend.nn import functional as F
+from flowvision.layers import DropPath, Mlp, PatchEmbed, get_act_layer, to_2tuple, trunc_normal_
+
+from ._builder import build_model_with_cfg
+from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
+                          IMAGENET_INCEPTION_STD, generate_default_cfgs)
+from ._registry import register_model, register_model_alias
+
+__all__ = ["VisionTransformer", "VisionTransformerDistilled", "Attention", "Block", "LayerScale",
+           "resample_abs_pos_embed"]
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, num_heads=8, qkv_bias=False, qk_norm=False, attn_drop=0.0, proj_drop=0.0,
+                 norm_layer=nn.LayerNorm):
+        super().__init__()
+        if dim % num_heads:
+            raise ValueError(f"dim {dim} must be divisible by num_heads {num_heads}")
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.scale = self.head_dim ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.q_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+        self.k_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.proj = nn.Linear(dim, dim)
+        self.proj_drop = nn.Dropout(proj_drop)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        q, k = self.q_norm(q), self.k_norm(k)
+        x = F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.0)
+        x = x.transpose(1, 2).reshape(b, n, c)
+        return self.proj_drop(self.proj(x))
+
+
+class LayerScale(nn.Module):
+    def __init__(self, dim, init_values=1e-5):
+        super().__init__()
+        self.gamma = nn.Parameter(init_values * flow.ones(dim))
+
+    def forward(self, x):
+        return x * self.gamma
+
+
+class Block(nn.Module):
+    def __init__(self, dim, num_heads, mlp_ratio=4.0, qkv_bias=False, qk_norm=False, proj_drop=0.0, attn_drop=0.0,
+                 init_values=None, drop_path=0.0, act_layer=nn.GELU, norm_layer=nn.LayerNorm, mlp_layer=Mlp):
+        super().__init__()
+        self.norm1 = norm_layer(dim)
+        self.attn = Attention(dim, num_heads=num_heads, qkv_bias=qkv_bias, qk_norm=qk_norm, attn_drop=attn_drop,
+                              proj_drop=proj_drop, norm_layer=norm_layer)
+        self.ls1 = LayerScale(dim, init_values) if init_values else nn.Identity()
+        self.drop_path1 = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+        self.norm2 = norm_layer(dim)
+        self.mlp = mlp_layer(in_features=dim, hidden_features=int(dim * mlp_ratio), act_layer=act_layer,
+                             drop=proj_drop)
+        self.ls2 = LayerScale(dim, init_values) if init_values else nn.Identity()
+        self.drop_path2 = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+
+    def forward(self, x):
+        x = x + self.drop_path1(self.ls1(self.attn(self.norm1(x))))
+        return x + self.drop_path2(self.ls2(self.mlp(self.norm2(x))))
+
+
+class VisionTransformer(nn.Module):
+    """ViT. ``global_pool``: 'token' (class token), 'avg' (mean of patch tokens, with fc_norm), ''."""
+    accepts_img_size = True
+
+    def __init__(self, img_size=224, patch_size=16, in_chans=3, num_classes=1000, global_pool="token",
+                 embed_dim=768, depth=12, num_heads=12, mlp_ratio=4.0, qkv_bias=True, qk_norm=False,
+                 init_values=None, class_token=True, no_embed_class=False, pre_norm=False, final_norm=True,
+                 fc_norm=None, drop_rate=0.0, pos_drop_rate=0.0, proj_drop_rate=0.0, attn_drop_rate=0.0,
+                 drop_path_rate=0.0, weight_init="", norm_layer=None, act_layer=None):
+        super().__init__()
+        if global_pool not in ("", "avg", "token"):
+            raise ValueError(f"global_pool must be '', 'avg' or 'token', got {global_pool!r}")
+        if global_pool == "token" and not class_token:
+            raise ValueError("global_pool='token' needs class_token=True")
+        use_fc_norm = global_pool == "avg" if fc_norm is None else fc_norm
+        norm_layer = norm_layer or partial(nn.LayerNorm, eps=1e-6)
+        act_layer = get_act_layer(act_layer) or nn.GELU
+
+        self.num_classes = num_classes
+        self.global_pool = global_pool
+        self.num_features = self.head_hidden_size = self.embed_dim = embed_dim
+        self.num_prefix_tokens = 1 if class_token else 0
+        self.has_class_token = class_token
+        self.no_embed_class = no_embed_class
+        self.grad_checkpointing = False
+
+        self.patch_embed = PatchEmbed(img_size=img_size, patch_size=patch_size, in_chans=in_chans,
+                                      embed_dim=embed_dim, bias=not pre_norm)
+        num_patches = self.patch_embed.num_patches
+        self.cls_token = nn.Parameter(flow.zeros(1, 1, embed_dim)) if class_token else None
+        embed_len = num_patches if no_embed_class else num_patches + self.num_prefix_tokens
+        self.pos_embed = nn.Parameter(flow.randn(1, embed_len, embed_dim) * 0.02)
+        self.pos_drop = nn.Dropout(p=pos_drop_rate)
+        self.patch_drop = nn.Identity()
+        self.norm_pre = norm_layer(embed_dim) if pre_norm else nn.Identity()
+        dpr = [float(v) for v in np.linspace(0, drop_path_rate, depth)]
+        self.blocks = nn.Sequential(*[
+            Block(dim=embed_dim, num_heads=num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, qk_norm=qk_norm,
+                  init_values=init_values, proj_drop=proj_drop_rate, attn_drop=attn_drop_rate, drop_path=dpr[i],
+                  norm_layer=norm_layer, act_layer=act_layer)
+            for i in range(depth)])
+        reduction = self.patch_embed.patch_size[0]
+        self.feature_info = [dict(module=f"blocks.{i}", num_chs=embed_dim, reduction=reduction)
+                             for i in range(depth)]
+        self.norm = norm_layer(embed_dim) if final_norm and not use_fc_norm else nn.Identity()
+        self.fc_norm = norm_layer(embed_dim) if final_norm and use_fc_norm else nn.Identity()
+        self.head_drop = nn.Dropout(drop_rate)
+        self.head = nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()
+        if weight_init != "skip":
+            self.init_weights()
+
+    def init_weights(self):
+        trunc_normal_(self.pos_embed, std=0.02)
+        if self.cls_token is not None:
+            nn.init.normal_(self.cls_token, std=1e-6)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                trunc_normal_(m.weight, std=0.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+    def no_weight_decay(self):
+        return {"pos_embed", "cls_token", "dist_token"}
+
+    def set_grad_checkpointing(self, enable=True):
+        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
+        self.grad_checkpointing = enable
+
+    def get_classifier(self):
+        return self.head
+
+    def reset_classifier(self, num_classes, global_pool=None):
+        self.num_classes = num_classes
+        if global_pool is not None:
+            if global_pool not in ("", "avg", "token"):
+                raise ValueError(f"global_pool must be '', 'avg' or 'token', got {global_pool!r}")
+            self.global_pool = global_pool
+        self.head = nn.Linear(self.embed_dim, num_classes) if num_classes > 0 else nn.Identity()
+
+    def _pos_embed(self, x):
+        b = x.shape[0]
+        if self.no_embed_class:
+            x = x + self.pos_embed
+            if self.cls_token is not None:
+                x = flow.cat([self.cls_token.expand(b, -1, -1), x], dim=1)
+        else:
+            if self.cls_token is not None:
+                x = flow.cat([self.cls_token.expand(b, -1, -1), x], dim=1)
+            x = x + self.pos_embed
+        return self.pos_drop(x)
+
+    def forward_features(self, x):
+        x = self.patch_embed(x)
+        x = self._pos_embed(x)
+        x = self.norm_pre(self.patch_drop(x))
+        x = self.blocks(x)
+        return self.norm(x)
+
+    def pool(self, x):
+        if self.global_pool == "avg":
+            return x[:, self.num_prefix_tokens:].mean(dim=1)
+        if self.global_pool == "token":
+            return x[:, 0]
+        return x
+
+    def forward_head(self, x, pre_logits=False):
+        x = self.fc_norm(self.pool(x))
+        x = self.head_drop(x)
+        return x if pre_logits else self.head(x)
+
+    def forward(self, x):
+        return self.forward_head(self.forward_features(x))
+
+
+class VisionTransformerDistilled(VisionTransformer):
+    """DeiT distilled: a second (distillation) token and head; eval output is the mean of both heads."""
+
+    def __init__(self, *args, **kwargs):
+        weight_init = kwargs.pop("weight_init", "")
+        super().__init__(*args, weight_init="skip", **kwargs)
+        if self.global_pool != "token":
+            raise ValueError("distilled models only support global_pool='token'")
+        self.num_prefix_tokens = 2
+        self.dist_token = nn.Parameter(flow.zeros(1, 1, self.embed_dim))
+        self.pos_embed = nn.Parameter(flow.zeros(1, self.patch_embed.num_patches + 2, self.embed_dim))
+        self.head_dist = nn.Linear(self.embed_dim, self.num_classes) if self.num_classes > 0 else nn.Identity()
+        self.distilled_training = False
+        if weight_init != "skip":
+            self.init_weights()
+            trunc_normal_(self.dist_token, std=0.02)
+
+    def get_classifier(self):
+        return self.head, self.head_dist
+
+    def reset_classifier(self, num_classes, global_pool=None):
+        super().reset_classifier(num_classes, global_pool)
+        self.head_dist = nn.Linear(self.embed_dim, num_classes) if num_classes > 0 else nn.Identity()
+
+    def _pos_embed(self, x):
+        b = x.shape[0]
+        x = flow.cat([self.cls_token.expand(b, -1, -1), self.dist_token.expand(b, -1, -1), x], dim=1)
+        return self.pos_drop(x + self.pos_embed)
+
+    def forward_head(self, x, pre_logits=False):
+        x, x_dist = x[:, 0], x[:, 1]
+        if pre_logits:
+            return (x + x_dist) / 2
+        x, x_dist = self.head(x), self.head_dist(x_dist)
+        if self.distilled_training and self.training:
+            return x, x_dist
+        return (x + x_dist) / 2
+
+
+def resample_abs_pos_embed(posemb, new_size, num_prefix_tokens=1):
+    """Resample a ``(1, prefix + H*W, D)`` numpy position embedding to grid ``new_size`` (bicubic)."""
+    posemb = np.asarray(posemb, dtype=np.float32)
+    prefix, grid = posemb[:, :num_prefix_tokens], posemb[:, num_prefix_tokens:]
+    old = int(math.sqrt(grid.shape[1]))
+    if old * old != grid.shape[1]:
+        raise ValueError("position embedding grid is not square")
+    new_size = to_2tuple(new_size)
+    if (old, old) == tuple(new_size):
+        return posemb
+    d = grid.shape[-1]
+    t = flow.from_numpy(np.ascontiguousarray(grid.reshape(1, old, old, d).transpose(0, 3, 1, 2)))
+    t = F.interpolate(t, size=tuple(new_size), mode="bicubic", align_corners=False)
+    grid = t.numpy().transpose(0, 2, 3, 1).reshape(1, -1, d)
+    return np.concatenate([prefix, grid], axis=1)
+
+
+def checkpoint_filter_fn(state_dict, model):
+    """Resample ``pos_embed`` when the checkpoint grid differs from the model's; drop ``pre_logits``."""
+    out = {}
+    for k, v in state_dict.items():
+        if k.startswith("pre_logits"):
+            continue
+        if k == "pos_embed" and tuple(v.shape) != tuple(model.pos_embed.shape):
+            prefix = 0 if getattr(model, "no_embed_class", False) else model.num_prefix_tokens
+            v = resample_abs_pos_embed(v, model.patch_embed.grid_size, num_prefix_tokens=prefix)
+        out[k] = v
+    return out
+
+
+def _create_vision_transformer(variant, pretrained=False, distilled=False, **kwargs):
+    cls = VisionTransformerDistilled if distilled else VisionTransformer
+    return build_model_with_cfg(cls, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn, **kwargs)
+
+
+def _cfg(**kwargs):
+    return {**dict(num_classes=1000, input_size=(3, 224, 224), pool_size=None, crop_pct=0.9,
+                   interpolation="bicubic", fixed_input_size=True, mean=IMAGENET_INCEPTION_MEAN,
+                   std=IMAGENET_INCEPTION_STD, first_conv="patch_embed.proj", classifier="head",
+                   license="apache-2.0"), **kwargs}
+
+
+def _dcfg(**kwargs):  # DeiT: ImageNet mean/std
+    return _cfg(**{**dict(mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD), **kwargs})
+
+
+_384 = dict(input_size=(3, 384, 384), crop_pct=1.0)
+_IN21K = dict(num_classes=21843)
+default_cfgs = generate_default_cfgs({
+    "vit_tiny_patch16_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_tiny_patch16_384.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "vit_small_patch32_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_small_patch32_384.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "vit_small_patch16_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_small_patch16_224.augreg_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_small_patch16_384.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "vit_small_patch8_224.dino": _cfg(hf_hub_id="timm/", num_classes=0, mean=IMAGENET_DEFAULT_MEAN,
+                                      std=IMAGENET_DEFAULT_STD),
+    "vit_base_patch32_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_base_patch32_384.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "vit_base_patch16_224.augreg2_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_base_patch16_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_base_patch16_224.orig_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_base_patch16_224.augreg_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_base_patch16_384.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "vit_base_patch16_384.orig_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "vit_base_patch8_224.augreg2_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_base_patch8_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_large_patch32_384.orig_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "vit_large_patch16_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_large_patch16_384.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "deit_tiny_patch16_224.fb_in1k": _dcfg(hf_hub_id="timm/"),
+    "deit_small_patch16_224.fb_in1k": _dcfg(hf_hub_id="timm/"),
+    "deit_base_patch16_224.fb_in1k": _dcfg(hf_hub_id="timm/"),
+    "deit_base_patch16_384.fb_in1k": _dcfg(hf_hub_id="timm/", **_384),
+    "deit_tiny_distilled_patch16_224.fb_in1k": _dcfg(hf_hub_id="timm/", classifier=("head", "head_dist")),
+    "deit_small_distilled_patch16_224.fb_in1k": _dcfg(hf_hub_id="timm/", classifier=("head", "head_dist")),
+    "deit_base_distilled_patch16_224.fb_in1k": _dcfg(hf_hub_id="timm/", classifier=("head", "head_dist")),
+    "deit_base_distilled_patch16_384.fb_in1k": _dcfg(hf_hub_id="timm/", classifier=("head", "head_dist"),
+                                                     **_384),
+})
+
+_SIZES = {"tiny": (192, 12, 3), "small": (384, 12, 6), "base": (768, 12, 12), "large": (1024, 24, 16)}
+
+
+def _vit(variant, pretrained, kwargs, size, patch, img, distilled=False):
+    dim, depth, heads = _SIZES[size]
+    args = dict(patch_size=patch, embed_dim=dim, depth=depth, num_heads=heads, img_size=img)
+    if distilled:
+        args["distilled"] = True
+    return _create_vision_transformer(variant, pretrained, **{**args, **kwargs})
+
+
+@register_model
+def vit_tiny_patch16_224(pretrained=False, **kwargs):
+    return _vit("vit_tiny_patch16_224", pretrained, kwargs, "tiny", 16, 224)
+
+
+@register_model
+def vit_tiny_patch16_384(pretrained=False, **kwargs):
+    return _vit("vit_tiny_patch16_384", pretrained, kwargs, "tiny", 16, 384)
+
+
+@register_model
+def vit_small_patch32_224(pretrained=False, **kwargs):
+    return _vit("vit_small_patch32_224", pretrained, kwargs, "small", 32, 224)
+
+
+@register_model
+def vit_small_patch32_384(pretrained=False, **kwargs):
+    return _vit("vit_small_patch32_384", pretrained, kwargs, "small", 32, 384)
+
+
+@register_model
+def vit_small_patch16_224(pretrained=False, **kwargs):
+    return _vit("vit_small_patch16_224", pretrained, kwargs, "small", 16, 224)
+
+
+@register_model
+def vit_small_patch16_384(pretrained=False, **kwargs):
+    return _vit("vit_small_patch16_384", pretrained, kwargs, "small", 16, 384)
+
+
+@register_model
+def vit_small_patch8_224(pretrained=False, **kwargs):
+    return _vit("vit_small_patch8_224", pretrained, kwargs, "small", 8, 224)
+
+
+@register_model
+def vit_base_patch32_224(pretrained=False, **kwargs):
+    return _vit("vit_base_patch32_224", pretrained, kwargs, "base", 32, 224)
+
+
+@register_model
+def vit_base_patch32_384(pretrained=False, **kwargs):
+    return _vit("vit_base_patch32_384", pretrained, kwargs, "base", 32, 384)
+
+
+@register_model
+def vit_base_patch16_224(pretrained=False, **kwargs):
+    return _vit("vit_base_patch16_224", pretrained, kwargs, "base", 16, 224)
+
+
+@register_model
+def vit_base_patch16_384(pretrained=False, **kwargs):
+    return _vit("vit_base_patch16_384", pretrained, kwargs, "base", 16, 384)
+
+
+@register_model
+def vit_base_patch8_224(pretrained=False, **kwargs):
+    return _vit("vit_base_patch8_224", pretrained, kwargs, "base", 8, 224)
+
+
+@register_model
+def vit_large_patch32_224(pretrained=False, **kwargs):
+    return _vit("vit_large_patch32_224", pretrained, kwargs, "large", 32, 224)
+
+
+@register_model
+def vit_large_patch32_384(pretrained=False, **kwargs):
+    return _vit("vit_large_patch32_384", pretrained, kwargs, "large", 32, 384)
+
+
+@register_model
+def vit_large_patch16_224(pretrained=False, **kwargs):
+    return _vit("vit_large_patch16_224", pretrained, kwargs, "large", 16, 224)
+
+
+@register_model
+def vit_large_patch16_384(pretrained=False, **kwargs):
+    return _vit("vit_large_patch16_384", pretrained, kwargs, "large", 16, 384)
+
+
+@register_model
+def deit_tiny_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit_tiny_patch16_224", pretrained, kwargs, "tiny", 16, 224)
+
+
+@register_model
+def deit_small_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit_small_patch16_224", pretrained, kwargs, "small", 16, 224)
+
+
+@register_model
+def deit_base_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit_base_patch16_224", pretrained, kwargs, "base", 16, 224)
+
+
+@register_model
+def deit_base_patch16_384(pretrained=False, **kwargs):
+    return _vit("deit_base_patch16_384", pretrained, kwargs, "base", 16, 384)
+
+
+@register_model
+def deit_tiny_distilled_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit_tiny_distilled_patch16_224", pretrained, kwargs, "tiny", 16, 224, distilled=True)
+
+
+@register_model
+def deit_small_distilled_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit_small_distilled_patch16_224", pretrained, kwargs, "small", 16, 224, distilled=True)
+
+
+@register_model
+def deit_base_distilled_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit_base_distilled_patch16_224", pretrained, kwargs, "base", 16, 224, distilled=True)
+
+
+@register_model
+def deit_base_distilled_patch16_384(pretrained=False, **kwargs):
+    return _vit("deit_base_distilled_patch16_384", pretrained, kwargs, "base", 16, 384, distilled=True)
+
+
+for _size in ("tiny", "small", "base", "large"):
+    register_model_alias(f"vit_{_size}", f"vit_{_size}_patch16_224")
+for _size in ("tiny", "small", "base"):
+    register_model_alias(f"deit_{_size}", f"deit_{_size}_patch16_224")
