@@ -18,3 +18,5 @@ from .transforms import (ToNumpy, ToTensor, MaybeToTensor, MaybePILToTensor, str
                          interp_mode_to_str, RandomResizedCropAndInterpolation, CenterCropOrPad, center_crop_or_pad,
                          crop_or_pad, RandomCropOrPad, RandomPad, ResizeKeepRatio, TrimBorder)
 from .transforms_factory import create_transform, transforms_imagenet_train, transforms_imagenet_eval, transforms_noaug_train
+from .dataset import AugMixDataset
+from .loader import fast_collate, PrefetchLoader, RepeatAugSampler, OrderedDistributedSampler, create_loader

@@ -1,0 +1,254 @@
+"""Loaders: fast uint8 collation, a CPU "prefetcher" (normalise + RandomErasing after collation),
+RepeatAugSampler, and create_loader on flowvision's DataLoader."""
+from __future__ import annotations
+
+import math
+import os
+from typing import Callable, Optional
+
+import numpy as np
+
+from ._arrays import as_numpy, kind_of
+from .constants import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
+from .dataset import AugMixDataset
+from .mixup import FastCollateMixup
+from .random_erasing import RandomErasing
+from .transforms_factory import create_transform
+
+__all__ = ["fast_collate", "PrefetchLoader", "RepeatAugSampler", "OrderedDistributedSampler", "create_loader"]
+
+
+def _u8(x):
+    return as_numpy(x, "fast_collate sample") if kind_of(x) != "other" else np.asarray(x)
+
+
+def fast_collate(batch):
+    """List of ``(uint8 CHW image, target)`` -> ``(uint8 (B, C, H, W) numpy batch, int64 targets)``.
+
+    Tuples of images (AugMixDataset) are de-interleaved split-major: ``out[i + j*B] = batch[i][0][j]``
+    and the targets are repeated per split.
+    """
+    if not batch or not isinstance(batch[0], tuple):
+        raise ValueError("fast_collate expects a non-empty list of (image, target) tuples")
+    b = len(batch)
+    targets = np.stack([np.asarray(as_numpy(t) if kind_of(t) in ("backend", "dlpack") else t) for _, t in batch])
+    if targets.ndim == 1:
+        targets = targets.astype(np.int64)
+    if isinstance(batch[0][0], tuple):
+        n = len(batch[0][0])
+        first = _u8(batch[0][0][0])
+        out = np.empty((b * n, *first.shape), np.uint8)
+        for i in range(b):
+            if len(batch[i][0]) != n:
+                raise ValueError("all samples must carry the same number of splits")
+            for j in range(n):
+                out[i + j * b] = _u8(batch[i][0][j])
+        return out, np.concatenate([targets] * n)
+    first = _u8(batch[0][0])
+    out = np.empty((b, *first.shape), np.uint8)
+    for i in range(b):
+        out[i] = _u8(batch[i][0])
+    return out, targets
+
+
+class PrefetchLoader:
+    """Wraps a loader yielding uint8 batches: converts to float, normalises with mean/std (0..1
+    scale, like timm's PrefetchLoader) and applies RandomErasing to the batch, on the CPU.
+
+    ``as_backend=True`` yields flowvision.backend tensors, otherwise numpy arrays.
+    """
+
+    def __init__(self, loader, mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD, channels: int = 3,
+                 img_dtype=np.float32, re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1,
+                 re_num_splits: int = 0, as_backend: bool = True, seed=None):
+        mean = tuple(mean) if len(tuple(mean)) == channels else (float(np.mean(mean)),) * channels
+        std = tuple(std) if len(tuple(std)) == channels else (float(np.mean(std)),) * channels
+        self.loader = loader
+        self.mean = (np.asarray(mean, np.float32) * 255).reshape(1, channels, 1, 1)
+        self.std = (np.asarray(std, np.float32) * 255).reshape(1, channels, 1, 1)
+        self.img_dtype = np.dtype(img_dtype)
+        self.random_erasing = (RandomErasing(probability=re_prob, mode=re_mode, max_count=re_count,
+                                             num_splits=re_num_splits, seed=seed) if re_prob > 0.0 else None)
+        self.as_backend = as_backend
+
+    def _wrap(self, x):
+        if not self.as_backend:
+            return x
+        import flowvision.backend as fb
+        return fb.from_numpy(np.ascontiguousarray(x))
+
+    def __iter__(self):
+        for x, y in self.loader:
+            xa = np.asarray(as_numpy(x) if kind_of(x) != "other" else x)
+            ya = np.asarray(as_numpy(y) if kind_of(y) != "other" else y)
+            xf = xa.astype(self.img_dtype)
+            xf -= self.mean
+            xf /= self.std
+            if self.random_erasing is not None:
+                self.random_erasing(xf)
+            yield self._wrap(xf), self._wrap(ya)
+
+    def __len__(self):
+        return len(self.loader)
+
+    @property
+    def sampler(self):
+        return self.loader.sampler
+
+    @property
+    def dataset(self):
+        return self.loader.dataset
+
+    @property
+    def mixup_enabled(self):
+        cf = getattr(self.loader, "collate_fn", None)
+        return bool(getattr(cf, "mixup_enabled", False))
+
+    @mixup_enabled.setter
+    def mixup_enabled(self, x):
+        cf = getattr(self.loader, "collate_fn", None)
+        if isinstance(cf, FastCollateMixup):
+            cf.mixup_enabled = x
+
+
+def _dist_defaults(num_replicas, rank):
+    if num_replicas is None:
+        num_replicas = int(os.environ.get("WORLD_SIZE", 1))
+    if rank is None:
+        rank = int(os.environ.get("RANK", 0))
+    return num_replicas, rank
+
+
+class RepeatAugSampler:
+    """Repeated augmentation (DeiT): each index repeated ``num_repeats`` times, spread across ranks.
+
+    Same index arithmetic as timm's sampler; the epoch permutation comes from a numpy generator
+    seeded with ``(seed, epoch)`` (timm uses ``torch.randperm``), so the order differs from timm's.
+    """
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle: bool = True, num_repeats=3,
+                 selected_round: int = 256, selected_ratio: int = 0, seed: int = 0):
+        num_replicas, rank = _dist_defaults(num_replicas, rank)
+        self.dataset = dataset
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.shuffle = shuffle
+        self.num_repeats = num_repeats
+        self.epoch = 0
+        self.seed = seed
+        n = len(dataset)
+        self.num_samples = int(math.ceil(n * num_repeats / num_replicas))
+        self.total_size = self.num_samples * num_replicas
+        selected_ratio = selected_ratio or num_replicas
+        if selected_round:
+            self.num_selected_samples = int(math.floor(n // selected_round * selected_round / selected_ratio))
+        else:
+            self.num_selected_samples = int(math.ceil(n / selected_ratio))
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            indices = np.random.default_rng([self.seed, self.epoch]).permutation(n)
+        else:
+            indices = np.arange(n)
+        if isinstance(self.num_repeats, float) and not float(self.num_repeats).is_integer():
+            repeat_size = math.ceil(self.num_repeats * n)
+            indices = indices[(np.arange(repeat_size) // self.num_repeats).astype(np.int64)]
+        else:
+            indices = np.repeat(indices, int(self.num_repeats))
+        indices = indices.tolist()
+        padding = self.total_size - len(indices)
+        if padding > 0:
+            indices += indices[:padding]
+        indices = indices[self.rank:self.total_size:self.num_replicas]
+        return iter(indices[:self.num_selected_samples])
+
+    def __len__(self):
+        return self.num_selected_samples
+
+    def set_epoch(self, epoch: int):
+        self.epoch = epoch
+
+
+class OrderedDistributedSampler:
+    """Distributed eval sampler: contiguous-free strided split, padded to equal length, no shuffle."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None):
+        num_replicas, rank = _dist_defaults(num_replicas, rank)
+        self.dataset = dataset
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.num_samples = int(math.ceil(len(dataset) / num_replicas))
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        indices = list(range(len(self.dataset)))
+        indices += indices[:(self.total_size - len(indices))]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
+
+
+def create_loader(dataset, input_size, batch_size: int, is_training: bool = False, no_aug: bool = False,
+                  re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1, re_split: bool = False,
+                  train_crop_mode: Optional[str] = None, scale=None, ratio=None, hflip: float = 0.5,
+                  vflip: float = 0.0, color_jitter=0.4, color_jitter_prob=None, grayscale_prob: float = 0.0,
+                  gaussian_blur_prob: float = 0.0, auto_augment: Optional[str] = None, num_aug_repeats: int = 0,
+                  num_aug_splits: int = 0, interpolation: str = "bilinear", mean=IMAGENET_DEFAULT_MEAN,
+                  std=IMAGENET_DEFAULT_STD, num_workers: int = 1, distributed: bool = False,
+                  crop_pct: Optional[float] = None, crop_mode: Optional[str] = None,
+                  crop_border_pixels: Optional[int] = None, collate_fn: Optional[Callable] = None,
+                  pin_memory: bool = False, img_dtype=np.float32, use_prefetcher: bool = True,
+                  persistent_workers: bool = True, tf_preprocessing: bool = False, seed=None,
+                  as_backend: bool = True, **_ignored):
+    """timm's ``create_loader`` on ``flowvision.backend.utils.data.DataLoader``.
+
+    Sets ``dataset.transform`` from :func:`create_transform`; with ``use_prefetcher`` the samples stay
+    uint8, are collated by :func:`fast_collate` (or the given ``collate_fn``, e.g. FastCollateMixup)
+    and normalised + randomly erased per batch by :class:`PrefetchLoader` on the CPU.
+    ``num_aug_splits > 1`` wraps the dataset in :class:`AugMixDataset`; ``distributed`` uses
+    RepeatAugSampler (``num_aug_repeats``) or DistributedSampler for training and
+    OrderedDistributedSampler for eval (ranks from RANK / WORLD_SIZE).
+    """
+    from flowvision.backend.utils.data import DataLoader, DistributedSampler, default_collate
+
+    re_num_splits = (num_aug_splits or 2) if re_split else 0
+    transform = create_transform(
+        input_size, is_training=is_training, no_aug=no_aug, train_crop_mode=train_crop_mode, scale=scale,
+        ratio=ratio, hflip=hflip, vflip=vflip, color_jitter=color_jitter, color_jitter_prob=color_jitter_prob,
+        grayscale_prob=grayscale_prob, gaussian_blur_prob=gaussian_blur_prob, auto_augment=auto_augment,
+        interpolation=interpolation, mean=mean, std=std, crop_pct=crop_pct, crop_mode=crop_mode,
+        crop_border_pixels=crop_border_pixels, re_prob=re_prob, re_mode=re_mode, re_count=re_count,
+        re_num_splits=re_num_splits, tf_preprocessing=tf_preprocessing, use_prefetcher=use_prefetcher,
+        separate=num_aug_splits > 0, seed=seed)
+    if isinstance(dataset, AugMixDataset):
+        dataset.transform = transform
+    elif num_aug_splits > 1:
+        dataset.transform = transform
+        dataset = AugMixDataset(dataset, num_splits=num_aug_splits)
+    elif hasattr(dataset, "transform"):
+        dataset.transform = transform
+
+    sampler = None
+    if distributed:
+        if is_training:
+            sampler = (RepeatAugSampler(dataset, num_repeats=num_aug_repeats, seed=seed or 0) if num_aug_repeats
+                       else DistributedSampler(dataset, *_dist_defaults(None, None)))
+        else:
+            sampler = OrderedDistributedSampler(dataset)
+    elif num_aug_repeats:
+        raise ValueError("num_aug_repeats (RepeatAugSampler) needs distributed=True")
+
+    if collate_fn is None:
+        collate_fn = fast_collate if use_prefetcher else default_collate
+    loader = DataLoader(dataset, batch_size=batch_size, shuffle=sampler is None and is_training,
+                        num_workers=num_workers, sampler=sampler, collate_fn=collate_fn, pin_memory=pin_memory,
+                        drop_last=is_training, persistent_workers=persistent_workers and num_workers > 0)
+    if use_prefetcher:
+        channels = input_size[0] if isinstance(input_size, (tuple, list)) and len(input_size) == 3 else 3
+        loader = PrefetchLoader(loader, mean=mean, std=std, channels=channels, img_dtype=img_dtype,
+                                re_prob=re_prob if is_training else 0.0, re_mode=re_mode, re_count=re_count,
+                                re_num_splits=re_num_splits, as_backend=as_backend, seed=seed)
+    return loader
+
