@@ -19,7 +19,7 @@ class _NormBase(Module):
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -28,7 +28,10 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         if self.affine:
             self.weight = Parameter(C.empty(num_features, dtype=dtype))
-            self.bias = Parameter(C.empty(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(C.empty(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -53,14 +56,16 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
 
     def extra_repr(self):
-        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, "
-                "track_running_stats={track_running_stats}".format(**self.__dict__))
+        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
+                "track_running_stats={track_running_stats}".format(**self.__dict__,
+                                                                   use_bias=self.bias is not None))
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
@@ -121,8 +126,8 @@ class SyncBatchNorm(_BatchNorm):
     """On a single process (the only mode flowvision runs) this is exactly BatchNorm over the local batch."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 process_group=None, device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
         self.process_group = process_group
 
     def _check_input_dim(self, input):
@@ -134,7 +139,7 @@ class SyncBatchNorm(_BatchNorm):
         output = module
         if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
             output = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
-                                   module.track_running_stats, process_group)
+                                   module.track_running_stats, process_group, bias=module.bias is not None)
             if module.affine:
                 output.weight = module.weight
                 output.bias = module.bias
