@@ -7,3 +7,4 @@ from ._registry import (get_arch_pretrained_cfgs, get_pretrained_cfg, get_pretra
                         register_model, register_model_alias, split_model_name_tag)
 from .resnet import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
+from .efficientnet import *  # noqa: F401,F403
