@@ -18,23 +18,29 @@ def _info(args):
 
 
 def _predict(args):
-    try:
-        from flowvision import models  # noqa: F401
-    except ImportError:
-        print("flowvision predict needs the model zoo (flowvision.models), which is not part of this build yet.",
-              file=sys.stderr)
-        return 2
-    return models.predict_main(args)  # provided by the model zoo
+    from flowvision.models._predict import predict_main
+    return predict_main(args)
+
+
+def _models(args):
+    from flowvision.models._predict import models_main
+    return models_main(args)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="flowvision", description="flowvision command line")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="show the build (kernel ISA, threads, CUDA) and run a self-check").set_defaults(func=_info)
-    p = sub.add_parser("predict", help="classify an image with a model from the zoo")
-    p.add_argument("image", nargs="?")
-    p.add_argument("--model", default=None)
+    p = sub.add_parser("predict", help="classify images with a pretrained model from the zoo (top-k ImageNet labels)")
+    p.add_argument("image", nargs="+", help="image file(s)")
+    p.add_argument("--model", default="tf_efficientnet_lite0",
+                   help="model name, optionally with a weights tag (default: tf_efficientnet_lite0, offline weights)")
+    p.add_argument("--topk", type=int, default=5, help="how many labels to print (default 5)")
     p.set_defaults(func=_predict)
+    m = sub.add_parser("models", help="list the registered models")
+    m.add_argument("pattern", nargs="?", default="", help="fnmatch pattern, e.g. 'resnet*'")
+    m.add_argument("--pretrained", action="store_true", help="list arch.tag names that have weights")
+    m.set_defaults(func=_models)
     args = parser.parse_args(argv)
     return args.func(args)
 
