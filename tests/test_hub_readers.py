@@ -409,3 +409,43 @@ def test_to_backend_keeps_dtypes_including_bf16():
     np.testing.assert_array_equal(out["b"].float().numpy(), [1.5, -2.25, 3.0])
     np.testing.assert_array_equal(out["f"].numpy(), sd["f"])
     assert np.shares_memory(out["f"].numpy(), sd["f"])  # no copy for plain arrays
+
+
+def test_fuzzed_pickles_only_ever_raise_checkpoint_error(tmp_path):
+    import random
+    sd = {"a": torch.randn(3, 4), "b": torch.arange(5), "c": torch.randn(4, 4).t(), "h": torch.ones(2).bfloat16(),
+          "n": {"x": [1, 2.5, "s", (True, None)]}}
+    src = tmp_path / "src.pth"
+    torch.save(sd, str(src))
+    with zipfile.ZipFile(src) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    pkl_name = next(n for n in members if n.endswith("data.pkl"))
+    rng = random.Random(1234)
+    p = tmp_path / "fuzz.pth"
+    for _ in range(300):
+        d = bytearray(members[pkl_name])
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(d))
+            op = rng.random()
+            if op < 0.6:
+                d[i] = rng.randrange(256)
+            elif op < 0.8:
+                del d[i]
+            else:
+                d.insert(i, rng.randrange(256))
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as zf:
+            for n, v in members.items():
+                zf.writestr(n, bytes(d) if n == pkl_name else v)
+        try:
+            read_torch_checkpoint(p)
+        except CheckpointError:
+            pass  # anything else propagates and fails the test
+
+
+def test_huge_length_fields_are_refused_before_allocating(tmp_path):
+    # BYTEARRAY8 / BINBYTES8 with a 1 TiB length and a few bytes behind it
+    for op in (b"\x96", b"\x8e"):
+        p = tmp_path / "huge.pth"
+        _craft_zip(p, b"\x80\x05" + op + (1 << 40).to_bytes(8, "little") + b"abc.")
+        with pytest.raises(CheckpointError, match="corrupt or truncated"):
+            read_torch_checkpoint(p)

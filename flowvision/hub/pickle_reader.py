@@ -35,6 +35,7 @@ import _compat_pickle
 import io
 import os
 import pickle
+import pickletools
 import re
 import struct
 import zipfile
@@ -522,7 +523,30 @@ def is_legacy_torch(path):
     return head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05")
 
 
+def _prescan(data_file, path):
+    """Walk the opcodes once without executing any (pickletools) before the C unpickler runs.
+
+    The scan checks every length field against the bytes that are really there, so a corrupt or
+    crafted length (e.g. an 8-byte BYTEARRAY8 size) cannot make the unpickler allocate gigabytes,
+    and it refuses opcodes a checkpoint never needs (EXT* registry lookups).
+    """
+    start = data_file.tell()
+    try:
+        for op, _arg, _pos in pickletools.genops(data_file):
+            if op.name in ("EXT1", "EXT2", "EXT4"):
+                raise UnsafeCheckpointError(f"pickle opcode {op.name} (copyreg extension registry) is not allowed",
+                                            path=path, name=op.name)
+            if op.name == "STOP":
+                break
+    except CheckpointError:
+        raise
+    except (ValueError, EOFError, struct.error, UnicodeDecodeError, OverflowError, MemoryError) as e:
+        raise CheckpointError(f"corrupt or truncated pickle data ({type(e).__name__}: {e})", path=path) from e
+    data_file.seek(start)
+
+
 def _unpickle(data_file, path, loader):
+    _prescan(data_file, path)
     try:
         return _RestrictedUnpickler(data_file, path, loader).load()
     except CheckpointError:
