@@ -331,7 +331,7 @@ def _download_locked(url, dst, sha256, hash_prefix, progress, headers, session):
             attempts += 1
             before = os.path.getsize(partial) if os.path.exists(partial) else 0
             try:
-                resumed = _transfer(session, url, partial, dst, progress, headers, settings) or before > 0
+                resumed = _transfer(session, url, partial, dst, progress, headers, settings)
             except _Transient as e:
                 now = os.path.getsize(partial) if os.path.exists(partial) else 0
                 if now > before:
