@@ -244,21 +244,21 @@ def _cfg(**kwargs):
 
 
 def _lcfg(size, crop, **kwargs):  # tf lite: inception mean/std
-    return _cfg(input_size=(3, size, size), pool_size=(size // 32, size // 32), crop_pct=crop,
+    return _cfg(input_size=(3, size, size), pool_size=(-(-size // 32), -(-size // 32)), crop_pct=crop,
                 mean=IMAGENET_INCEPTION_MEAN, std=IMAGENET_INCEPTION_STD, **kwargs)
 
 
 def _scfg(size, crop, **kwargs):
-    return _cfg(input_size=(3, size, size), pool_size=(size // 32, size // 32), crop_pct=crop, **kwargs)
+    return _cfg(input_size=(3, size, size), pool_size=(-(-size // 32), -(-size // 32)), crop_pct=crop, **kwargs)
 
 
 default_cfgs = generate_default_cfgs({
-    "efficientnet_b0.ra_in1k": _cfg(hf_hub_id="timm/", test_input_size=(3, 256, 256), test_crop_pct=1.0),
-    "efficientnet_b1.ft_in1k": _scfg(240, 0.882, hf_hub_id="timm/", test_input_size=(3, 256, 256),
+    "efficientnet_b0.ra_in1k": _cfg(hf_hub_id="timm/"),
+    "efficientnet_b1.ft_in1k": _scfg(224, 0.875, hf_hub_id="timm/", test_input_size=(3, 256, 256),
                                      test_crop_pct=1.0),
-    "efficientnet_b2.ra_in1k": _scfg(256, 1.0, hf_hub_id="timm/", test_input_size=(3, 288, 288)),
-    "efficientnet_b3.ra2_in1k": _scfg(288, 1.0, hf_hub_id="timm/", test_input_size=(3, 320, 320)),
-    "efficientnet_b4.ra2_in1k": _scfg(320, 1.0, hf_hub_id="timm/", test_input_size=(3, 384, 384)),
+    "efficientnet_b2.ra_in1k": _scfg(256, 0.875, test_crop_pct=1.0, hf_hub_id="timm/", test_input_size=(3, 288, 288)),
+    "efficientnet_b3.ra2_in1k": _scfg(288, 0.875, test_crop_pct=1.0, hf_hub_id="timm/", test_input_size=(3, 320, 320)),
+    "efficientnet_b4.ra2_in1k": _scfg(320, 0.875, test_crop_pct=1.0, hf_hub_id="timm/", test_input_size=(3, 384, 384)),
     "efficientnet_b5.sw_in12k_ft_in1k": _scfg(448, 1.0, hf_hub_id="timm/"),
     "efficientnet_b6": _scfg(528, 0.942),
     "efficientnet_b7": _scfg(600, 0.949),

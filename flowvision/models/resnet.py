@@ -267,6 +267,15 @@ def _r3cfg(**kwargs):
                           test_input_size=(3, 224, 224), test_crop_pct=0.95), **kwargs})
 
 
+def _tvcfg(**kwargs):  # torchvision weights, re-hosted by timm
+    return _cfg(**{**dict(hf_hub_id="timm/", license="bsd-3-clause"), **kwargs})
+
+
+def _tv2cfg(**kwargs):  # torchvision V2 recipe
+    return _tvcfg(**{**dict(input_size=(3, 176, 176), pool_size=(6, 6), test_input_size=(3, 224, 224),
+                            test_crop_pct=0.965), **kwargs})
+
+
 def _dcfg(**kwargs):
     return _cfg(**{**dict(first_conv="conv1.0"), **kwargs})
 
@@ -276,7 +285,7 @@ default_cfgs = generate_default_cfgs({
     "resnet18.a1_in1k": _rcfg(hf_hub_id="timm/"),
     "resnet18.a2_in1k": _rcfg(hf_hub_id="timm/"),
     "resnet18.a3_in1k": _r3cfg(hf_hub_id="timm/"),
-    "resnet18.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet18-5c106cde.pth"),
+    "resnet18.tv_in1k": _tvcfg(origin_url=_TV + "resnet18-5c106cde.pth"),
     "resnet26.bt_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", test_input_size=(3, 288, 288),
                              test_crop_pct=0.95),
     "resnet26d.bt_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", test_input_size=(3, 288, 288),
@@ -284,7 +293,7 @@ default_cfgs = generate_default_cfgs({
     "resnet34.a1_in1k": _rcfg(hf_hub_id="timm/"),
     "resnet34.a2_in1k": _rcfg(hf_hub_id="timm/"),
     "resnet34.a3_in1k": _r3cfg(hf_hub_id="timm/"),
-    "resnet34.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet34-333f7ec4.pth"),
+    "resnet34.tv_in1k": _tvcfg(origin_url=_TV + "resnet34-333f7ec4.pth"),
     "resnet34d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", test_input_size=(3, 288, 288),
                                 test_crop_pct=0.95),
     "resnet50.a1_in1k": _rcfg(hf_hub_id="timm/"),
@@ -292,41 +301,36 @@ default_cfgs = generate_default_cfgs({
                                test_input_size=(3, 224, 224), test_crop_pct=1.0),
     "resnet50.a2_in1k": _rcfg(hf_hub_id="timm/"),
     "resnet50.a3_in1k": _r3cfg(hf_hub_id="timm/"),
-    "resnet50.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet50-0676ba61.pth"),
-    "resnet50.tv2_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6), crop_pct=0.965,
-                              test_input_size=(3, 224, 224), test_crop_pct=0.965,
-                              origin_url=_TV + "resnet50-11ad3fa6.pth"),
-    "resnet50d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
-                                test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "resnet50.tv_in1k": _tvcfg(origin_url=_TV + "resnet50-0676ba61.pth"),
+    "resnet50.tv2_in1k": _tv2cfg(origin_url=_TV + "resnet50-11ad3fa6.pth"),
+    "resnet50d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", test_input_size=(3, 288, 288),
+                                test_crop_pct=0.95),
     "resnet101.a1h_in1k": _rcfg(hf_hub_id="timm/", input_size=(3, 224, 224), crop_pct=0.95,
                                 test_input_size=(3, 288, 288), test_crop_pct=1.0),
-    "resnet101.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet101-5d3b4d8f.pth"),
-    "resnet101.tv2_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6), crop_pct=0.965,
-                               test_input_size=(3, 224, 224), test_crop_pct=0.965),
+    "resnet101.tv_in1k": _tvcfg(origin_url=_TV + "resnet101-5d3b4d8f.pth"),
+    "resnet101.tv2_in1k": _tv2cfg(),
     "resnet101d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
                                  input_size=(3, 256, 256), pool_size=(8, 8), test_input_size=(3, 320, 320),
                                  test_crop_pct=1.0),
     "resnet152.a1h_in1k": _rcfg(hf_hub_id="timm/", input_size=(3, 224, 224), crop_pct=0.95,
                                 test_input_size=(3, 288, 288), test_crop_pct=1.0),
-    "resnet152.tv_in1k": _cfg(hf_hub_id="timm/", origin_url=_TV + "resnet152-b121ed2d.pth"),
-    "resnet152.tv2_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6), crop_pct=0.965,
-                               test_input_size=(3, 224, 224), test_crop_pct=0.965),
+    "resnet152.tv_in1k": _tvcfg(origin_url=_TV + "resnet152-b121ed2d.pth"),
+    "resnet152.tv2_in1k": _tv2cfg(),
     "resnet152d.ra2_in1k": _dcfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
                                  input_size=(3, 256, 256), pool_size=(8, 8), test_input_size=(3, 320, 320),
                                  test_crop_pct=1.0),
     "resnext50_32x4d.a1h_in1k": _rcfg(hf_hub_id="timm/"),
-    "resnext50_32x4d.tv_in1k": _cfg(hf_hub_id="timm/"),
-    "resnext50_32x4d.tv2_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 176, 176), pool_size=(6, 6),
-                                     crop_pct=0.965, test_input_size=(3, 224, 224), test_crop_pct=0.965),
+    "resnext50_32x4d.tv_in1k": _tvcfg(),
+    "resnext50_32x4d.tv2_in1k": _tv2cfg(),
     "resnext101_32x4d.fb_ssl_yfcc100m_ft_in1k": _cfg(hf_hub_id="timm/", license="cc-by-nc-4.0"),
-    "resnext101_32x8d.tv_in1k": _cfg(hf_hub_id="timm/"),
-    "resnext101_64x4d.tv_in1k": _cfg(hf_hub_id="timm/"),
-    "wide_resnet50_2.tv_in1k": _cfg(hf_hub_id="timm/"),
-    "wide_resnet101_2.tv_in1k": _cfg(hf_hub_id="timm/"),
-    "seresnet50.ra2_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
-                                test_input_size=(3, 288, 288), test_crop_pct=1.0),
-    "seresnext50_32x4d.racm_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", crop_pct=0.95,
-                                        test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "resnext101_32x8d.tv_in1k": _tvcfg(),
+    "resnext101_64x4d.tv_in1k": _tvcfg(),
+    "wide_resnet50_2.tv_in1k": _tvcfg(),
+    "wide_resnet101_2.tv_in1k": _tvcfg(),
+    "seresnet50.ra2_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic",
+                                test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnext50_32x4d.racm_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic",
+                                        test_input_size=(3, 288, 288), test_crop_pct=0.95),
 })
 
 _DEEP = dict(stem_width=32, stem_type="deep", avg_down=True)
