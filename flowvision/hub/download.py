@@ -15,6 +15,7 @@ Every error names the URL and the path where the file is expected.
 """
 import contextlib
 import email.utils
+import errno
 import hashlib
 import logging
 import os
@@ -93,15 +94,23 @@ def file_lock(lock_path, url=None):
         except ImportError:  # pragma: no cover - Windows
             fcntl = None
         if fcntl is not None:
+            locked = True
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except (BlockingIOError, PermissionError):
                 logger.info("waiting for another process downloading %s (lock %s)", url or "", lock_path)
                 fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as e:
+                if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                    raise
+                # a file system without locks (some network mounts): still atomic, maybe not download-once
+                logger.warning("file locks are not supported for %s (%s); continuing without one", lock_path, e)
+                locked = False
             try:
                 yield
             finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                if locked:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
         else:  # pragma: no cover - Windows
             import msvcrt
             while True:
