@@ -20,7 +20,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def test_repo_manifest_is_valid():
     path = manifest_path()
-    assert os.path.samefile(path, os.path.join(REPO, "weights", "manifest.json")) or "_weights" in path
+    assert os.path.samefile(path, os.path.join(REPO, "weights", "manifest.json")) or os.path.join("flowvision", "weights") in path
     with open(path) as f:
         data = json.load(f)
     assert validate_manifest(data) == []

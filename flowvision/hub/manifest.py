@@ -50,11 +50,11 @@ def manifest_path():
     if env:
         return env
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for candidate in (os.path.join(pkg, "_weights", "manifest.json"),
+    for candidate in (os.path.join(pkg, "weights", "manifest.json"),
                       os.path.join(os.path.dirname(pkg), "weights", "manifest.json")):
         if os.path.isfile(candidate):
             return candidate
-    raise HubError("the weights manifest was not found (expected flowvision/_weights/manifest.json in an "
+    raise HubError("the weights manifest was not found (expected flowvision/weights/manifest.json in an "
                    "installed wheel or weights/manifest.json in a source checkout)")
 
 
