@@ -20,3 +20,16 @@ from .transforms import (ToNumpy, ToTensor, MaybeToTensor, MaybePILToTensor, str
 from .transforms_factory import create_transform, transforms_imagenet_train, transforms_imagenet_eval, transforms_noaug_train
 from .dataset import AugMixDataset
 from .loader import fast_collate, PrefetchLoader, RepeatAugSampler, OrderedDistributedSampler, create_loader
+from .scheduler import (Scheduler, CosineLRScheduler, StepLRScheduler, MultiStepLRScheduler, PolyLRScheduler,
+                        TanhLRScheduler, PlateauLRScheduler)
+from .utils import accuracy, AverageMeter, ModelEmaV2, ModelEmaV3, dispatch_clip_grad, adaptive_clip_grad
+
+_LAZY_LOSSES = ("LabelSmoothingCrossEntropy", "SoftTargetCrossEntropy", "JsdCrossEntropy", "BinaryCrossEntropy")
+
+
+def __getattr__(name):
+    # the losses are flowvision.backend modules: load the engine only when they are asked for
+    if name in _LAZY_LOSSES:
+        from . import loss
+        return getattr(loss, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
