@@ -1,0 +1,699 @@
+"""torchvision.transforms.v2.functional: one dispatcher per op, one kernel per input type.
+
+Kernels: images (``Image`` / ``Video`` / plain tensors / numpy HWC arrays / PIL) go to the v1
+functional kernels; ``Mask`` uses nearest interpolation; ``BoundingBoxes`` are transformed as
+coordinates (numpy, in the boxes' float dtype like torchvision) and keep their ``canvas_size`` in step.
+``register_kernel(functional, cls)`` adds a kernel for a custom type.
+"""
+import math
+import numbers
+
+import numpy as np
+from PIL import Image as _PILImage
+
+from .. import functional as F1
+from .. import _functional_numpy as F_np
+from .. import _functional_tensor as F_t
+from ..functional import InterpolationMode
+from . import tv_tensors
+from .tv_tensors import BoundingBoxes, BoundingBoxFormat, Mask, TVTensor, Video
+
+__all__ = [
+    "register_kernel", "resize", "crop", "center_crop", "resized_crop", "pad", "horizontal_flip", "vertical_flip",
+    "hflip", "vflip", "rotate", "affine", "perspective", "elastic", "elastic_transform", "five_crop", "ten_crop",
+    "adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue", "adjust_gamma", "adjust_sharpness",
+    "rgb_to_grayscale", "to_grayscale", "grayscale_to_rgb", "invert", "posterize", "solarize", "autocontrast",
+    "equalize", "gaussian_blur", "gaussian_noise", "permute_channels", "normalize", "erase", "to_dtype",
+    "convert_image_dtype", "to_image", "to_pil_image", "pil_to_tensor", "to_pure_tensor", "get_size",
+    "get_dimensions", "get_num_channels", "get_num_frames", "convert_bounding_box_format",
+    "clamp_bounding_boxes", "sanitize_bounding_boxes", "jpeg", "InterpolationMode",
+]
+
+_KERNELS = {}
+
+
+def register_kernel(functional, tv_tensor_cls):
+    """Decorator: use ``kernel(inpt, *args, **kwargs)`` for ``functional`` on inputs of ``tv_tensor_cls``."""
+    name = functional if isinstance(functional, str) else functional.__name__
+
+    def deco(kernel):
+        _KERNELS.setdefault(name, {})[tv_tensor_cls] = kernel
+        return kernel
+
+    return deco
+
+
+def _custom_kernel(name, inpt):
+    table = _KERNELS.get(name)
+    if not table:
+        return None
+    for cls in type(inpt).__mro__:
+        if cls in table:
+            return table[cls]
+    return None
+
+
+def _check_interpolation(interpolation):
+    if isinstance(interpolation, InterpolationMode):
+        return interpolation
+    if isinstance(interpolation, str):
+        return InterpolationMode(interpolation.lower())
+    if isinstance(interpolation, int):
+        return F1._interpolation_modes_from_int(interpolation)
+    raise ValueError(f"interpolation should be an InterpolationMode, a string or an int, got {interpolation!r}")
+
+
+def _kind(inpt):
+    if isinstance(inpt, BoundingBoxes):
+        return "boxes"
+    if isinstance(inpt, Mask):
+        return "mask"
+    if isinstance(inpt, (tv_tensors.Image, Video)):
+        return "image"
+    if isinstance(inpt, _PILImage.Image) or isinstance(inpt, np.ndarray) or F_t.is_tensor(inpt):
+        return "plain"
+    raise TypeError(f"Unsupported input type {type(inpt)}")
+
+
+def _plain(t):
+    return t.as_tensor() if isinstance(t, TVTensor) else t
+
+
+def _rewrap(out, like):
+    if isinstance(like, TVTensor) and not isinstance(out, TVTensor):
+        return tv_tensors.wrap(out, like=like)
+    return out
+
+
+def _image_op(v1fn, inpt, *args, **kwargs):
+    return _rewrap(v1fn(_plain(inpt), *args, **kwargs), inpt)
+
+
+def _dispatch(name, inpt, image_fn, mask_fn=None, boxes_fn=None, *args, **kwargs):
+    k = _custom_kernel(name, inpt)
+    if k is not None:
+        return k(inpt, *args, **kwargs)
+    kind = _kind(inpt)
+    if kind == "boxes":
+        if boxes_fn is None:
+            return inpt
+        return boxes_fn(inpt, *args, **kwargs)
+    if kind == "mask":
+        fn = mask_fn if mask_fn is not None else image_fn
+        return fn(inpt, *args, **kwargs)
+    return image_fn(inpt, *args, **kwargs)
+
+
+# ----------------------------------------------------------------------------- bounding-box helpers
+def _boxes_np(b):
+    return np.asarray(_plain(b).numpy())
+
+
+def _convert_format_np(a, old, new):
+    old, new = tv_tensors._parse_format(old), tv_tensors._parse_format(new)
+    if old == new:
+        return a.copy()
+    a = a.copy()
+    # to XYXY
+    if old == BoundingBoxFormat.XYWH:
+        a[..., 2:] = a[..., :2] + a[..., 2:]
+    elif old == BoundingBoxFormat.CXCYWH:
+        if a.dtype.kind == "f":
+            half = a[..., 2:] / 2
+            a[..., :2], a[..., 2:] = a[..., :2] - half, a[..., :2] + half
+        else:  # torchvision: integer division rounds down, x1 = cx - w // 2 ... keeps ints
+            cx, cy, w, h = (a[..., i].copy() for i in range(4))
+            a[..., 0] = cx - np.floor_divide(w, 2)
+            a[..., 1] = cy - np.floor_divide(h, 2)
+            a[..., 2] = a[..., 0] + w
+            a[..., 3] = a[..., 1] + h
+    # XYXY to new
+    if new == BoundingBoxFormat.XYWH:
+        a[..., 2:] = a[..., 2:] - a[..., :2]
+    elif new == BoundingBoxFormat.CXCYWH:
+        x1, y1, x2, y2 = (a[..., i].copy() for i in range(4))
+        if a.dtype.kind == "f":
+            a[..., 0], a[..., 1] = (x1 + x2) / 2, (y1 + y2) / 2
+        else:
+            a[..., 0], a[..., 1] = np.floor_divide(x1 + x2, 2), np.floor_divide(y1 + y2, 2)
+        a[..., 2], a[..., 3] = x2 - x1, y2 - y1
+    return a
+
+
+def _clamp_np(a, format, canvas_size, clamping_mode="soft"):
+    if clamping_mode is None:
+        return a.copy()
+    in_dtype = a.dtype
+    f = a.astype(np.float32) if a.dtype.kind != "f" else a.copy()
+    xyxy = _convert_format_np(f, format, BoundingBoxFormat.XYXY)
+    np.clip(xyxy[..., 0::2], 0, canvas_size[1], out=xyxy[..., 0::2])
+    np.clip(xyxy[..., 1::2], 0, canvas_size[0], out=xyxy[..., 1::2])
+    return _convert_format_np(xyxy, BoundingBoxFormat.XYXY, format).astype(in_dtype)
+
+
+def _new_boxes(arr, like, canvas_size=None):
+    return tv_tensors.wrap(arr, like=like, canvas_size=tuple(canvas_size) if canvas_size is not None
+                           else like.canvas_size)
+
+
+def _boxes_affine(b, angle, translate, scale, shear, center=None, expand=False):
+    a = _boxes_np(b)
+    if a.size == 0:
+        return b
+    fmt, canvas = b.format, b.canvas_size
+    dtype = a.dtype
+    f = a.astype(np.float32) if dtype.kind != "f" else a
+    xyxy = _convert_format_np(f, fmt, BoundingBoxFormat.XYXY).reshape(-1, 4)
+    if center is None:
+        center = [canvas[1] * 0.5, canvas[0] * 0.5]
+    vec = F1._get_inverse_affine_matrix(center, angle, translate, scale, shear, inverted=False)
+    m = np.asarray(vec, dtype=f.dtype).reshape(2, 3).T
+    pts = xyxy[:, [[0, 1], [2, 1], [2, 3], [0, 3]]].reshape(-1, 2)
+    pts = np.concatenate([pts, np.ones((pts.shape[0], 1), f.dtype)], -1)
+    tp = (pts @ m).reshape(-1, 4, 2)
+    out = np.concatenate([tp.min(1), tp.max(1)], 1)
+    if expand:
+        h, w = canvas
+        corners = np.array([[0.0, 0.0, 1.0], [0.0, h, 1.0], [w, h, 1.0], [w, 0.0, 1.0]], f.dtype)
+        tr = (corners @ m).min(0, keepdims=True)
+        out = out - np.tile(tr, (1, 2))
+        inv = F1._get_inverse_affine_matrix(center, angle, translate, scale, shear)
+        nw, nh = F_np.compute_affine_output_size(inv, w, h)
+        canvas = (nh, nw)
+    out = _clamp_np(out, BoundingBoxFormat.XYXY, canvas, b.clamping_mode)
+    out = _convert_format_np(out, BoundingBoxFormat.XYXY, fmt).reshape(a.shape).astype(dtype)
+    return _new_boxes(out, b, canvas)
+
+
+# ----------------------------------------------------------------------------- geometry
+def _resize_image(inpt, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+    interpolation = _check_interpolation(interpolation)
+    plain = _plain(inpt)
+    _, h, w = F1.get_dimensions(plain)
+    out_size = _output_size((h, w), size, max_size)
+    if [h, w] == out_size:
+        return inpt
+    return _rewrap(F1.resize(plain, out_size, interpolation, antialias=antialias), inpt)
+
+
+def _output_size(canvas, size, max_size):
+    if isinstance(size, int):
+        size = [size]
+    elif max_size is not None and size is not None and len(size) != 1:
+        raise ValueError("max_size should only be passed if size is None or specifies the length of the smaller edge")
+    if size is not None:
+        F1._check_size_arg(size)
+    return F1._compute_resized_output_size(canvas, size if size is None else list(size), max_size,
+                                           allow_size_none=True)
+
+
+def _resize_mask(inpt, size, interpolation=None, max_size=None, antialias=None):
+    return _resize_image(inpt, size, InterpolationMode.NEAREST, max_size, False)
+
+
+def _resize_boxes(b, size, interpolation=None, max_size=None, antialias=None):
+    oh, ow = b.canvas_size
+    nh, nw = _output_size((oh, ow), size, max_size)
+    if (nh, nw) == (oh, ow):
+        return b
+    a = _boxes_np(b)
+    ratios = np.array([nw / ow, nh / oh, nw / ow, nh / oh], np.float32)
+    if b.format != BoundingBoxFormat.XYXY and b.format != BoundingBoxFormat.XYWH and \
+            b.format != BoundingBoxFormat.CXCYWH:
+        raise ValueError(f"unsupported format {b.format}")
+    out = (a * ratios).astype(a.dtype) if a.dtype.kind == "f" else (a.astype(np.float32) * ratios).astype(a.dtype)
+    return _new_boxes(out, b, (nh, nw))
+
+
+def resize(inpt, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+    return _dispatch("resize", inpt, _resize_image, _resize_mask, _resize_boxes, size, interpolation, max_size,
+                     antialias)
+
+
+def _crop_boxes(b, top, left, height, width):
+    a = _boxes_np(b)
+    sub = np.array([left, top, left, top] if b.format == BoundingBoxFormat.XYXY else [left, top, 0, 0], a.dtype)
+    canvas = (height, width)
+    return _new_boxes(_clamp_np(a - sub, b.format, canvas, b.clamping_mode), b, canvas)
+
+
+def crop(inpt, top, left, height, width):
+    return _dispatch("crop", inpt, lambda x, *a: _image_op(F1.crop, x, *a), None, _crop_boxes, top, left, height,
+                     width)
+
+
+def _center_anchor(output_size, canvas):
+    if isinstance(output_size, numbers.Number):
+        ch = cw = int(output_size)
+    elif len(output_size) == 1:
+        ch = cw = output_size[0]
+    else:
+        ch, cw = output_size
+    return ch, cw, int(round((canvas[0] - ch) / 2.0)), int(round((canvas[1] - cw) / 2.0))
+
+
+def center_crop(inpt, output_size):
+    def boxes(b, output_size):
+        ch, cw, top, left = _center_anchor(output_size, b.canvas_size)
+        return _crop_boxes(b, top, left, ch, cw)
+
+    return _dispatch("center_crop", inpt, lambda x, s: _image_op(F1.center_crop, x, s), None, boxes, output_size)
+
+
+def resized_crop(inpt, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    def image(x, *a):
+        interp = _check_interpolation(interpolation) if not isinstance(x, Mask) else InterpolationMode.NEAREST
+        return _image_op(F1.resized_crop, x, top, left, height, width, size, interp,
+                         antialias=antialias if not isinstance(x, Mask) else False)
+
+    def boxes(b, *a):
+        return _resize_boxes(_crop_boxes(b, top, left, height, width), size)
+
+    return _dispatch("resized_crop", inpt, image, None, boxes)
+
+
+def pad(inpt, padding, fill=None, padding_mode="constant"):
+    def image(x, padding, fill, padding_mode):
+        return _image_op(F1.pad, x, padding, 0 if fill is None else fill, padding_mode)
+
+    def boxes(b, padding, fill, padding_mode):
+        if padding_mode != "constant":
+            raise ValueError(f"Padding mode '{padding_mode}' is not supported with bounding boxes")
+        left, top, right, bottom = F1._parse_padding(padding)
+        a = _boxes_np(b)
+        add = np.array([left, top, left, top] if b.format == BoundingBoxFormat.XYXY else [left, top, 0, 0], a.dtype)
+        h, w = b.canvas_size
+        canvas = (h + top + bottom, w + left + right)
+        return _new_boxes(_clamp_np(a + add, b.format, canvas, b.clamping_mode), b, canvas)
+
+    return _dispatch("pad", inpt, image, None, boxes, padding, fill, padding_mode)
+
+
+def horizontal_flip(inpt):
+    def boxes(b):
+        a = _boxes_np(b).copy()
+        w = b.canvas_size[1]
+        if b.format == BoundingBoxFormat.XYXY:
+            a[:, [2, 0]] = w - a[:, [0, 2]]
+        elif b.format == BoundingBoxFormat.XYWH:
+            a[:, 0] = w - (a[:, 0] + a[:, 2])
+        else:
+            a[:, 0] = w - a[:, 0]
+        return _new_boxes(a, b)
+
+    return _dispatch("horizontal_flip", inpt, lambda x: _image_op(F1.hflip, x), None, boxes)
+
+
+def vertical_flip(inpt):
+    def boxes(b):
+        a = _boxes_np(b).copy()
+        h = b.canvas_size[0]
+        if b.format == BoundingBoxFormat.XYXY:
+            a[:, [3, 1]] = h - a[:, [1, 3]]
+        elif b.format == BoundingBoxFormat.XYWH:
+            a[:, 1] = h - (a[:, 1] + a[:, 3])
+        else:
+            a[:, 1] = h - a[:, 1]
+        return _new_boxes(a, b)
+
+    return _dispatch("vertical_flip", inpt, lambda x: _image_op(F1.vflip, x), None, boxes)
+
+
+hflip = horizontal_flip
+vflip = vertical_flip
+
+
+def _fill_for_mask(fill):
+    return fill
+
+
+def rotate(inpt, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
+    interpolation = _check_interpolation(interpolation)
+
+    def image(x):
+        interp = InterpolationMode.NEAREST if isinstance(x, Mask) else interpolation
+        return _image_op(F1.rotate, x, angle, interp, expand, center, fill)
+
+    def boxes(b):
+        return _boxes_affine(b, -angle, [0.0, 0.0], 1.0, [0.0, 0.0], center, expand)
+
+    return _dispatch("rotate", inpt, image, None, boxes)
+
+
+def _affine_args(angle, translate, scale, shear):
+    if isinstance(shear, numbers.Number):
+        shear = [shear, 0.0]
+    shear = list(shear)
+    if len(shear) == 1:
+        shear = [shear[0], shear[0]]
+    return float(angle), [float(t) for t in translate], float(scale), [float(s) for s in shear]
+
+
+def affine(inpt, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST, fill=None, center=None):
+    interpolation = _check_interpolation(interpolation)
+
+    def image(x):
+        interp = InterpolationMode.NEAREST if isinstance(x, Mask) else interpolation
+        return _image_op(F1.affine, x, angle, translate, scale, shear, interp, fill, center)
+
+    def boxes(b):
+        a, t, s, sh = _affine_args(angle, translate, scale, shear)
+        return _boxes_affine(b, a, t, s, sh, center, False)
+
+    return _dispatch("affine", inpt, image, None, boxes)
+
+
+def _perspective_coeffs(startpoints, endpoints, coefficients):
+    if coefficients is not None:
+        if startpoints is not None or endpoints is not None:
+            raise ValueError("The startpoints/endpoints and the coefficients shouldn't be defined concurrently.")
+        if len(coefficients) != 8:
+            raise ValueError("Argument coefficients should have 8 float values")
+        return list(coefficients)
+    if startpoints is None or endpoints is None:
+        raise ValueError("Either the startpoints/endpoints or the coefficients must have non `None` values.")
+    return F1._get_perspective_coeffs(startpoints, endpoints)
+
+
+def perspective(inpt, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None,
+                coefficients=None):
+    interpolation = _check_interpolation(interpolation)
+    coeffs = _perspective_coeffs(startpoints, endpoints, coefficients)
+
+    def image(x):
+        interp = InterpolationMode.NEAREST if isinstance(x, Mask) else interpolation
+        plain = _plain(x)
+        if isinstance(plain, _PILImage.Image):
+            from .. import _functional_pil as F_pil
+            return F_pil.perspective(plain, coeffs, F1.pil_modes_mapping[interp], fill)
+        return _rewrap(F1._apply_array(F_np.perspective, plain, coeffs, interp.value, fill), x)
+
+    def boxes(b):
+        a = _boxes_np(b)
+        if a.size == 0:
+            return b
+        c = coeffs
+        denom = c[0] * c[4] - c[1] * c[3]
+        if denom == 0:
+            raise RuntimeError(f"Provided perspective_coeffs {c} can not be inverted to transform bounding boxes.")
+        inv = [(c[4] - c[5] * c[7]) / denom, (-c[1] + c[2] * c[7]) / denom, (c[1] * c[5] - c[2] * c[4]) / denom,
+               (-c[3] + c[5] * c[6]) / denom, (c[0] - c[2] * c[6]) / denom, (-c[0] * c[5] + c[2] * c[3]) / denom,
+               (-c[4] * c[6] + c[3] * c[7]) / denom, (-c[0] * c[7] + c[1] * c[6]) / denom]
+        dt = a.dtype if a.dtype.kind == "f" else np.float32
+        t1 = np.array([inv[0:3], inv[3:6]], dt)
+        t2 = np.array([[inv[6], inv[7], 1.0], [inv[6], inv[7], 1.0]], dt)
+        xyxy = _convert_format_np(a.astype(dt), b.format, BoundingBoxFormat.XYXY).reshape(-1, 4)
+        pts = xyxy[:, [[0, 1], [2, 1], [2, 3], [0, 3]]].reshape(-1, 2)
+        pts = np.concatenate([pts, np.ones((pts.shape[0], 1), dt)], -1)
+        tp = ((pts @ t1.T) / (pts @ t2.T)).reshape(-1, 4, 2)
+        out = np.concatenate([tp.min(1), tp.max(1)], 1)
+        out = _clamp_np(out, BoundingBoxFormat.XYXY, b.canvas_size, b.clamping_mode)
+        out = _convert_format_np(out, BoundingBoxFormat.XYXY, b.format).reshape(a.shape).astype(a.dtype)
+        return _new_boxes(out, b)
+
+    return _dispatch("perspective", inpt, image, None, boxes)
+
+
+def elastic(inpt, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+    interpolation = _check_interpolation(interpolation)
+    disp = F_t.to_numpy(displacement) if F_t.is_tensor(displacement) else np.asarray(displacement)
+
+    def image(x):
+        interp = InterpolationMode.NEAREST if isinstance(x, Mask) else interpolation
+        return _image_op(F1.elastic_transform, x, disp, interp, fill)
+
+    def boxes(b):
+        a = _boxes_np(b)
+        h, w = b.canvas_size
+        if disp.shape != (1, h, w, 2):
+            raise ValueError(f"Argument displacement shape should be {(1, h, w, 2)}, but given {disp.shape}")
+        if a.size == 0:
+            return b
+        dt = a.dtype if a.dtype.kind == "f" else np.float32
+        xs = np.linspace((-w + 1) / w, (w - 1) / w, w).astype(dt)
+        ys = np.linspace((-h + 1) / h, (h - 1) / h, h).astype(dt)
+        grid = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), -1) - disp[0].astype(dt)
+        xyxy = _convert_format_np(a, b.format, BoundingBoxFormat.XYXY).reshape(-1, 4)
+        pts = xyxy[:, [[0, 1], [2, 1], [2, 3], [0, 3]]].reshape(-1, 2)
+        if pts.dtype.kind == "f":
+            pts = np.ceil(pts)
+        idx = pts.astype(np.int64)
+        ix, iy = np.clip(idx[:, 0], 0, w - 1), np.clip(idx[:, 1], 0, h - 1)
+        size = np.array([w, h], dt)
+        tp = ((grid[iy, ix] + 1) * (dt(0.5) * size) - dt(0.5)).reshape(-1, 4, 2)
+        out = np.concatenate([tp.min(1), tp.max(1)], 1).astype(a.dtype)
+        out = _clamp_np(out, BoundingBoxFormat.XYXY, b.canvas_size, b.clamping_mode)
+        return _new_boxes(_convert_format_np(out, BoundingBoxFormat.XYXY, b.format).reshape(a.shape), b)
+
+    return _dispatch("elastic", inpt, image, None, boxes)
+
+
+elastic_transform = elastic
+
+
+def five_crop(inpt, size):
+    if isinstance(inpt, (BoundingBoxes, Mask)):
+        raise TypeError("five_crop supports images and videos only")
+    return tuple(_rewrap(o, inpt) for o in F1.five_crop(_plain(inpt), size))
+
+
+def ten_crop(inpt, size, vertical_flip=False):
+    if isinstance(inpt, (BoundingBoxes, Mask)):
+        raise TypeError("ten_crop supports images and videos only")
+    return tuple(_rewrap(o, inpt) for o in F1.ten_crop(_plain(inpt), size, vertical_flip))
+
+
+# ----------------------------------------------------------------------------- colour (images only)
+def _color(name, v1fn):
+    def fn(inpt, *args, **kwargs):
+        k = _custom_kernel(name, inpt)
+        if k is not None:
+            return k(inpt, *args, **kwargs)
+        if isinstance(inpt, (BoundingBoxes, Mask)):
+            return inpt
+        return _image_op(v1fn, inpt, *args, **kwargs)
+
+    fn.__name__ = name
+    return fn
+
+
+adjust_brightness = _color("adjust_brightness", F1.adjust_brightness)
+adjust_contrast = _color("adjust_contrast", F1.adjust_contrast)
+adjust_saturation = _color("adjust_saturation", F1.adjust_saturation)
+adjust_hue = _color("adjust_hue", F1.adjust_hue)
+adjust_gamma = _color("adjust_gamma", F1.adjust_gamma)
+adjust_sharpness = _color("adjust_sharpness", F1.adjust_sharpness)
+rgb_to_grayscale = _color("rgb_to_grayscale", F1.rgb_to_grayscale)
+to_grayscale = rgb_to_grayscale
+invert = _color("invert", F1.invert)
+posterize = _color("posterize", F1.posterize)
+solarize = _color("solarize", F1.solarize)
+autocontrast = _color("autocontrast", F1.autocontrast)
+equalize = _color("equalize", F1.equalize)
+gaussian_blur = _color("gaussian_blur", F1.gaussian_blur)
+normalize = _color("normalize", F1.normalize)
+
+
+def _grayscale_to_rgb_v1(img):
+    if isinstance(img, _PILImage.Image):
+        return img.convert("RGB")
+    c = F1.get_dimensions(img)[0]
+    if c >= 3:
+        return img
+    a = F1._hwc(img)
+    out = np.repeat(a, 3, axis=-1)
+    return F1._np_out(out, False) if isinstance(img, np.ndarray) else F_t.from_hwc(out, like=img)
+
+
+grayscale_to_rgb = _color("grayscale_to_rgb", _grayscale_to_rgb_v1)
+
+
+def _permute_v1(img, permutation):
+    if isinstance(img, _PILImage.Image):
+        return F1.to_pil_image(np.ascontiguousarray(np.asarray(img)[..., list(permutation)]), img.mode)
+    a = F1._hwc(img)
+    out = a[..., list(permutation)]
+    return F1._np_out(out, False) if isinstance(img, np.ndarray) else F_t.from_hwc(out, like=img)
+
+
+permute_channels = _color("permute_channels", _permute_v1)
+
+
+def _noise_v1(img, mean=0.0, sigma=0.1, clip=True):
+    from .. import _random
+
+    a = F1._hwc(img)
+    if a.dtype.kind != "f":
+        raise ValueError(f"Input tensor is expected to be in float dtype, got dtype={a.dtype}")
+    if sigma < 0:
+        raise ValueError(f"sigma shouldn't be negative. Got {sigma}")
+    out = a + (_random.normal(a.shape, a.dtype) * a.dtype.type(sigma) + a.dtype.type(mean))
+    if clip:
+        out = np.clip(out, 0, 1)
+    return F1._np_out(out, False) if isinstance(img, np.ndarray) else F_t.from_hwc(out, like=img)
+
+
+gaussian_noise = _color("gaussian_noise", _noise_v1)
+
+
+def _jpeg_v1(img, quality):
+    import io as _io
+
+    if isinstance(img, _PILImage.Image):
+        buf = _io.BytesIO()
+        img.save(buf, "JPEG", quality=quality)
+        return _PILImage.open(buf).convert(img.mode)
+    a = F1._hwc(img)
+    if a.dtype != np.uint8:
+        raise TypeError(f"Input image should be of dtype uint8, got {a.dtype}")
+    flat = a.reshape((-1,) + a.shape[-3:])
+    outs = []
+    for x in flat:
+        buf = _io.BytesIO()
+        _PILImage.fromarray(x[..., 0] if x.shape[-1] == 1 else x).save(buf, "JPEG", quality=int(quality))
+        y = np.asarray(_PILImage.open(buf))
+        outs.append(y[..., None] if y.ndim == 2 else y)
+    out = np.stack(outs).reshape(a.shape)
+    return F1._np_out(out, False) if isinstance(img, np.ndarray) else F_t.from_hwc(out, like=img)
+
+
+jpeg = _color("jpeg", _jpeg_v1)
+
+
+def erase(inpt, i, j, h, w, v, inplace=False):
+    if isinstance(inpt, (BoundingBoxes, Mask)):
+        return inpt
+    return _image_op(F1.erase, inpt, i, j, h, w, v, inplace)
+
+
+# ----------------------------------------------------------------------------- dtype / type conversion
+def to_dtype(inpt, dtype=None, scale=False):
+    """Convert dtype; with ``scale=True`` image values are rescaled (uint8 [0,255] <-> float [0,1])."""
+    k = _custom_kernel("to_dtype", inpt)
+    if k is not None:
+        return k(inpt, dtype, scale)
+    fb = F_t.backend()
+    dtype = fb.float32 if dtype is None else dtype
+    np_dt = F_t.np_dtype(dtype)
+    if isinstance(inpt, _PILImage.Image):
+        raise TypeError("to_dtype does not support PIL images; use ToImage first")
+    arr = np.asarray(inpt) if isinstance(inpt, np.ndarray) else F_t.to_numpy(_plain(inpt))
+    if arr.dtype == np_dt:
+        return inpt
+    if not scale or isinstance(inpt, (BoundingBoxes, Mask)):
+        out = arr.astype(np_dt)
+    else:
+        if arr.dtype.kind == "f" and np_dt.kind == "f":
+            out = arr.astype(np_dt)
+        elif arr.dtype.kind != "f" and np_dt.kind == "f":
+            out = arr.astype(np_dt) * np_dt.type(1.0 / F_np.max_value(arr.dtype))
+        else:
+            out = F_np.convert_image_dtype(arr, np_dt)
+    if isinstance(inpt, np.ndarray):
+        return out
+    return _rewrap(F_t.from_numpy(out), inpt)
+
+
+def convert_image_dtype(image, dtype=None):
+    return _image_op(F1.convert_image_dtype, image, dtype)
+
+
+def to_image(inpt):
+    """PIL image / HWC ndarray / tensor -> ``Image`` (uint8 CHW for PIL)."""
+    if isinstance(inpt, np.ndarray):
+        arr = inpt[:, :, None] if inpt.ndim == 2 else inpt
+        return tv_tensors.Image._from_array(np.moveaxis(arr, -1, -3))
+    if isinstance(inpt, _PILImage.Image):
+        return tv_tensors.Image(inpt)
+    if F_t.is_tensor(inpt):
+        return tv_tensors.Image(_plain(inpt))
+    raise TypeError(f"Input can either be a pure Tensor, a numpy array, or a PIL image, but got {type(inpt)} instead.")
+
+
+def to_pil_image(pic, mode=None):
+    return F1.to_pil_image(_plain(pic), mode)
+
+
+def pil_to_tensor(pic):
+    return F1.pil_to_tensor(pic)
+
+
+def to_pure_tensor(inpt):
+    return _plain(inpt)
+
+
+# ----------------------------------------------------------------------------- meta
+def get_size(inpt):
+    if isinstance(inpt, BoundingBoxes):
+        return list(inpt.canvas_size)
+    _, h, w = F1.get_dimensions(_plain(inpt))
+    return [h, w]
+
+
+def get_dimensions(inpt):
+    if isinstance(inpt, (BoundingBoxes, Mask)):
+        raise TypeError(f"get_dimensions does not support {type(inpt).__name__}")
+    return F1.get_dimensions(_plain(inpt))
+
+
+def get_num_channels(inpt):
+    return get_dimensions(inpt)[0]
+
+
+def get_num_frames(inpt):
+    if isinstance(inpt, Video) or F_t.is_tensor(inpt):
+        return int(inpt.shape[-4])
+    raise TypeError(f"get_num_frames expects a video tensor, got {type(inpt)}")
+
+
+def convert_bounding_box_format(inpt, old_format=None, new_format=None, inplace=False):
+    if new_format is None:
+        raise TypeError("convert_bounding_box_format() missing 1 required argument: 'new_format'")
+    if isinstance(inpt, BoundingBoxes):
+        if old_format is not None:
+            raise ValueError("For bounding box tv_tensor inputs, `old_format` must not be passed.")
+        new = tv_tensors._parse_format(new_format)
+        out = _convert_format_np(_boxes_np(inpt), inpt.format, new)
+        return tv_tensors.wrap(out, like=inpt, format=new)
+    if old_format is None:
+        raise ValueError("For pure tensor inputs, `old_format` has to be passed.")
+    arr = np.asarray(inpt) if isinstance(inpt, np.ndarray) else F_t.to_numpy(inpt)
+    out = _convert_format_np(arr, old_format, new_format)
+    return out if isinstance(inpt, np.ndarray) else F_t.from_numpy(out)
+
+
+def clamp_bounding_boxes(inpt, format=None, canvas_size=None, clamping_mode="auto"):
+    if isinstance(inpt, BoundingBoxes):
+        if format is not None or canvas_size is not None:
+            raise ValueError("For bounding box tv_tensor inputs, `format` and `canvas_size` must not be passed.")
+        mode = inpt.clamping_mode if clamping_mode == "auto" else clamping_mode
+        return _new_boxes(_clamp_np(_boxes_np(inpt), inpt.format, inpt.canvas_size, mode), inpt)
+    if format is None or canvas_size is None:
+        raise ValueError("For pure tensor inputs, `format` and `canvas_size` have to be passed.")
+    arr = np.asarray(inpt) if isinstance(inpt, np.ndarray) else F_t.to_numpy(inpt)
+    out = _clamp_np(arr, format, canvas_size, "soft" if clamping_mode == "auto" else clamping_mode)
+    return out if isinstance(inpt, np.ndarray) else F_t.from_numpy(out)
+
+
+def _sanitize_mask(arr, format, canvas_size, min_size=1.0, min_area=1.0):
+    xyxy = _convert_format_np(arr, format, BoundingBoxFormat.XYXY)
+    ws, hs = xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1]
+    valid = (ws >= min_size) & (hs >= min_size) & (xyxy >= 0).all(-1) & (ws * hs >= min_area)
+    h, w = canvas_size
+    valid &= (xyxy[:, 0] <= w) & (xyxy[:, 2] <= w) & (xyxy[:, 1] <= h) & (xyxy[:, 3] <= h)
+    return valid
+
+
+def sanitize_bounding_boxes(bounding_boxes, format=None, canvas_size=None, min_size=1.0, min_area=1.0):
+    """Returns (kept boxes, boolean mask of kept boxes)."""
+    if isinstance(bounding_boxes, BoundingBoxes):
+        if format is not None or canvas_size is not None:
+            raise ValueError("For BoundingBoxes inputs, `format` and `canvas_size` must not be passed.")
+        a = _boxes_np(bounding_boxes)
+        valid = _sanitize_mask(a, bounding_boxes.format, bounding_boxes.canvas_size, min_size, min_area)
+        return tv_tensors.wrap(a[valid], like=bounding_boxes), F_t.from_numpy(valid)
+    if format is None or canvas_size is None:
+        raise ValueError("For pure tensor inputs, `format` and `canvas_size` have to be passed.")
+    a = F_t.to_numpy(bounding_boxes) if F_t.is_tensor(bounding_boxes) else np.asarray(bounding_boxes)
+    valid = _sanitize_mask(a, tv_tensors._parse_format(format), canvas_size, min_size, min_area)
+    return F_t.from_numpy(a[valid]), F_t.from_numpy(valid)
