@@ -1,0 +1,117 @@
+"""Parity with timm: the same (randomised) weights loaded with no remap, the same input, eval mode.
+
+Checks logits, forward_features and forward_head(pre_logits=True) within 1e-4 x max|reference|.
+CI runs a representative set at small input sizes; ``pytest -m slow`` sweeps every registered model
+at its native input size.
+"""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+timm = pytest.importorskip("timm")
+
+import flowvision.models as M  # noqa: E402
+from flowvision import backend as flow  # noqa: E402
+
+RTOL = 1e-4
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _threads():
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(old)
+
+
+def _randomize(model, seed=0):
+    """Non-trivial BN statistics / affine params (timm zero-inits the last BN of residual blocks)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, t in model.state_dict().items():
+            if not t.is_floating_point():
+                continue
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf == "running_var":
+                t.copy_(0.5 + torch.rand(t.shape, generator=g))
+            elif leaf == "running_mean":
+                t.copy_(0.1 * torch.randn(t.shape, generator=g))
+            elif leaf in ("weight", "gamma") and t.ndim == 1:
+                t.copy_(0.5 + 0.5 * torch.rand(t.shape, generator=g))
+            elif leaf == "bias" and t.ndim == 1:
+                t.copy_(0.05 * torch.randn(t.shape, generator=g))
+            elif leaf in ("cls_token", "dist_token", "pos_embed"):
+                t.copy_(0.02 * torch.randn(t.shape, generator=g))
+
+
+def _pair(name, **kwargs):
+    torch.manual_seed(0)
+    ref = timm.create_model(name, pretrained=False, **kwargs).eval()
+    _randomize(ref)
+    ours = M.create_model(name, pretrained=False, **kwargs).eval()
+    sd = {k: flow.from_numpy(v.detach().cpu().numpy().copy()) for k, v in ref.state_dict().items()}
+    ours.load_state_dict(sd, strict=True)  # same names, same shapes, nothing left over
+    return ref, ours
+
+
+def _close(ref, out, what):
+    ref = np.asarray(ref)
+    out = np.asarray(out)
+    assert ref.shape == out.shape, f"{what}: shape {out.shape} != timm {ref.shape}"
+    scale = max(float(np.abs(ref).max()), 1e-6)
+    err = float(np.abs(ref - out).max())
+    assert err <= RTOL * scale, f"{what}: max abs diff {err:.3g} > {RTOL} x {scale:.3g}"
+
+
+def check_parity(name, size, batch=2, **kwargs):
+    ref, ours = _pair(name, **kwargs)
+    x = np.random.RandomState(0).randn(batch, 3, size, size).astype(np.float32)
+    with torch.no_grad():
+        tx = torch.from_numpy(x)
+        t_feat = ref.forward_features(tx)
+        t_pre = ref.forward_head(t_feat, pre_logits=True)
+        t_logits = ref.forward_head(t_feat)
+    with flow.no_grad():
+        fx = flow.from_numpy(x)
+        f_feat = ours.forward_features(fx)
+        f_pre = ours.forward_head(f_feat, pre_logits=True)
+        f_logits = ours(fx)
+    _close(t_feat.numpy(), f_feat.numpy(), f"{name} forward_features")
+    _close(t_pre.numpy(), f_pre.numpy(), f"{name} forward_head(pre_logits=True)")
+    _close(t_logits.numpy(), f_logits.numpy(), f"{name} logits")
+    assert ours.num_features == ref.num_features
+    assert ours.num_classes == ref.num_classes
+
+
+# (name, input size, kwargs): small inputs where the architecture allows
+CI_CASES = [
+    ("resnet18", 64, {}),
+    ("resnet50", 64, {}),
+    ("resnet26d", 64, {}),
+    ("seresnext50_32x4d", 64, {}),
+    ("wide_resnet50_2", 32, {}),
+    ("resnet50", 64, dict(num_classes=10, global_pool="max")),
+    ("efficientnet_b0", 64, {}),
+    ("tf_efficientnet_lite0", 65, {}),  # odd size: asymmetric TF 'same' padding
+    ("tf_efficientnet_b1", 66, {}),
+    ("efficientnet_lite2", 64, {}),
+    ("vit_tiny_patch16_224", 224, {}),
+    ("vit_small_patch32_224", 224, dict(global_pool="avg")),
+    ("deit_tiny_distilled_patch16_224", 224, {}),
+    ("vit_tiny_patch16_224", 64, dict(img_size=64, num_classes=0)),
+]
+
+
+@pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CI_CASES)])
+def test_parity(name, size, kwargs):
+    check_parity(name, size, **kwargs)
+
+
+def _native(name):
+    return M.get_pretrained_cfg(name).input_size[-1] if M.get_pretrained_cfg(name) else 224
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", M.list_models())
+def test_parity_native_size(name):
+    check_parity(name, _native(name), batch=1)
