@@ -449,3 +449,16 @@ def test_huge_length_fields_are_refused_before_allocating(tmp_path):
         _craft_zip(p, b"\x80\x05" + op + (1 << 40).to_bytes(8, "little") + b"abc.")
         with pytest.raises(CheckpointError, match="corrupt or truncated"):
             read_torch_checkpoint(p)
+
+
+def test_allowed_callables_cannot_allocate_unbounded_memory(tmp_path):
+    # REDUCE builtins.bytearray(10**12): a 1 TB zero-filled buffer if it were allowed to run
+    data = b"\x80\x02c__builtin__\nbytearray\nq\x00\x8a\x06\x00\x10\xa5\xd4\xe8\x00\x85q\x01Rq\x02."
+    p = tmp_path / "alloc.pth"
+    _craft_zip(p, data)
+    with pytest.raises(CheckpointError, match="bytearray"):
+        read_torch_checkpoint(p)
+    # the data form protocol 2 writes still works
+    q = tmp_path / "ba.pth"
+    torch.save({"w": torch.ones(1), "blob": bytearray(b"\x00\xffabc")}, str(q))
+    assert read_torch_checkpoint(q)["blob"] == bytearray(b"\x00\xffabc")

@@ -245,6 +245,16 @@ def _codecs_encode(obj, encoding="utf-8", errors="strict"):
     return obj.encode("latin-1", errors="strict")
 
 
+def _bytearray(data=b"", encoding=None, errors="strict"):
+    # protocol <= 2 stores a bytearray as bytearray(<latin-1 str>, 'latin-1'); a bare size would let a
+    # file allocate (and zero) any amount of memory, so only data forms are accepted
+    if isinstance(data, str) and encoding in ("latin1", "latin-1", "iso-8859-1"):
+        return bytearray(data, "latin-1")
+    if isinstance(data, (bytes, bytearray)) and encoding is None:
+        return bytearray(data)
+    raise CheckpointError(f"unexpected bytearray({type(data).__name__}, {encoding!r}) in checkpoint")
+
+
 def _torch_size(values=()):
     return tuple(_as_int_tuple(tuple(values), "torch.Size"))
 
@@ -324,7 +334,7 @@ def _build_allow_list():
     allowed = {
         ("collections", "OrderedDict"): __import__("collections").OrderedDict,
         ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
-        ("builtins", "bytearray"): bytearray, ("builtins", "complex"): complex,
+        ("builtins", "bytearray"): _Fn("builtins.bytearray", _bytearray), ("builtins", "complex"): complex,
         ("builtins", "slice"): slice,
         ("__builtin__", "set"): set, ("__builtin__", "frozenset"): frozenset,
         ("_codecs", "encode"): _Fn("_codecs.encode", _codecs_encode),
