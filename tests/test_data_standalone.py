@@ -12,7 +12,10 @@ def test_import_pulls_no_models_transforms_or_torch():
     code = ("import sys, flowvision.data as d; d.Mixup(); d.rand_augment_transform('rand-m9-mstd0.5-inc1'); "
             "d.RandomErasing(); bad = [m for m in sys.modules if m.startswith(('flowvision.models', "
             "'flowvision.transforms', 'torch', 'timm', 'flowvision.layers'))]; print(bad); assert not bad, bad")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fd.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
