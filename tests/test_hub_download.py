@@ -638,3 +638,24 @@ def test_threads_download_once(srv, tmp_path):
     for t in ts:
         t.join()
     assert not errors and len(srv.hits["/threads.bin"]) == 1
+
+
+def test_hf_falls_back_to_pytorch_model_bin(srv, tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    p = tmp_path / "pm.bin"
+    torch.save({"w": torch.arange(4.0)}, str(p))
+    srv.files["/timm/old.repo/resolve/main/pytorch_model.bin"] = p.read_bytes()
+    monkeypatch.setenv("HF_ENDPOINT", srv.base)
+    sd = load_state_dict_from_url("hf_hub:timm/old.repo", progress=False, as_numpy=True)
+    np.testing.assert_array_equal(sd["w"], np.arange(4.0, dtype=np.float32))
+    assert len(srv.hits["/timm/old.repo/resolve/main/model.safetensors"]) == 1  # 404, not retried
+    # afterwards the cached .bin is used without any request, online or offline
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    load_state_dict_from_url("hf_hub:timm/old.repo", progress=False, as_numpy=True)
+    assert len(srv.hits["/timm/old.repo/resolve/main/model.safetensors"]) == 1
+    assert len(srv.hits["/timm/old.repo/resolve/main/pytorch_model.bin"]) == 1
+    # a repo with neither file: the error is about model.safetensors
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    with pytest.raises(DownloadError, match="model.safetensors") as ei:
+        load_state_dict_from_url("hf_hub:timm/none.repo", progress=False)
+    assert ei.value.status == 404

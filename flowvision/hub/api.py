@@ -9,8 +9,8 @@ import numpy as np
 from ._env import checkpoints_dir
 from .bf16 import Bf16Array
 from .download import cached_download, hash_prefix_from_filename, verify_file
-from .errors import HashMismatchError
-from .hf import (DEFAULT_FILENAME, find_in_hf_cache, hf_auth_headers, hf_hub_url, hf_local_path, is_hf_id,
+from .errors import DownloadError, HashMismatchError
+from .hf import (DEFAULT_FILENAME, LEGACY_FILENAME, find_in_hf_cache, hf_auth_headers, hf_hub_url, hf_local_path, is_hf_id,
                  parse_hf_id)
 from .readers import load_checkpoint
 
@@ -48,17 +48,27 @@ def resolve_url_to_path(url, model_dir=None, progress=True, check_hash=False, fi
 
     if is_hf_id(url):
         repo_id, revision = parse_hf_id(url)
-        filename = file_name or DEFAULT_FILENAME
-        hit = find_in_hf_cache(repo_id, filename, revision)
-        if hit is not None:
-            ok, digest = verify_file(hit, sha256)
-            if ok:
-                logger.debug("using %s from the Hugging Face cache", hit)
-                return hit
-            logger.warning("ignoring %s in the Hugging Face cache: sha256 %s, expected %s", hit, digest, sha256)
-        dst = hf_local_path(repo_id, filename, revision, model_dir)
-        return cached_download(hf_hub_url(repo_id, filename, revision), dst, sha256=sha256, progress=progress,
-                               headers=hf_auth_headers())
+        if file_name:
+            return _resolve_hf(repo_id, file_name, revision, model_dir, progress, sha256)
+        # like timm: model.safetensors, else the older pytorch_model.bin of the same repo
+        if sha256 is None:
+            legacy = find_in_hf_cache(repo_id, LEGACY_FILENAME, revision)
+            legacy = legacy or hf_local_path(repo_id, LEGACY_FILENAME, revision, model_dir)
+            if (find_in_hf_cache(repo_id, DEFAULT_FILENAME, revision) is None
+                    and not os.path.isfile(hf_local_path(repo_id, DEFAULT_FILENAME, revision, model_dir))
+                    and os.path.isfile(legacy)):
+                return legacy
+        try:
+            return _resolve_hf(repo_id, DEFAULT_FILENAME, revision, model_dir, progress, sha256)
+        except DownloadError as e:
+            if e.status != 404 or sha256:
+                raise
+            try:
+                return _resolve_hf(repo_id, LEGACY_FILENAME, revision, model_dir, progress, None)
+            except DownloadError as e2:
+                if e2.status != 404:
+                    raise
+                raise e from None
 
     filename = file_name or os.path.basename(urlparse(url).path)
     if not filename:
@@ -71,6 +81,19 @@ def resolve_url_to_path(url, model_dir=None, progress=True, check_hash=False, fi
                              "('name-<sha256 prefix>.ext') and no sha256 was given")
     dst = os.path.join(checkpoints_dir(model_dir), filename)
     return cached_download(url, dst, sha256=sha256, hash_prefix=hash_prefix, progress=progress)
+
+
+def _resolve_hf(repo_id, filename, revision, model_dir, progress, sha256):
+    hit = find_in_hf_cache(repo_id, filename, revision)
+    if hit is not None:
+        ok, digest = verify_file(hit, sha256)
+        if ok:
+            logger.debug("using %s from the Hugging Face cache", hit)
+            return hit
+        logger.warning("ignoring %s in the Hugging Face cache: sha256 %s, expected %s", hit, digest, sha256)
+    dst = hf_local_path(repo_id, filename, revision, model_dir)
+    return cached_download(hf_hub_url(repo_id, filename, revision), dst, sha256=sha256, progress=progress,
+                           headers=hf_auth_headers())
 
 
 def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=True, check_hash=False,

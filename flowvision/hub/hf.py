@@ -15,12 +15,13 @@ import re
 from urllib.parse import quote
 
 __all__ = [
-    "HF_PREFIX", "DEFAULT_FILENAME", "is_hf_id", "parse_hf_id", "hf_endpoint", "hf_hub_url",
+    "HF_PREFIX", "DEFAULT_FILENAME", "LEGACY_FILENAME", "is_hf_id", "parse_hf_id", "hf_endpoint", "hf_hub_url",
     "hf_cache_dir", "find_in_hf_cache", "hf_local_path", "hf_auth_headers",
 ]
 
 HF_PREFIX = "hf_hub:"
 DEFAULT_FILENAME = "model.safetensors"
+LEGACY_FILENAME = "pytorch_model.bin"  # what older timm repos hold instead
 DEFAULT_REVISION = "main"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
