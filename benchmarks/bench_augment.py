@@ -117,6 +117,7 @@ def main():
     ap.add_argument("--images", type=int, default=400)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--skip-mixup", action="store_true")
+    ap.add_argument("--skip-randaugment", action="store_true")
     args = ap.parse_args()
     import cv2
     import torch
@@ -126,17 +127,21 @@ def main():
     torch.set_num_threads(args.threads)
     print(f"timm {timm.__version__}, torch {torch.__version__}, Pillow {PIL.__version__}, numpy {np.__version__}, "
           f"opencv {cv2.__version__}, threads={args.threads}")
-    ra = bench_randaugment(args.images, args.repeats)
+    if not args.skip_randaugment:
+        _print_ra(bench_randaugment(args.images, args.repeats), args)
+    if not args.skip_mixup:
+        print(f"\nMixup/CutMix 128x3x224x224 float32, ms per batch (best of {args.repeats}), threads={args.threads}")
+        for label, tt, ft in bench_mixup(args.threads, args.repeats):
+            print(f"  {label:14s} timm {tt:8.1f}   flowvision {ft:8.1f}   {tt / ft:.2f}x")
+
+
+def _print_ra(ra, args):
     print("\nRandAugment rand-m9-mstd0.5-inc1, 224x224, images/s (%d x %d images each, interleaved blocks)" % (args.repeats, args.images))
     print(f"  timm (PIL)              {ra['timm_pil']:8.0f}")
     print(f"  flowvision (PIL)        {ra['fv_pil']:8.0f}   {ra['fv_pil'] / ra['timm_pil']:.2f}x timm "
           f"(median per-block ratio {ra['ratio_pil']:.2f}x)")
     print(f"  flowvision (uint8 HWC)  {ra['fv_arr']:8.0f}   {ra['fv_arr'] / ra['timm_pil']:.2f}x timm "
           f"(median per-block ratio {ra['ratio_arr']:.2f}x)")
-    if not args.skip_mixup:
-        print(f"\nMixup/CutMix 128x3x224x224 float32, ms per batch (best of {args.repeats}), threads={args.threads}")
-        for label, tt, ft in bench_mixup(args.threads, args.repeats):
-            print(f"  {label:14s} timm {tt:8.1f}   flowvision {ft:8.1f}   {tt / ft:.2f}x")
 
 
 if __name__ == "__main__":
