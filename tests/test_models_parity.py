@@ -89,14 +89,14 @@ CI_CASES = [
     ("resnet50", 64, {}),
     ("resnet26d", 64, {}),
     ("seresnext50_32x4d", 64, {}),
-    ("wide_resnet50_2", 32, {}),
+    ("resnet34", 64, {}),
     ("resnet50", 64, dict(num_classes=10, global_pool="max")),
     ("efficientnet_b0", 64, {}),
     ("tf_efficientnet_lite0", 65, {}),  # odd size: asymmetric TF 'same' padding
     ("tf_efficientnet_b1", 66, {}),
     ("efficientnet_lite2", 64, {}),
     ("vit_tiny_patch16_224", 224, {}),
-    ("vit_small_patch32_224", 224, dict(global_pool="avg")),
+    ("vit_small_patch32_224", 96, dict(img_size=96, global_pool="avg")),
     ("deit_tiny_distilled_patch16_224", 224, {}),
     ("vit_tiny_patch16_224", 64, dict(img_size=64, num_classes=0)),
 ]
