@@ -462,3 +462,31 @@ def test_allowed_callables_cannot_allocate_unbounded_memory(tmp_path):
     q = tmp_path / "ba.pth"
     torch.save({"w": torch.ones(1), "blob": bytearray(b"\x00\xffabc")}, str(q))
     assert read_torch_checkpoint(q)["blob"] == bytearray(b"\x00\xffabc")
+
+
+def test_reading_never_imports_torch(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+    p = tmp_path / "m.pth"
+    torch.save({"state_dict": {"w": torch.randn(2, 2), "b": torch.ones(2).bfloat16()}}, str(p))
+    q = tmp_path / "m_legacy.pth"
+    torch.save({"w": torch.randn(2, 2)}, str(q), _use_new_zipfile_serialization=False)
+    code = textwrap.dedent(f"""
+        import sys
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    raise ImportError("torch is blocked in this test")
+        sys.meta_path.insert(0, Block())
+        import flowvision.hub as hub
+        assert list(hub.load_checkpoint({str(p)!r})) == ["w", "b"]
+        assert list(hub.load_checkpoint({str(q)!r})) == ["w"]
+        assert not any(m == "torch" or m.startswith("torch.") for m in sys.modules)
+        print("ok")
+    """)
+    env = dict(os.environ)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
