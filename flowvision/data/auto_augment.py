@@ -13,6 +13,8 @@ tensors in HWC or CHW layout (handled as numpy views; returned as the same type 
   edge replication).  OpenCV's bilinear/bicubic kernels differ from Pillow's by a few grey levels,
   so geometric ops on arrays are close but not bit-exact; pass ``hparams['pil_exact']=True`` to
   route them through Pillow for bit-exact array results.
+* OpenCV's own thread pool is left as configured; for per-image work inside DataLoader workers
+  ``cv2.setNumThreads(1)`` avoids oversubscription (the benchmark runs that way).
 * Randomness comes from one :class:`~flowvision.data.RandomSource` per transform (``seed=`` /
   ``rng=``); :class:`~flowvision.data.TimmRandom` reproduces timm's own draw sequence.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Union
 
 import cv2
 import numpy as np
@@ -50,8 +52,6 @@ _CV2_INTERP = {int(_R.NEAREST): cv2.INTER_NEAREST, int(_R.BILINEAR): cv2.INTER_L
                int(_R.BICUBIC): cv2.INTER_CUBIC}
 _STR_TO_PIL = {"nearest": _R.NEAREST, "bilinear": _R.BILINEAR, "bicubic": _R.BICUBIC,
                "box": _R.BOX, "hamming": _R.HAMMING, "lanczos": _R.LANCZOS}
-
-cv2.setNumThreads(1)  # per-image work: threads only add overhead and fight DataLoader workers
 
 # ----------------------------------------------------------------------------------------------
 # exact numpy building blocks (reproduce Pillow's integer / float32 arithmetic)

@@ -15,8 +15,6 @@ Numerics equal timm's: the same float32 expressions (``x*lam + x_flip*(1-lam)``)
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Sequence
-
 import numpy as np
 
 from ._arrays import as_numpy, from_numpy_like, kind_of
