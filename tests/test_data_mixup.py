@@ -163,3 +163,23 @@ def test_bad_inputs():
         m(ro, y)
     with pytest.raises(TypeError, match="uint8"):
         FastCollateMixup(num_classes=10)([(x[0], 1), (x[1], 2)])
+
+
+@pytest.mark.parametrize("mode", ["pair", "elem"])
+def test_mixup_forced_per_element_lambdas(mode):
+    """Force per-element lambdas / CutMix switches in both libraries; boxes from the seeded stream."""
+    x, y = _batch()
+    n = 4 if mode == "pair" else 8
+    lam = np.array([0.3, 1.0, 0.8, 0.55, 0.9, 0.2, 1.0, 0.65][:n], np.float32)
+    cut = np.array([True, False, False, True, True, False, True, False][:n])
+    np.random.seed(11)
+    tm = timm_mixup.Mixup(mixup_alpha=1.0, cutmix_alpha=1.0, mode=mode, num_classes=10)
+    tm._params_per_elem = lambda b: (lam.copy(), cut.copy())
+    xt, tt = tm(torch.from_numpy(x.copy()), torch.from_numpy(y))
+    np.random.seed(11)
+    fm = Mixup(mixup_alpha=1.0, cutmix_alpha=1.0, mode=mode, num_classes=10, rng=TimmRandom())
+    fm._params_per_elem = lambda b: (lam.copy(), cut.copy())
+    xm = x.copy()
+    _, t = fm(xm, y)
+    np.testing.assert_array_equal(xm, xt.numpy())
+    np.testing.assert_array_equal(t, tt.numpy())
