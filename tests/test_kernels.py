@@ -451,6 +451,20 @@ def test_default_threads_and_env_overrides():
     assert r.returncode == 0 and r.stdout.split()[0] == NATIVE_ISA
 
 
+def test_set_num_threads_stress():
+    # creating/joining pools back to back (workers that start late must still see the shutdown);
+    # in a subprocess so a regression fails with a timeout instead of hanging the suite
+    code = (
+        "from flowvision.backend import _C; import numpy as np;"
+        "a = np.ones((1, 300, 300), np.float32)\n"
+        "for i in range(100):\n"
+        "    _C.set_num_threads(1 + i % 3); _C.gemm(a, a, False, False)\n"
+        "print('ok')"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
 def test_isa_setter_rejects_unknown():
     with pytest.raises(ValueError):
         _C._set_isa_for_testing("sse9")

@@ -16,6 +16,7 @@ namespace fv {
 namespace {
 
 thread_local bool t_in_parallel = false;
+constexpr int kSpin = 20000;  // pause iterations (~0.3 ms) before a worker sleeps
 
 struct Job {
     RangeFn fn;
@@ -29,7 +30,10 @@ struct Job {
 class Pool {
 public:
     explicit Pool(int nthreads) : nthreads_(nthreads < 1 ? 1 : nthreads) {
-        for (int i = 1; i < nthreads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+        // Workers start with seen = 0 (the initial generation), not with whatever generation
+        // they observe when they first run: a worker scheduled late must still notice a job
+        // or a shutdown published before it started.
+        for (int i = 1; i < nthreads_; ++i) workers_.emplace_back([this] { worker_loop(0); });
     }
     // Joins the workers. The object itself stays alive (it is leaked by set_num_threads):
     // a thread that fetched the pointer just before may still run a job on it, and with
@@ -85,11 +89,10 @@ private:
         t_in_parallel = prev;
     }
 
-    void worker_loop() {
-        uint64_t seen = generation_.load(std::memory_order_acquire);
+    void worker_loop(uint64_t seen) {
         for (;;) {
             // brief spin so back-to-back kernels don't pay a futex wake each time
-            for (int i = 0; i < 20000 && generation_.load(std::memory_order_acquire) == seen; ++i) {
+            for (int i = 0; i < kSpin && generation_.load(std::memory_order_acquire) == seen; ++i) {
 #if defined(__x86_64__) || defined(__i386__)
                 __builtin_ia32_pause();
 #endif
@@ -97,7 +100,7 @@ private:
             Job* job;
             {
                 std::unique_lock<std::mutex> lk(m_);
-                cv_work_.wait(lk, [&] { return generation_.load() != seen; });
+                cv_work_.wait(lk, [&] { return stop_ || generation_.load() != seen; });
                 seen = generation_.load();
                 if (stop_) return;
                 job = job_;
