@@ -284,8 +284,13 @@ def _nearest_index(in_size, out_size, exact):
     return np.minimum(src, in_size - 1)
 
 
-def resize(img, size, interpolation="bilinear", antialias=True):
-    """Resize (..., H, W, C) to ``size`` = [h, w] with torch ``interpolate`` semantics."""
+def resize(img, size, interpolation="bilinear", antialias=True, round_between=False):
+    """Resize (..., H, W, C) to ``size`` = [h, w] with torch ``interpolate`` semantics.
+
+    Integer images are computed in float32 and rounded once (torchvision v1's tensor path).
+    ``round_between=True`` rounds to the integer dtype after the horizontal pass too, which is what
+    torch's native uint8 kernel (used by torchvision v2 and by PIL) does.
+    """
     oh, ow = int(size[0]), int(size[1])
     h, w = img.shape[-3], img.shape[-2]
     if interpolation in ("nearest", "nearest-exact"):
@@ -310,6 +315,9 @@ def resize(img, size, interpolation="bilinear", antialias=True):
         for o0, o1, lo, hi, wt in _resize_blocks(w, ow, interpolation, antialias, True, wdt):
             np.matmul(flat[:, lo:hi], wt, out=tmp[:, o0:o1])
         planes = tmp.reshape(p, h, ow)
+        if round_between and oh != h and img.dtype.kind in "iub":
+            np.rint(planes, out=planes)
+            np.clip(planes, 0, max_value(img.dtype), out=planes)
     if oh != h:
         tmp = np.empty((p, oh, ow), wdt)
         for o0, o1, lo, hi, wt in _resize_blocks(h, oh, interpolation, antialias, False, wdt):

@@ -193,6 +193,13 @@ def _resize_image(inpt, size, interpolation=InterpolationMode.BILINEAR, max_size
     out_size = _output_size((h, w), size, max_size)
     if [h, w] == out_size:
         return inpt
+    mode = interpolation.value
+    if (not isinstance(plain, _PILImage.Image) and mode in ("bilinear", "bicubic")
+            and F1._hwc(plain).dtype == np.uint8):
+        # torchvision v2 resizes uint8 natively (PIL-style two passes, rounded in between)
+        F1._check_nonempty(plain)
+        out = F1._apply_array(F_np.resize, plain, out_size, mode, bool(antialias), True)
+        return _rewrap(out, inpt)
     return _rewrap(F1.resize(plain, out_size, interpolation, antialias=antialias), inpt)
 
 
@@ -262,9 +269,10 @@ def center_crop(inpt, output_size):
 
 def resized_crop(inpt, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
     def image(x, *a):
-        interp = _check_interpolation(interpolation) if not isinstance(x, Mask) else InterpolationMode.NEAREST
-        return _image_op(F1.resized_crop, x, top, left, height, width, size, interp,
-                         antialias=antialias if not isinstance(x, Mask) else False)
+        cropped = _image_op(F1.crop, x, top, left, height, width)
+        if isinstance(x, Mask):
+            return _resize_mask(cropped, size)
+        return _resize_image(cropped, size, interpolation, None, antialias)
 
     def boxes(b, *a):
         return _resize_boxes(_crop_boxes(b, top, left, height, width), size)
@@ -429,7 +437,7 @@ def elastic(inpt, displacement, interpolation=InterpolationMode.BILINEAR, fill=N
             raise ValueError(f"Argument displacement shape should be {(1, h, w, 2)}, but given {disp.shape}")
         if a.size == 0:
             return b
-        dt = a.dtype if a.dtype.kind == "f" else np.float32
+        dt = a.dtype.type if a.dtype.kind == "f" else np.float32
         xs = np.linspace((-w + 1) / w, (w - 1) / w, w).astype(dt)
         ys = np.linspace((-h + 1) / h, (h - 1) / h, h).astype(dt)
         grid = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), -1) - disp[0].astype(dt)
@@ -478,12 +486,121 @@ def _color(name, v1fn):
 
 
 adjust_brightness = _color("adjust_brightness", F1.adjust_brightness)
-adjust_contrast = _color("adjust_contrast", F1.adjust_contrast)
-adjust_saturation = _color("adjust_saturation", F1.adjust_saturation)
 adjust_hue = _color("adjust_hue", F1.adjust_hue)
 adjust_gamma = _color("adjust_gamma", F1.adjust_gamma)
-adjust_sharpness = _color("adjust_sharpness", F1.adjust_sharpness)
-rgb_to_grayscale = _color("rgb_to_grayscale", F1.rgb_to_grayscale)
+
+
+# v2's colour kernels differ from v1 in float details: ``_blend`` is ``x.mul(r).add_(y, alpha=1-r)`` (a fused
+# multiply-add on CPU) and the grayscale weights are accumulated the same way. These numpy kernels reproduce
+# that (the fused step is emulated exactly in float64).
+def _fma(acc, a, b):
+    return (acc.astype(np.float64) + np.float64(a) * b.astype(np.float64)).astype(np.float32)
+
+
+def _gray_v2(img):
+    """(..., H, W, 3) -> float (..., H, W) = 0.2989 r + 0.587 g + 0.114 b, accumulated like torch."""
+    if img.dtype == np.float64:
+        return img[..., 0] * 0.2989 + img[..., 1] * 0.587 + img[..., 2] * 0.114
+    r, g, b = (img[..., i].astype(np.float32) for i in range(3))
+    return _fma(_fma(r * np.float32(0.2989), np.float32(0.587), g), np.float32(0.114), b)
+
+
+def _blend_v2(img, other, ratio):
+    bound = F_np.max_value(img.dtype)
+    if img.dtype == np.float64:
+        out = img * ratio + np.asarray(other, np.float64) * (1.0 - ratio)
+    else:
+        t = img.astype(np.float32) * np.float32(ratio)
+        out = _fma(t, np.float32(1.0 - ratio), np.asarray(other, np.float32))
+    out = np.clip(out, 0, bound)
+    return out.astype(img.dtype) if img.dtype.kind != "f" else out.astype(img.dtype, copy=False)
+
+
+def _contrast_v2_np(img, factor):
+    if img.shape[-1] == 3:
+        g = _gray_v2(img)
+        if img.dtype.kind != "f":
+            g = np.floor(g)
+    else:
+        g = img[..., 0].astype(np.float32) if img.dtype != np.float64 else img[..., 0]
+    mean = g.mean(axis=(-2, -1), keepdims=True, dtype=np.float64).astype(g.dtype)[..., None]
+    return _blend_v2(img, mean, factor)
+
+
+def _saturation_v2_np(img, factor):
+    if img.shape[-1] == 1:
+        return img
+    g = _gray_v2(img)
+    if img.dtype.kind != "f":
+        g = np.floor(g)
+    return _blend_v2(img, g[..., None], factor)
+
+
+def _sharpness_v2_np(img, factor):
+    if img.shape[-2] <= 2 or img.shape[-3] <= 2:
+        return img
+    # torchvision v2: interior x + (1 - r) * (blur - x) (fused), border untouched
+    blur = F_np._blurred_degenerate(img)
+    wdt = np.float64 if img.dtype == np.float64 else np.float32
+    x = img.astype(wdt)
+    diff = blur.astype(wdt) - x
+    out = x.copy()
+    inner = (Ellipsis, slice(1, -1), slice(1, -1), slice(None))
+    if wdt == np.float64:
+        out[inner] = x[inner] + (1.0 - factor) * diff[inner]
+    else:
+        out[inner] = _fma(x[inner], np.float32(1.0 - factor), diff[inner])
+    out = np.clip(out, 0, F_np.max_value(img.dtype))
+    return out.astype(img.dtype)
+
+
+def _gray_out_v2_np(img, num_output_channels):
+    if img.shape[-1] == 1:
+        g = img.copy()
+    else:
+        g = _gray_v2(img)
+        g = (g.astype(img.dtype) if img.dtype.kind != "f" else g.astype(img.dtype))[..., None]
+    if num_output_channels == 3:
+        g = np.repeat(g, 3, axis=-1)
+    return g
+
+
+def _v2_color(name, np_kernel, v1fn, check):
+    def v1_like(img, *args):
+        if isinstance(img, _PILImage.Image):
+            return v1fn(img, *args)
+        check(img, *args)
+        F1._check_nonempty(img)
+        return F1._apply_array(np_kernel, img, *args)
+
+    return _color(name, v1_like)
+
+
+def _check_factor(name):
+    def check(img, factor):
+        if factor < 0:
+            raise ValueError(f"{name} ({factor}) is not non-negative.")
+        c = F1.get_dimensions(img)[0]
+        if c not in (1, 3):
+            raise TypeError(f"Input image tensor permitted channel values are 1 or 3, but found {c}")
+    return check
+
+
+def _check_gray(img, n):
+    if n not in (1, 3):
+        raise ValueError(f"num_output_channels must be 1 or 3, got {n}.")
+
+
+adjust_contrast = _v2_color("adjust_contrast", _contrast_v2_np, F1.adjust_contrast, _check_factor("contrast_factor"))
+adjust_saturation = _v2_color("adjust_saturation", _saturation_v2_np, F1.adjust_saturation,
+                              _check_factor("saturation_factor"))
+adjust_sharpness = _v2_color("adjust_sharpness", _sharpness_v2_np, F1.adjust_sharpness,
+                             _check_factor("sharpness_factor"))
+_rgb_to_grayscale = _v2_color("rgb_to_grayscale", _gray_out_v2_np, F1.rgb_to_grayscale, _check_gray)
+
+
+def rgb_to_grayscale(inpt, num_output_channels=1):
+    return _rgb_to_grayscale(inpt, num_output_channels)
 to_grayscale = rgb_to_grayscale
 invert = _color("invert", F1.invert)
 posterize = _color("posterize", F1.posterize)
