@@ -115,3 +115,25 @@ def _native(name):
 @pytest.mark.parametrize("name", M.list_models())
 def test_parity_native_size(name):
     check_parity(name, _native(name), batch=1)
+
+
+FEATURE_CASES = [("resnet26d", (0, 1, 2, 3, 4)), ("tf_efficientnet_lite0", (1, 3, 4)), ("resnet18", (-1,))]
+
+
+@pytest.mark.parametrize("name,out_indices", FEATURE_CASES)
+def test_features_only_parity(name, out_indices):
+    torch.manual_seed(0)
+    ref = timm.create_model(name, features_only=True, out_indices=out_indices).eval()
+    _randomize(ref)
+    ours = M.create_model(name, features_only=True, out_indices=out_indices).eval()
+    ours.load_state_dict({k: flow.from_numpy(v.numpy().copy()) for k, v in ref.state_dict().items()}, strict=True)
+    assert ours.feature_info.channels() == ref.feature_info.channels()
+    assert ours.feature_info.reduction() == ref.feature_info.reduction()
+    x = np.random.RandomState(1).randn(1, 3, 65, 65).astype(np.float32)
+    with torch.no_grad():
+        t_out = ref(torch.from_numpy(x))
+    with flow.no_grad():
+        f_out = ours(flow.from_numpy(x))
+    assert len(t_out) == len(f_out) == len(out_indices)
+    for i, (t, f) in enumerate(zip(t_out, f_out)):
+        _close(t.numpy(), f.numpy(), f"{name} features[{i}]")

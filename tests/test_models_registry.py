@@ -141,3 +141,16 @@ def test_checkpoint_path(tmp_path):
     np.testing.assert_array_equal(m2.fc.weight.detach().numpy(), m.fc.weight.detach().numpy())
     with pytest.raises(FileNotFoundError):
         M.create_model("resnet18", checkpoint_path=str(tmp_path / "missing.pth"))
+
+
+def test_features_only_out_indices_validation():
+    m = M.create_model("resnet18", features_only=True, out_indices=(1, -1))
+    assert m.feature_info.channels() == [64, 512] and m.feature_info.reduction() == [4, 32]
+    with pytest.raises(ValueError, match="out of range"):
+        M.create_model("resnet18", features_only=True, out_indices=(5,))
+    with pytest.raises(ValueError, match="duplicates"):
+        M.create_model("resnet18", features_only=True, out_indices=(1, 1))
+    with pytest.raises(ValueError, match="features_only"):
+        M.create_model("resnet18", out_indices=(1,))
+    with pytest.raises(NotImplementedError):
+        M.create_model("vit_tiny_patch16_224", features_only=True)

@@ -142,7 +142,7 @@ class EfficientNet(nn.Module):
         in_chs = stem_size
         reduction = 2
         stages = []
-        self.feature_info = [dict(num_chs=stem_size, reduction=2, module="bn1")]
+        self.feature_info = []
         for stage_idx, stage in enumerate(block_args):
             blocks = []
             for i, ba in enumerate(stage):

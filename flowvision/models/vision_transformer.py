@@ -79,6 +79,7 @@ class Block(nn.Module):
 class VisionTransformer(nn.Module):
     """ViT. ``global_pool``: 'token' (class token), 'avg' (mean of patch tokens, with fc_norm), ''."""
     accepts_img_size = True
+    supports_features_only = False  # token models: use forward_features (forward_intermediates to come)
 
     def __init__(self, img_size=224, patch_size=16, in_chans=3, num_classes=1000, global_pool="token",
                  embed_dim=768, depth=12, num_heads=12, mlp_ratio=4.0, qkv_bias=True, qk_norm=False,

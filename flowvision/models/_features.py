@@ -1,0 +1,98 @@
+"""``features_only=True``: a wrapper returning the feature maps named by the model's ``feature_info``."""
+from flowvision.backend import nn
+
+__all__ = ["FeatureInfo", "FeatureListNet"]
+
+
+class FeatureInfo:
+    """The selected entries of a model's ``feature_info`` with timm's accessors."""
+
+    def __init__(self, feature_info, out_indices):
+        n = len(feature_info)
+        if isinstance(out_indices, int):
+            out_indices = tuple(range(n - out_indices, n)) if 0 < out_indices <= n else None
+            if out_indices is None:
+                raise ValueError(f"out_indices as an int must be in 1..{n}")
+        idx = []
+        for i in out_indices:
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise ValueError(f"out_indices must be ints, got {i!r}")
+            if not -n <= i < n:
+                raise ValueError(f"out_index {i} is out of range for {n} feature levels "
+                                 f"({', '.join(f['module'] for f in feature_info)})")
+            idx.append(i % n)
+        if len(set(idx)) != len(idx):
+            raise ValueError(f"out_indices has duplicates: {tuple(out_indices)}")
+        self.out_indices = tuple(sorted(idx))
+        self.info = [dict(feature_info[i], index=i) for i in self.out_indices]
+
+    def _get(self, key, idx=None):
+        if idx is None:
+            return [f[key] for f in self.info]
+        if isinstance(idx, (list, tuple)):
+            return [self.info[i][key] for i in idx]
+        return self.info[idx][key]
+
+    def channels(self, idx=None):
+        return self._get("num_chs", idx)
+
+    def reduction(self, idx=None):
+        return self._get("reduction", idx)
+
+    def module_name(self, idx=None):
+        return self._get("module", idx)
+
+    def get_dicts(self):
+        return [dict(f) for f in self.info]
+
+    def __len__(self):
+        return len(self.info)
+
+    def __getitem__(self, i):
+        return self.info[i]
+
+
+def _forward_plan(model, wanted):
+    """[(top-level name, child name or None)] in forward order, expanding containers holding a wanted module."""
+    plan = []
+    for name, mod in model.named_children():
+        if name in wanted or not any(w.startswith(name + ".") for w in wanted):
+            plan.append((name, None))
+        else:
+            plan.extend((name, sub) for sub, _ in mod.named_children())
+    return plan
+
+
+class FeatureListNet(nn.Module):
+    """Runs the model's modules in order up to the last requested level; returns a list of NCHW maps.
+
+    Works for models whose forward is the sequence of their children (ResNet, EfficientNet, ...).
+    Module names are the original model's, so its state_dict (minus the head) loads unchanged.
+    """
+
+    def __init__(self, model, out_indices=(0, 1, 2, 3, 4)):
+        super().__init__()
+        if not getattr(model, "feature_info", None):
+            raise ValueError(f"{type(model).__name__} has no feature_info: features_only is not supported")
+        if not getattr(model, "supports_features_only", True):
+            raise NotImplementedError(f"features_only is not implemented for {type(model).__name__} yet")
+        self.feature_info = FeatureInfo(model.feature_info, out_indices)
+        wanted = set(self.feature_info.module_name())
+        plan = _forward_plan(model, wanted)
+        last = max(i for i, (n, c) in enumerate(plan) if (f"{n}.{c}" if c else n) in wanted)
+        self._plan = plan[:last + 1]
+        self._wanted = wanted
+        for name in dict.fromkeys(n for n, _ in self._plan):
+            self.add_module(name, getattr(model, name))
+        self.pretrained_cfg = getattr(model, "pretrained_cfg", None)
+
+    def forward(self, x):
+        out = []
+        for name, child in self._plan:
+            mod = getattr(self, name)
+            if child is not None:
+                mod = getattr(mod, child)
+            x = mod(x)
+            if (f"{name}.{child}" if child else name) in self._wanted:
+                out.append(x)
+        return out
