@@ -180,10 +180,12 @@ def _describe_fv(t):
 CONFIG_STRINGS = POLICY_STRINGS + [
     "rand-m9-n2-mstd0.5-mmax10-inc1-p0.5-tweights", "rand-m9-inc0", "rand-m9-inc1", "rand-n4", "rand-m15-mmax20",
     "rand-mstd200", "rand-t3a-t3aw", "augmix-b0", "augmix-m5-w4-d2-a1-b1-mstd0.3", "augmix", "rand", "v0-mstd1",
+    "augmix-m5-w4-d2-a1-b1-mstd", "rand-m9-mstd", "original-mstd",
 ]
 
 
 @pytest.mark.parametrize("config", CONFIG_STRINGS)
+@pytest.mark.filterwarnings("ignore:.*has no value")
 def test_config_parses_like_timm(config):
     """Same ops, magnitudes, probabilities, mstd/mmax, layer counts and weights as timm.
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from typing import Dict, List, Optional, Union
 
 import cv2
@@ -938,9 +939,25 @@ def _split_sections(config_str: str, kind: str):
     return head, [p for p in rest if p != ""]
 
 
+_KNOWN_KEYS = {
+    "RandAugment": ("m", "n", "p", "mstd", "mmax", "inc"),
+    "AutoAugment": ("mstd",),
+    "AugMix": ("m", "w", "d", "a", "b", "mstd"),
+    "TrivialAugment": ("mmax", "inc"),
+}
+
+
 def _key_val(section: str, config_str: str, kind: str):
+    """``'mstd0.5'`` -> ``('mstd', '0.5')``; a known key without a number (timm skips it) -> ``(key, None)``."""
     cs = _SECTION.split(section)
-    if len(cs) < 2 or not cs[0]:
+    if len(cs) < 2:
+        if section in _KNOWN_KEYS.get(kind, ()):
+            warnings.warn(f"{kind} config section {section!r} in {config_str!r} has no value; ignored (as timm does)",
+                          stacklevel=3)
+            return section, None
+        raise ValueError(f"malformed {kind} config section {section!r} in {config_str!r}: "
+                         f"expected <key><number>, e.g. 'm9' or 'mstd0.5'")
+    if not cs[0]:
         raise ValueError(f"malformed {kind} config section {section!r} in {config_str!r}: "
                          f"expected <key><number>, e.g. 'm9' or 'mstd0.5'")
     return cs[0], cs[1]
@@ -968,6 +985,8 @@ def parse_rand_augment_config(config_str: str, hparams: Optional[Dict] = None) -
                 out["transforms"] = c[1:]
             continue
         key, val = _key_val(c, config_str, kind)
+        if val is None:
+            continue
         if key == "mstd":
             mstd = _num(float, val, c, config_str, kind)
             if mstd > 100:
@@ -1020,6 +1039,8 @@ def auto_augment_transform(config_str: str, hparams: Optional[Dict] = None, rng=
     policy_name, sections = _split_sections(config_str, kind)
     for c in sections:
         key, val = _key_val(c, config_str, kind)
+        if val is None:
+            continue
         if key == "mstd":
             hparams.setdefault("magnitude_std", _num(float, val, c, config_str, kind))
         else:
@@ -1119,6 +1140,8 @@ def augment_and_mix_transform(config_str: str, hparams: Optional[Dict] = None, r
     magnitude, width, depth, alpha, blended = 3, 3, -1, 1.0, False
     for c in sections:
         key, val = _key_val(c, config_str, kind)
+        if val is None:
+            continue
         if key == "mstd":
             hparams.setdefault("magnitude_std", _num(float, val, c, config_str, kind))
         elif key == "m":
@@ -1171,6 +1194,8 @@ def trivial_augment_transform(config_str: str = "trivial", hparams: Optional[Dic
     mmax, increasing = int(_LEVEL_DENOM), False
     for c in sections:
         key, val = _key_val(c, config_str, kind)
+        if val is None:
+            continue
         if key == "mmax":
             mmax = _num(int, val, c, config_str, kind)
         elif key == "inc":
