@@ -33,3 +33,7 @@ def __getattr__(name):
         from . import loss
         return getattr(loss, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_LOSSES))
