@@ -290,3 +290,20 @@ def test_augmix_arrays_close_to_pil():
     b = augment_and_mix_transform("augmix-m3-w3", seed=4, hparams=dict(HP, pil_exact=True))
     for _ in range(5):
         np.testing.assert_array_equal(a(img), np.asarray(b(Image.fromarray(img))))
+
+
+def test_grayscale_images_all_ops(monkeypatch):
+    """'L' images: timm crashes on geometric ops (RGB fill tuple on an 'L' image); flowvision uses the
+    first fill value and otherwise matches timm; 2-D arrays match the PIL result likewise."""
+    g = _image()[..., 0]
+    pil = Image.fromarray(g)
+    for name in ta.NAME_TO_OP:
+        monkeypatch.setattr(ta, "random", _Forced(0.9, BL))
+        out = np.asarray(AugmentOp(name, prob=1.0, magnitude=7, hparams=dict(HP), rng=_Forced(0.9, BL))(pil))
+        arr = AugmentOp(name, prob=1.0, magnitude=7, hparams=dict(HP, pil_exact=True), rng=_Forced(0.9, BL))(g)
+        assert out.shape == g.shape and arr.shape == g.shape
+        if name not in fa._GEOMETRIC:
+            ref = np.asarray(ta.AugmentOp(name, prob=1.0, magnitude=7, hparams=dict(HP))(pil))
+            np.testing.assert_array_equal(out, ref, err_msg=name)
+        if name not in ("GaussianBlurRand",):
+            np.testing.assert_array_equal(arr, out, err_msg=name)

@@ -229,8 +229,19 @@ def _translate_np(arr: np.ndarray, t: float, axis: int, resample, fill) -> np.nd
     return out
 
 
+def _pil_fill(img, fill):
+    """timm passes an RGB fill tuple whatever the mode (Pillow then fails on 'L' images): adapt it."""
+    if isinstance(fill, (tuple, list)):
+        nb = len(img.getbands())
+        if nb == 1:
+            return fill[0]
+        if nb == 4 and len(fill) == 3:
+            return tuple(fill) + (255,)
+    return fill
+
+
 def _pil_affine(img, m, resample, fill):
-    return img.transform(img.size, Image.Transform.AFFINE, tuple(m), resample=resample, fillcolor=fill)
+    return img.transform(img.size, Image.Transform.AFFINE, tuple(m), resample=resample, fillcolor=_pil_fill(img, fill))
 
 
 def _affine_any(img, m, resample, fill, exact):
@@ -276,9 +287,10 @@ def translate_y_rel(img, pct, **kw):
 
 def rotate(img, degrees, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
     if isinstance(img, Image.Image):
-        return img.rotate(degrees, resample=resample, fillcolor=fill)
+        return img.rotate(degrees, resample=resample, fillcolor=_pil_fill(img, fill))
     if exact or int(resample) not in (int(_R.NEAREST), int(_R.BILINEAR)):
-        return np.asarray(Image.fromarray(img).rotate(degrees, resample=resample, fillcolor=fill))
+        pil = Image.fromarray(img)
+        return np.asarray(pil.rotate(degrees, resample=resample, fillcolor=_pil_fill(pil, fill)))
     # Pillow's Image.rotate (no expand, centre rotation): special cases, then its matrix
     angle = degrees % 360.0
     h, w = img.shape[:2]
