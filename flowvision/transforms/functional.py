@@ -410,6 +410,7 @@ def crop(img, top, left, height, width):
             raise TypeError(f"crop {name} should be an int, got {type(v)}")
     if height <= 0 or width <= 0:
         raise ValueError(f"crop height and width should be positive, got height={height}, width={width}")
+    _check_nonempty(img)
     if kind == "pil":
         return F_pil.crop(img, int(top), int(left), int(height), int(width))
     return _apply_array(F_np.crop, img, int(top), int(left), int(height), int(width))

@@ -126,7 +126,7 @@ class Normalize(Transform):
 
 class Resize(Transform):
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
-        if isinstance(size, bool) or not isinstance(size, (int, Sequence)):
+        if isinstance(size, (bool, str)) or not isinstance(size, (int, Sequence)):
             raise TypeError(f"Size should be int or sequence. Got {type(size)}")
         if isinstance(size, Sequence) and len(size) not in (1, 2):
             raise ValueError("If size is a sequence, it should have 1 or 2 values")
@@ -339,7 +339,7 @@ class RandomPerspective(Transform):
         self.distortion_scale = distortion_scale
         if fill is None:
             fill = 0
-        elif not isinstance(fill, (Sequence, numbers.Number)):
+        elif isinstance(fill, str) or not isinstance(fill, (Sequence, numbers.Number)):
             raise TypeError("Fill should be either a sequence or a number.")
         self.fill = fill
 
@@ -399,6 +399,8 @@ class RandomResizedCrop(Transform):
     @staticmethod
     def get_params(img, scale, ratio):
         _, height, width = F.get_dimensions(img)
+        if height == 0 or width == 0:
+            raise ValueError(f"Expected a non-empty image, got height={height} and width={width}")
         area = height * width
         log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
         for _ in range(10):
@@ -597,7 +599,7 @@ class RandomRotation(Transform):
         self.expand = expand
         if fill is None:
             fill = 0
-        elif not isinstance(fill, (Sequence, numbers.Number)):
+        elif isinstance(fill, str) or not isinstance(fill, (Sequence, numbers.Number)):
             raise TypeError("Fill should be either a sequence or a number.")
         self.fill = fill
 
@@ -639,7 +641,7 @@ class RandomAffine(Transform):
         self.interpolation = interpolation
         if fill is None:
             fill = 0
-        elif not isinstance(fill, (Sequence, numbers.Number)):
+        elif isinstance(fill, str) or not isinstance(fill, (Sequence, numbers.Number)):
             raise TypeError("Fill should be either a sequence or a number.")
         self.fill = fill
         if center is not None:
