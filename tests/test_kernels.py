@@ -57,7 +57,8 @@ def tt(a, grad=False):
 
 
 # ---------------------------------------------------------------------------- gemm
-@pytest.mark.parametrize("shape", [(1, 1, 1, 1), (2, 5, 7, 3), (3, 17, 33, 29), (1, 64, 64, 64), (2, 13, 300, 70)])
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1), (2, 5, 7, 3), (3, 17, 33, 29), (1, 64, 64, 64), (2, 13, 300, 70),
+                                   (2, 1, 70, 300), (1, 3, 300, 90), (2, 90, 300, 2), (1, 40, 5, 1)])
 @pytest.mark.parametrize("ta", [False, True])
 @pytest.mark.parametrize("tb", [False, True])
 def test_gemm(isa, shape, ta, tb):

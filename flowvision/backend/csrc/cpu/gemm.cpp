@@ -126,6 +126,69 @@ void pack_b_panel(const T* B, int64_t rsb, int64_t csb, int64_t k0, int64_t kc, 
     }
 }
 
+// GEMM with a tiny M or N (matrix-vector like): the register tile would be mostly padding,
+// so use axpy / dot-product loops over contiguous copies instead. Each output element is
+// computed by one thread in a fixed order (thread-count independent).
+template <class T>
+void gemm_small(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa, const T* B, int64_t rsb,
+                int64_t csb, T* C, int64_t ldc, bool accumulate) {
+    if (M <= N && csb == 1) {
+        // c_i[j] += sum_k A(i,k) * B[k, j]  (rows of B contiguous): axpy over N
+        parallel_for(0, N, grain_for(M * K, 1 << 16) * 16, [&](int64_t j0, int64_t j1) {
+            for (int64_t i = 0; i < M; ++i) {
+                T* c = C + i * ldc;
+                if (!accumulate)
+                    for (int64_t j = j0; j < j1; ++j) c[j] = T(0);
+                for (int64_t k = 0; k < K; ++k) {
+                    const T a = A[i * rsa + k * csa];
+                    const T* b = B + k * rsb;
+                    for (int64_t j = j0; j < j1; ++j) c[j] += a * b[j];
+                }
+            }
+        });
+        return;
+    }
+    if (M <= N) {
+        // dot products against columns of B (contiguous when rsb == 1)
+        Buf<T> Ar(M * K);
+        for (int64_t i = 0; i < M; ++i)
+            for (int64_t k = 0; k < K; ++k) Ar.get()[i * K + k] = A[i * rsa + k * csa];
+        parallel_for(0, N, grain_for(M * K, 1 << 16), [&](int64_t j0, int64_t j1) {
+            Buf<T> col(rsb == 1 ? 1 : K);
+            for (int64_t j = j0; j < j1; ++j) {
+                const T* b = B + j * csb;
+                if (rsb != 1) {
+                    for (int64_t k = 0; k < K; ++k) col.get()[k] = b[k * rsb];
+                    b = col.get();
+                }
+                for (int64_t i = 0; i < M; ++i) {
+                    const T v = vdot(Ar.get() + i * K, b, K);
+                    C[i * ldc + j] = accumulate ? C[i * ldc + j] + v : v;
+                }
+            }
+        });
+        return;
+    }
+    // small N: contiguous copy of B's columns, dot products with rows of A
+    Buf<T> Bt(N * K);
+    for (int64_t j = 0; j < N; ++j)
+        for (int64_t k = 0; k < K; ++k) Bt.get()[j * K + k] = B[k * rsb + j * csb];
+    parallel_for(0, M, grain_for(N * K, 1 << 16), [&](int64_t i0, int64_t i1) {
+        Buf<T> row(csa == 1 ? 1 : K);
+        for (int64_t i = i0; i < i1; ++i) {
+            const T* a = A + i * rsa;
+            if (csa != 1) {
+                for (int64_t k = 0; k < K; ++k) row.get()[k] = a[k * csa];
+                a = row.get();
+            }
+            for (int64_t j = 0; j < N; ++j) {
+                const T v = vdot(a, Bt.get() + j * K, K);
+                C[i * ldc + j] = accumulate ? C[i * ldc + j] + v : v;
+            }
+        }
+    });
+}
+
 }  // namespace
 
 template <class T>
@@ -138,6 +201,7 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
             for (int64_t i = 0; i < M; ++i) memset(C + i * ldc, 0, sizeof(T) * N);
         return;
     }
+    if (M <= 4 || N <= 4) return gemm_small(M, N, K, A, rsa, csa, B, rsb, csb, C, ldc, accumulate);
     const int nt = in_parallel_region() ? 1 : get_num_threads();
     const int64_t nc_max = mn<int64_t>(kNC, ceil_div(N, NR) * NR);
     const int64_t kc_max = mn<int64_t>(kKC, K);
