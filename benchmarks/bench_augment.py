@@ -35,13 +35,15 @@ def best_time(fn, n, repeats):
     return best
 
 
-def bench_randaugment(n, repeats):
+def bench_randaugment(n, repeats, interpolation="bilinear"):
     import random
     from timm.data.auto_augment import rand_augment_transform as timm_ra
     from flowvision.data import rand_augment_transform as fv_ra
 
     cfg = "rand-m9-mstd0.5-inc1"
-    hp = dict(translate_const=100, img_mean=(124, 116, 104), interpolation=Image.Resampling.BILINEAR)
+    hp = dict(translate_const=100, img_mean=(124, 116, 104))
+    if interpolation != "random":  # 'random' = AugmentOp's default: bilinear or bicubic per call
+        hp["interpolation"] = {"bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC}[interpolation]
     arr = natural_image()
     pil = Image.fromarray(arr)
     t_ra = timm_ra(cfg, dict(hp))
@@ -118,6 +120,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--skip-mixup", action="store_true")
     ap.add_argument("--skip-randaugment", action="store_true")
+    ap.add_argument("--interpolation", default="bilinear", choices=["bilinear", "bicubic", "random"])
     args = ap.parse_args()
     import cv2
     import torch
@@ -128,7 +131,7 @@ def main():
     print(f"timm {timm.__version__}, torch {torch.__version__}, Pillow {PIL.__version__}, numpy {np.__version__}, "
           f"opencv {cv2.__version__}, threads={args.threads}")
     if not args.skip_randaugment:
-        _print_ra(bench_randaugment(args.images, args.repeats), args)
+        _print_ra(bench_randaugment(args.images, args.repeats, args.interpolation), args)
     if not args.skip_mixup:
         print(f"\nMixup/CutMix 128x3x224x224 float32, ms per batch (best of {args.repeats}), threads={args.threads}")
         for label, tt, ft in bench_mixup(args.threads, args.repeats):
@@ -136,7 +139,8 @@ def main():
 
 
 def _print_ra(ra, args):
-    print("\nRandAugment rand-m9-mstd0.5-inc1, 224x224, images/s (%d x %d images each, interleaved blocks)" % (args.repeats, args.images))
+    print("\nRandAugment rand-m9-mstd0.5-inc1, 224x224, %s, images/s (%d x %d images each, interleaved blocks)"
+          % (args.interpolation, args.repeats, args.images))
     print(f"  timm (PIL)              {ra['timm_pil']:8.0f}")
     print(f"  flowvision (PIL)        {ra['fv_pil']:8.0f}   {ra['fv_pil'] / ra['timm_pil']:.2f}x timm "
           f"(median per-block ratio {ra['ratio_pil']:.2f}x)")
