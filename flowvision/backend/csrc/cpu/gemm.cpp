@@ -134,15 +134,20 @@ void gemm_small(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_
                 int64_t csb, T* C, int64_t ldc, bool accumulate) {
     if (M <= N && csb == 1) {
         // c_i[j] += sum_k A(i,k) * B[k, j]  (rows of B contiguous): axpy over N
-        parallel_for(0, N, grain_for(M * K, 1 << 16) * 16, [&](int64_t j0, int64_t j1) {
-            for (int64_t i = 0; i < M; ++i) {
-                T* c = C + i * ldc;
+        parallel_for(0, N, grain_for(M * K, 1 << 16) * 16, [&](int64_t jb, int64_t je) {
+            // column blocks small enough that the M output rows stay in L1 while B streams once
+            for (int64_t j0 = jb; j0 < je; j0 += 512) {
+                const int64_t j1 = mn<int64_t>(je, j0 + 512);
                 if (!accumulate)
-                    for (int64_t j = j0; j < j1; ++j) c[j] = T(0);
+                    for (int64_t i = 0; i < M; ++i)
+                        for (int64_t j = j0; j < j1; ++j) C[i * ldc + j] = T(0);
                 for (int64_t k = 0; k < K; ++k) {
-                    const T a = A[i * rsa + k * csa];
                     const T* b = B + k * rsb;
-                    for (int64_t j = j0; j < j1; ++j) c[j] += a * b[j];
+                    for (int64_t i = 0; i < M; ++i) {
+                        const T a = A[i * rsa + k * csa];
+                        T* c = C + i * ldc;
+                        for (int64_t j = j0; j < j1; ++j) c[j] += a * b[j];
+                    }
                 }
             }
         });
