@@ -58,7 +58,6 @@ _STR_TO_PIL = {"nearest": _R.NEAREST, "bilinear": _R.BILINEAR, "bicubic": _R.BIC
 # exact numpy building blocks (reproduce Pillow's integer / float32 arithmetic)
 # ----------------------------------------------------------------------------------------------
 _IDX = np.arange(256)
-_GRAY_W = np.array([19595.0, 38470.0, 7471.0], np.float32)  # Pillow's L = (R*19595+G*38470+B*7471+0x8000)>>16
 
 
 def _apply_lut(arr: np.ndarray, lut: np.ndarray) -> np.ndarray:
@@ -94,7 +93,7 @@ def _pil_lut(img: Image.Image, lut: np.ndarray) -> Image.Image:
         return img.point(table)
 
 
-_GRAY_M = np.array([[19595.0, 38470.0, 7471.0]], np.float32)
+_GRAY_M = np.array([[19595.0, 38470.0, 7471.0]], np.float32)  # Pillow: L = (R*19595+G*38470+B*7471+0x8000)>>16
 
 
 def _gray_f32(arrf: np.ndarray) -> np.ndarray:
@@ -426,17 +425,23 @@ def _gray_mean(img) -> int:
     return int(total / n + 0.5)
 
 
+def _keep_alpha(img, out):
+    if not isinstance(img, Image.Image) and img.ndim == 3 and img.shape[2] == 4:
+        out[..., 3] = img[..., 3]  # Pillow's enhancers keep the alpha band
+    return out
+
+
 def contrast(img, factor, **_):
     if isinstance(img, Image.Image) and img.mode not in ("L", "RGB"):
         return ImageEnhance.Contrast(img).enhance(factor)
     mean = _gray_mean(img)
-    return _lut_op(img, _blend_lut(mean, factor))
+    return _keep_alpha(img, _lut_op(img, _blend_lut(mean, factor)))
 
 
 def brightness(img, factor, **_):
     if isinstance(img, Image.Image) and img.mode not in ("L", "RGB"):
         return ImageEnhance.Brightness(img).enhance(factor)
-    return _lut_op(img, _blend_lut(0.0, factor))
+    return _keep_alpha(img, _lut_op(img, _blend_lut(0.0, factor)))
 
 
 def sharpness(img, factor, **_):
