@@ -30,7 +30,8 @@ class Size(tuple):
 
 class Tensor:
     __slots__ = ("_data", "_dtype", "_device", "requires_grad_flag", "grad", "_grad_fn", "_output_nr",
-                 "_version", "_base", "_view_fn", "_accum", "_retains_grad", "_hooks_leaf", "__weakref__",
+                 "_version", "_base", "_view_fn", "_view_version", "_accum", "_retains_grad", "_hooks_leaf",
+                 "__weakref__",
                  "__dict__")
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
@@ -57,6 +58,7 @@ class Tensor:
         self._version = [0]
         self._base = None
         self._view_fn = None
+        self._view_version = None  # differentiable views: the version their grad_fn was recorded at
         self._accum = None
         self._retains_grad = False
         self._hooks_leaf = None
@@ -143,8 +145,16 @@ class Tensor:
         return bool(self._data.flags["C_CONTIGUOUS"])
 
     # ----------------------------------------------------------------- autograd state
+    def _sync_view(self):
+        """A view whose base was modified in place since its history was recorded gets a fresh grad_fn
+        (torch regenerates it the same way), so gradients reach whatever was written into the base."""
+        if self._view_version is not None and self._view_version != self._version[0]:
+            from ._ops.inplace import refresh_view
+            refresh_view(self)
+
     @property
     def requires_grad(self):
+        self._sync_view()
         return self.requires_grad_flag
 
     @requires_grad.setter
@@ -166,10 +176,12 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        self._sync_view()
         return self._grad_fn
 
     @property
     def is_leaf(self):
+        self._sync_view()
         return self._grad_fn is None
 
     @property

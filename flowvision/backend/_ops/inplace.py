@@ -85,6 +85,7 @@ def commit(self, result):
                      (_compute_np(base._dtype),))
         self._grad_fn, self._output_nr = vnode, 0
         self.requires_grad_flag = True
+        self._view_version = self._version[0]
     else:
         if tuple(result.shape) != tuple(self.shape):
             from .shape import expand
@@ -96,6 +97,21 @@ def commit(self, result):
             self._grad_fn, self._output_nr = c._grad_fn, 0
         self.requires_grad_flag = True
     return self
+
+
+def refresh_view(view):
+    """Re-derive a view's history from its base's current one (after the base changed in place)."""
+    view._view_version = view._version[0]
+    base = view._base
+    if base._grad_fn is None:  # a leaf base can't have been changed under autograd: the history is current
+        return
+    vctx = Context()
+    vctx.view_fn = view._view_fn
+    vctx.base_shape = tuple(base.shape)
+    vnode = Node(ViewOfBase, vctx, ((base._grad_fn, base._output_nr),),
+                 ((tuple(view.shape), _compute_np(view._dtype)),), (_compute_np(base._dtype),))
+    view._grad_fn, view._output_nr = vnode, 0
+    view.requires_grad_flag = True
 
 
 def _bc_ok(a, b):

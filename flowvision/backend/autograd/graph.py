@@ -242,9 +242,11 @@ def _mark_view(out, src, cls, rest_args, kwargs):
     out._base = base
     out._view_fn = view_fn
     out._version = src._version
+    out._view_version = src._version[0]
 
 
 def _edge(t):
+    t._sync_view()
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     if t.requires_grad:
