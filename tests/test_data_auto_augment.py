@@ -78,10 +78,11 @@ def test_every_op_matches_timm_pixel_for_pixel(monkeypatch):
             continue
         assert out_pil.shape == ref.shape
         assert np.array_equal(out_pil, ref), (name, m, u, rs)
-        if name in fa._GEOMETRIC and not (rs == BC and name in ("Rotate", "ShearX", "ShearY")):
-            # uint8 arrays: OpenCV warps (bilinear) / separable filters (translate); close, not exact
+        if name in fa._GEOMETRIC:
+            # uint8 arrays: OpenCV warps (rotate/shear) and separable filters (translate): close, not exact
             d = np.abs(out_arr.astype(int) - ref)
-            assert d.mean() < (2.0 if name in ("Rotate", "ShearX", "ShearY") else 0.25), (name, m, u, rs, d.mean())
+            tol = (2.0 if rs == BL else 3.0) if name in ("Rotate", "ShearX", "ShearY") else 0.25
+            assert d.mean() < tol, (name, m, u, rs, d.mean())
         else:
             assert np.array_equal(out_arr, ref), ("array", name, m, u, rs)
 

@@ -164,12 +164,13 @@ def _warp_np(arr: np.ndarray, m, resample, fill) -> np.ndarray:
     M = np.array([[a, b, c + 0.5 * a + 0.5 * b - 0.5], [d, e, f + 0.5 * d + 0.5 * e - 0.5]], np.float64)
     interp = _CV2_INTERP.get(int(resample), cv2.INTER_LINEAR)
     src = np.ascontiguousarray(arr)
-    three = src.ndim == 3 and src.shape[2] == 3
+    # OpenCV's 4-channel bilinear / nearest warps are much faster than the 3-channel ones (not so for cubic)
+    three = src.ndim == 3 and src.shape[2] == 3 and interp != cv2.INTER_CUBIC
     fillv = _fill_for(arr, fill)
-    if three:  # OpenCV's 4-channel warp kernels are much faster than the 3-channel ones
+    if three:
         src = cv2.cvtColor(src, cv2.COLOR_RGB2RGBA)
         fillv = tuple(fillv) + (0,)
-    border = fillv if isinstance(fillv, tuple) else (fillv,) * 4
+    border = tuple(fillv) + (0,) * (4 - len(fillv)) if isinstance(fillv, tuple) else (fillv,) * 4
     out = cv2.warpAffine(src, M, (w, h), flags=interp | cv2.WARP_INVERSE_MAP,
                          borderMode=cv2.BORDER_CONSTANT, borderValue=tuple(float(v) for v in border))
     if three:
@@ -246,8 +247,7 @@ def _pil_affine(img, m, resample, fill):
 def _affine_any(img, m, resample, fill, exact):
     if isinstance(img, Image.Image):
         return _pil_affine(img, m, resample, fill)
-    if exact or int(resample) not in (int(_R.NEAREST), int(_R.BILINEAR)):
-        # bit-exact through Pillow; also the fast choice for bicubic (OpenCV's cubic warp is slower)
+    if exact or int(resample) not in _CV2_INTERP:
         return np.asarray(_pil_affine(Image.fromarray(img), m, resample, fill))
     return _warp_np(img, m, resample, fill)
 
@@ -287,7 +287,7 @@ def translate_y_rel(img, pct, **kw):
 def rotate(img, degrees, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
     if isinstance(img, Image.Image):
         return img.rotate(degrees, resample=resample, fillcolor=_pil_fill(img, fill))
-    if exact or int(resample) not in (int(_R.NEAREST), int(_R.BILINEAR)):
+    if exact or int(resample) not in _CV2_INTERP:
         pil = Image.fromarray(img)
         return np.asarray(pil.rotate(degrees, resample=resample, fillcolor=_pil_fill(pil, fill)))
     # Pillow's Image.rotate (no expand, centre rotation): special cases, then its matrix
