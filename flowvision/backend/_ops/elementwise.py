@@ -618,10 +618,14 @@ class Clamp(Function):
             keep &= x <= hi
         gx = np.where(keep, g, 0).astype(g.dtype)
         glo = ghi = None
+        # torch's clamp_backward_min_max: with both bounds, min gets the gradient only where min < max and
+        # max wherever x > max or max < min (the result is max there)
         if lo is not None and ctx.needs_input_grad[1]:
-            glo = unbroadcast(np.where(x < lo, g, 0).astype(g.dtype), np.shape(lo))
+            m = (x < lo) & (lo < hi) if hi is not None else (x < lo)
+            glo = unbroadcast(np.where(m, g, 0).astype(g.dtype), np.shape(lo))
         if hi is not None and ctx.needs_input_grad[2]:
-            ghi = unbroadcast(np.where((x > hi) & ~((lo is not None) & (x < lo)), g, 0).astype(g.dtype), np.shape(hi))
+            m = (x > hi) | (hi < lo) if lo is not None else (x > hi)
+            ghi = unbroadcast(np.where(m, g, 0).astype(g.dtype), np.shape(hi))
         return unbroadcast(gx, x.shape), glo, ghi
 
 
