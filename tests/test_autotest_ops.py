@@ -123,7 +123,7 @@ def adv_get(L, x, i0, i1, mask, which):
     if which == 5:
         return x[L.tensor(i0), :, 0]
     if which == 6:
-        return x[..., L.tensor(i1[:1])]
+        return x[..., L.tensor(i1[:1] % x.shape[-1])]
     if which == 7:
         return x[None, L.tensor(i0)]
     return x[list(int(v) for v in i0)]
@@ -285,6 +285,8 @@ OPS = [
        [{"min": -0.5}, {"max": 0.7}, {"min": -1, "max": 1}]),
     Op("clamp_tensor", lambda L, x, lo, hi: x.clamp(lo, hi), [T(B3), T(("c",), scale=0.3), T(("b", 1), kind="pos")],
        FLOAT),
+    Op("clamp_crossed_bounds", lambda L, x, lo, hi: L.m.clamp(x, lo, hi), [T(B3), T(("c",)), T(("b", 1))], FLOAT,
+       why="min > max in places: the result is max there and only max gets the gradient"),
     Op("clamp_", clone_then("clamp_"), [T(B3), Scalar(low=-1, high=0), Scalar(low=0, high=1)], FLOAT),
     Op("floor_ceil", lambda L, x: (L.m.floor(x), x.ceil()), [T(B3, scale=3)], NOBOOL),
     Op("round", lambda L, x, **k: L.m.round(x, **k), [T(B3, scale=3)], ALLF, [{}, {"decimals": 2}],
@@ -469,7 +471,10 @@ NN = [
        tol={"float16": (1e-2, 2e-2), "bfloat16": (5e-2, 1e-1)}),
     Op("layer_norm", lambda L, x, w, b, ns: L.F.layer_norm(x, x.shape[-ns:], w, b),
        [T(("a", "b", "c")), T(("c",), kind="pos"), T(("c",)), 1], ALLF,
-       tol={"float16": (1e-2, 2e-2), "bfloat16": (5e-2, 1e-1)}, dims={"c": (2, 8)}),
+       tol={"float16": (1e-2, 2e-2), "bfloat16": (5e-2, 1e-1)}, dims={"c": (4, 8)},
+       why="c >= 4: with 2-3 normalised elements whose values nearly coincide the input gradient is an "
+           "ill-conditioned difference of O(rstd) terms, and float32 kernels (ours and torch's) disagree in "
+           "the 4th digit; gradcheck covers tiny shapes in float64"),
     Op("layer_norm_2d_shape", lambda L, x, w: L.F.layer_norm(x, x.shape[-2:], w, eps=1e-3),
        [T(("a", "b", "c")), T(("b", "c"))], FLOAT),
     Op("layer_norm_noaffine", lambda L, x: L.F.layer_norm(x, (x.shape[-1],)), [T(("a", "c"))], FLOAT, dims={"c": (2, 6)}),
@@ -510,7 +515,7 @@ NN = [
        ALLF, [{"size": (5, 7)}, {"size": (5, 7), "align_corners": True}, {"scale_factor": 1.5},
               {"scale_factor": 0.5}], dims={"h": (2, 6), "w": (2, 6)}, tol={"bfloat16": (3e-2, 6e-2)}),
     Op("interpolate_linear_1d", lambda L, x, **k: L.F.interpolate(x, mode="linear", **k), [T(("n", "c", "l"))], FLOAT,
-       [{"size": 7}, {"scale_factor": 0.5, "align_corners": True}]),
+       [{"size": 7}, {"scale_factor": 0.5, "align_corners": True}], dims={"l": (2, 8)}),
     Op("pad_constant", lambda L, x, p, **k: L.F.pad(x, p, **k), [T(("n", "c", "h", "w"))], ALL,
        [{"p": (1, 2)}, {"p": (1, 0, 2, 3), "value": 1.5}, {"p": (0, 1, 1, 0, 2, 1)}, {"p": (-1, 2, 1, -1)}],
        dims={"h": (2, 5), "w": (2, 5)}),
