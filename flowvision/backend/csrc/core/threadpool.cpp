@@ -206,7 +206,7 @@ void set_num_threads(int n) {
     }
 }
 
-void parallel_for_raw(int64_t begin, int64_t end, int64_t grain, RangeFn fn, void* ctx) {
+void parallel_for_raw(int64_t begin, int64_t end, int64_t grain, RangeFn fn, void* ctx, int64_t max_chunks) {
     if (end <= begin) return;
     if (grain < 1) grain = 1;
     int64_t n = end - begin;
@@ -215,8 +215,13 @@ void parallel_for_raw(int64_t begin, int64_t end, int64_t grain, RangeFn fn, voi
         return;
     }
     Pool* pool = get_pool();
+    if (pool->size() <= 1) {
+        fn(ctx, begin, end);
+        return;
+    }
     int64_t nchunks = (n + grain - 1) / grain;
-    if (nchunks > pool->size()) nchunks = pool->size();
+    const int64_t cap = max_chunks > 0 ? max_chunks : pool->size();
+    if (nchunks > cap) nchunks = cap;
     if (nchunks <= 1) {
         fn(ctx, begin, end);
         return;

@@ -14,7 +14,9 @@ using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end);
 // Runs fn over [begin, end) split into at most get_num_threads() contiguous chunks of at
 // least `grain` iterations. The calling thread takes part. Calls made from inside a
 // parallel region (or while another thread owns the pool) run serially in the caller.
-void parallel_for_raw(int64_t begin, int64_t end, int64_t grain, RangeFn fn, void* ctx);
+// max_chunks = 0: at most get_num_threads() chunks (static split); otherwise up to
+// max_chunks chunks handed out dynamically (load balancing when a core is busy elsewhere).
+void parallel_for_raw(int64_t begin, int64_t end, int64_t grain, RangeFn fn, void* ctx, int64_t max_chunks = 0);
 
 int get_num_threads();
 void set_num_threads(int n);
@@ -30,6 +32,14 @@ static void range_trampoline_(void* ctx, int64_t b, int64_t e) {
 template <class F>
 inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& fn) {
     parallel_for_raw(begin, end, grain, &range_trampoline_<F>, const_cast<void*>(static_cast<const void*>(&fn)));
+}
+
+// Every iteration is its own chunk, taken by whichever thread is free (use for a modest
+// number of coarse tasks). Only call with lambdas.
+template <class F>
+inline void parallel_for_dynamic(int64_t begin, int64_t end, const F& fn) {
+    parallel_for_raw(begin, end, 1, &range_trampoline_<F>, const_cast<void*>(static_cast<const void*>(&fn)),
+                     end - begin);
 }
 
 }  // namespace fv

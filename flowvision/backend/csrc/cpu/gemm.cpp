@@ -221,8 +221,10 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
     for (int64_t jc = 0; jc < N; jc += kNC) {
         const int64_t nc = mn<int64_t>(kNC, N - jc);
         const int64_t npanels = ceil_div(nc, NR);
+        // ~4 tasks per thread, handed out dynamically; extra tasks split N (each task keeps
+        // a full MC-row A block so B micro-panels are reused from L1 across its rows)
         int64_t nsplit = 1;
-        if (nt > 1 && mblocks % nt != 0) nsplit = mn<int64_t>(npanels, nt);
+        if (nt > 1) nsplit = mx<int64_t>(1, mn<int64_t>(ceil_div(4 * nt, mblocks), npanels / 4));
         for (int64_t pc = 0; pc < K; pc += kKC) {
             const int64_t kc = mn<int64_t>(kKC, K - pc);
             const bool acc = accumulate || pc > 0;
@@ -233,7 +235,7 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
             });
             const int64_t ntasks = mblocks * nsplit;
             const int64_t task_work = mc_blk * kc * nc / nsplit;
-            parallel_for(0, ntasks, task_work > (1 << 16) ? 1 : ntasks, [&](int64_t t0, int64_t t1) {
+            auto task_fn = [&](int64_t t0, int64_t t1) {
                 Buf<T> Ap(mc_blk * kc);
                 int64_t packed = -1;
                 for (int64_t t = t0; t < t1; ++t) {
@@ -255,7 +257,9 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
                         }
                     }
                 }
-            });
+            };
+            if (task_work > (1 << 16)) parallel_for_dynamic(0, ntasks, task_fn);
+            else task_fn(0, ntasks);
         }
     }
 }
