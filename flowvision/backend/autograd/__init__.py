@@ -18,11 +18,13 @@ def _roots(tensors, grad_tensors, name):
         grad_tensors = [None] * len(tensors)
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"{name}: got {len(grad_tensors)} gradients for {len(tensors)} tensors")
-    for t, g in zip(tensors, grad_tensors):
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}: expected Tensors, got {type(t).__name__}")
         if not t.requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn "
+                               f"(a {t._dtype.name}{list(t.shape)} tensor computed from inputs none of which "
+                               "requires grad)")
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (got a tensor of shape "
