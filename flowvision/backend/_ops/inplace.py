@@ -38,10 +38,12 @@ ViewOfBase.backward_name = "AsStridedBackward0"
 
 def _check_leaf(t):
     if t._grad_fn is None and t.requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
+                           f"({t._dtype.name}{list(t.shape)}); modify it under no_grad() or work on a clone.")
     base = t._base
     if base is not None and base._grad_fn is None and base.requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError(f"a view of a leaf Variable that requires grad is being used in an in-place operation "
+                           f"(view {t._dtype.name}{list(t.shape)} of leaf {base._dtype.name}{list(base.shape)}).")
 
 
 def commit(self, result):
