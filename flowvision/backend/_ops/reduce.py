@@ -65,7 +65,7 @@ class Mean(Function):
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     rd = D.as_dtype(dtype) if dtype is not None else input._dtype
     if not rd.is_floating_point:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+        raise NotImplementedError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {input._dtype.name}")
     return Mean.apply(input, wrap_dims(dim, input.ndim), keepdim, _dtype=rd)
 
