@@ -140,3 +140,48 @@ def test_flowvision_dataloader_workers_seeded():
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
     # worker 0 made batch 0, worker 1 batch 1: without per-worker re-seeding they would be equal
     assert not np.array_equal(a[0], a[1])
+
+
+_SCRIPT = r'''
+import sys
+import numpy as np
+import torch
+from torch.utils.data import DataLoader as TorchLoader
+import flowvision.data as fd
+
+class DS:
+    def __init__(self, as_torch):
+        self.imgs = np.random.default_rng(0).integers(0, 256, (12, 24, 24, 3), dtype=np.uint8)
+        self.ra = fd.rand_augment_transform("rand-m9-mstd0.5-inc1", seed=1)
+        self.re = fd.RandomErasing(probability=0.5, mode="rand", seed=2)
+        self.as_torch = as_torch
+    def __len__(self):
+        return len(self.imgs)
+    def __getitem__(self, i):
+        img = torch.from_numpy(self.imgs[i].copy()) if self.as_torch else self.imgs[i]
+        out = self.ra(img)
+        x = (np.asarray(out, np.float32).transpose(2, 0, 1) / 255 - 0.5) / 0.25
+        x = torch.from_numpy(np.ascontiguousarray(x)) if self.as_torch else np.ascontiguousarray(x)
+        return self.re(x), i % 4
+
+mix = fd.Mixup(mixup_alpha=0.8, cutmix_alpha=1.0, num_classes=4, seed=0)
+for x, y in TorchLoader(DS(True), batch_size=4, num_workers=2):
+    x, t = mix(x, y)
+    assert isinstance(x, torch.Tensor) and isinstance(t, torch.Tensor) and tuple(t.shape) == (4, 4)
+from flowvision.backend.utils.data import DataLoader as FvLoader
+for x, y in FvLoader(DS(False), batch_size=4, num_workers=2):
+    x, t = mix(x, y)
+    assert tuple(t.shape) == (4, 4)
+bad = [m for m in sys.modules if m.startswith(("flowvision.models", "flowvision.layers", "timm"))]
+assert not bad, bad
+print("ok")
+'''
+
+
+def test_loaders_in_a_clean_process_import_no_model_code():
+    pytest.importorskip("torch")
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fd.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
