@@ -242,7 +242,7 @@ def resample_abs_pos_embed(posemb, new_size, num_prefix_tokens=1):
         return posemb
     d = grid.shape[-1]
     t = flow.from_numpy(np.ascontiguousarray(grid.reshape(1, old, old, d).transpose(0, 3, 1, 2)))
-    t = F.interpolate(t, size=tuple(new_size), mode="bicubic", align_corners=False)
+    t = F.interpolate(t, size=tuple(new_size), mode="bicubic", align_corners=False, antialias=True)
     grid = t.numpy().transpose(0, 2, 3, 1).reshape(1, -1, d)
     return np.concatenate([prefix, grid], axis=1)
 
