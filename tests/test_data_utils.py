@@ -72,3 +72,15 @@ def test_clip_grad_agc_and_modes():
     np.testing.assert_allclose(fm.weight.grad.numpy(), tm.weight.grad.numpy(), rtol=1e-5)
     with pytest.raises(ValueError, match="clip mode"):
         fd.dispatch_clip_grad([fm.weight], 1.0, mode="bogus")
+
+
+@pytest.mark.parametrize("mode,value", [("norm", 0.5), ("value", 0.3)])
+def test_clip_grad_norm_and_value(mode, value):
+    fm, tm, r = _models()
+    import flowvision.backend as fb
+    g = r.standard_normal((3, 4)).astype(np.float32) * 3
+    fm.weight.grad = fb.from_numpy(g.copy())
+    tm.weight.grad = torch.from_numpy(g.copy())
+    fd.dispatch_clip_grad([fm.weight], value, mode=mode)
+    tu.dispatch_clip_grad([tm.weight], value, mode=mode)
+    np.testing.assert_allclose(fm.weight.grad.numpy(), tm.weight.grad.numpy(), rtol=1e-5)
