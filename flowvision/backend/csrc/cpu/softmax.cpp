@@ -171,6 +171,72 @@ static inline double ferf(double x) { return erf(x); }
 static inline float ftanh(float x) { return tanhf(x); }
 static inline double ftanh(double x) { return tanh(x); }
 
+// erf(x) = 1 - poly(t) exp(-x^2), t = 1/(1 + p|x|) (Abramowitz-Stegun 7.1.26, |err| < 1.5e-7;
+// the same approximation torch's vectorised CPU erf uses)
+static inline vf verf(vf x) {
+    const vf ax = x < vsplat(0.0f) ? -x : x;
+    const vf t = 1.0f / (1.0f + 0.3275911f * ax);
+    vf p = vsplat(1.061405429f);
+    p = p * t - 1.453152027f;
+    p = p * t + 1.421413741f;
+    p = p * t - 0.284496736f;
+    p = p * t + 0.254829592f;
+    p = p * t;
+    const vf r = 1.0f - p * vexp(-ax * ax);
+    return x < vsplat(0.0f) ? -r : r;
+}
+static inline vf vtanh(vf u) { return 1.0f - 2.0f / (vexp(2.0f * u) + 1.0f); }
+
+void gelu_fwd_f32(const float* x, float* y, int64_t n, bool approx) {
+    parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+        int64_t i = b;
+        if (approx) {
+            for (; i + WF <= e; i += WF) {
+                const vf v = vload<vf>(x + i);
+                vstore(y + i, 0.5f * v * (1.0f + vtanh(0.7978845608028654f * (v + 0.044715f * v * v * v))));
+            }
+            for (; i < e; ++i) y[i] = 0.5f * x[i] * (1.0f + tanhf(0.7978845608028654f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+        } else {
+            for (; i + WF <= e; i += WF) {
+                const vf v = vload<vf>(x + i);
+                vstore(y + i, 0.5f * v * (1.0f + verf(v * 0.7071067811865476f)));
+            }
+            for (; i < e; ++i) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.7071067811865476f));
+        }
+    });
+}
+
+void gelu_bwd_f32(const float* gy, const float* x, float* gx, int64_t n, bool approx) {
+    parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+        int64_t i = b;
+        if (approx) {
+            const float k0 = 0.7978845608028654f, k1 = 0.044715f;
+            for (; i + WF <= e; i += WF) {
+                const vf v = vload<vf>(x + i);
+                const vf t = vtanh(k0 * (v + k1 * v * v * v));
+                const vf dinner = k0 * (1.0f + 3.0f * k1 * v * v);
+                vstore(gx + i, vload<vf>(gy + i) * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * dinner));
+            }
+            for (; i < e; ++i) {
+                const float v = x[i], t = tanhf(k0 * (v + k1 * v * v * v));
+                gx[i] = gy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * k0 * (1.0f + 3.0f * k1 * v * v));
+            }
+        } else {
+            for (; i + WF <= e; i += WF) {
+                const vf v = vload<vf>(x + i);
+                const vf cdf = 0.5f * (1.0f + verf(v * 0.7071067811865476f));
+                const vf pdf = 0.3989422804014327f * vexp(-0.5f * v * v);
+                vstore(gx + i, vload<vf>(gy + i) * (cdf + v * pdf));
+            }
+            for (; i < e; ++i) {
+                const float v = x[i];
+                gx[i] = gy[i] * (0.5f * (1.0f + erff(v * 0.7071067811865476f)) +
+                                 v * 0.3989422804014327f * expf(-0.5f * v * v));
+            }
+        }
+    });
+}
+
 template <class T>
 void gelu_fwd(const T* x, T* y, int64_t n, bool approx) {
     parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
@@ -258,9 +324,9 @@ void fill_softmax(KernelTable& t) {
     t.f64.softmax_forward = &softmax_f64;
     t.f32.softmax_backward = &softmax_bwd_f32;
     t.f64.softmax_backward = &softmax_bwd<double>;
-    t.f32.gelu_forward = &gelu_fwd<float>;
+    t.f32.gelu_forward = &gelu_fwd_f32;
     t.f64.gelu_forward = &gelu_fwd<double>;
-    t.f32.gelu_backward = &gelu_bwd<float>;
+    t.f32.gelu_backward = &gelu_bwd_f32;
     t.f64.gelu_backward = &gelu_bwd<double>;
     t.f32.silu_forward = &silu_fwd_f32;
     t.f64.silu_forward = &silu_fwd<double>;
