@@ -193,13 +193,28 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    # torch computes from both ends toward the middle (symmetric rounding); do the same in float64
-    i = np.arange(steps, dtype=np.float64)
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    # torch computes from both ends toward the middle: start + step*i below steps//2, end - step*(steps-1-i)
+    # above, with a fused multiply-add in the dtype's own precision (float16: plain float32 arithmetic).
+    # The fma is emulated exactly by doing the product and sum in a wider type and rounding once.
     half = steps // 2
-    arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
-    if not dt.is_floating_point:
-        arr = np.trunc(arr)
+    if not dt.is_floating_point:  # integer results: the ends are truncated to integers first
+        start, end = int(start), int(end)
+        i = np.arange(steps).astype(np.longdouble)
+        step = np.longdouble((end - start) / (steps - 1) if steps > 1 else 0.0)
+        arr = np.trunc(np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(np.float64))
+        return _finish(arr.astype(_compute_np(dt)), dt, requires_grad, device)
+    npd, wide = {"float64": (np.float64, np.longdouble), "float16": (np.float32, np.float32)}.get(
+        dt.name, (np.float32, np.float64))
+    if dt is D.float16:
+        start, end = float(np.float16(start)), float(np.float16(end))
+    elif dt is D.bfloat16:
+        start, end = (float(v) for v in _bf16_roundtrip(np.array([start, end], np.float32)))
+    s0, e0 = npd(start), npd(end)
+    step = npd((e0 - s0) / npd(steps - 1)) if steps > 1 else npd(0)
+    i = np.arange(steps)
+    lo = wide(s0) + wide(step) * i.astype(wide)
+    hi = wide(e0) - wide(step) * (steps - 1 - i).astype(wide)
+    arr = np.where(i < half, lo, hi).astype(npd)
     return _finish(arr.astype(_compute_np(dt)), dt, requires_grad, device)
 
 
@@ -254,6 +269,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:
