@@ -116,10 +116,19 @@ void pack_b_panel(const T* B, int64_t rsb, int64_t csb, int64_t k0, int64_t kc, 
             }
         }
     } else {
-        // B(k, j) = B[k*rsb + j*csb]; iterate j outer so reads are contiguous when rsb == 1
-        for (int64_t j = 0; j < nr; ++j) {
-            const T* src = B + (j0 + j) * csb + k0 * rsb;
-            for (int64_t k = 0; k < kc; ++k) Bp[k * NR + j] = src[k * rsb];
+        // B(k, j) = B[k*rsb + j*csb] (a transposed operand when rsb == 1): transpose in blocks of
+        // 16 k so both the reads (one cache line per column) and the writes stay in L1
+        for (int64_t kb = 0; kb < kc; kb += 16) {
+            const int64_t ke = mn<int64_t>(kc, kb + 16);
+            for (int64_t j = 0; j < nr; ++j) {
+                const T* src = B + (j0 + j) * csb + (k0 + kb) * rsb;
+                T* d = Bp + kb * NR + j;
+                if (rsb == 1) {
+                    for (int64_t k = 0; k < ke - kb; ++k) d[k * NR] = src[k];
+                } else {
+                    for (int64_t k = 0; k < ke - kb; ++k) d[k * NR] = src[k * rsb];
+                }
+            }
         }
         for (int64_t j = nr; j < NR; ++j)
             for (int64_t k = 0; k < kc; ++k) Bp[k * NR + j] = T(0);
@@ -208,6 +217,46 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
     }
     if (M <= 4 || N <= 4) return gemm_small(M, N, K, A, rsa, csa, B, rsb, csb, C, ldc, accumulate);
     const int nt = in_parallel_region() ? 1 : get_num_threads();
+    if (M <= 2 * kMC) {
+        // Few rows (linear layers on token batches, conv with few output channels): split N into
+        // column blocks whose packed B (kc x ncb) stays in L2; each task packs its own A and B,
+        // so there is a single parallel region and no barrier per K block.
+        int64_t ncb = ceil_div(ceil_div(N, 4 * nt), NR) * NR;
+        ncb = mn<int64_t>(mx<int64_t>(ncb, 4 * NR), 16 * NR);
+        const int64_t nblocks = ceil_div(N, ncb);
+        const int64_t kc_max = mn<int64_t>(kKC, K);
+        const int64_t mpad = ceil_div(mn<int64_t>(M, kMC), MR) * MR;
+        auto block_fn = [&](int64_t b0, int64_t b1) {
+            Buf<T> Bp(kc_max * ncb);
+            Buf<T> Ap(mpad * kc_max);
+            for (int64_t blk = b0; blk < b1; ++blk) {
+                const int64_t j0 = blk * ncb;
+                const int64_t nc = mn<int64_t>(ncb, N - j0);
+                const int64_t npanels = ceil_div(nc, NR);
+                for (int64_t pc = 0; pc < K; pc += kKC) {
+                    const int64_t kc = mn<int64_t>(kKC, K - pc);
+                    const bool acc = accumulate || pc > 0;
+                    for (int64_t p = 0; p < npanels; ++p)
+                        pack_b_panel(B, rsb, csb, pc, kc, j0 + p * NR, mn<int64_t>(NR, nc - p * NR),
+                                     Bp.get() + p * kc * NR);
+                    for (int64_t i0 = 0; i0 < M; i0 += kMC) {
+                        const int64_t mc = mn<int64_t>(kMC, M - i0);
+                        pack_a(A, rsa, csa, i0, mc, pc, kc, Ap.get());
+                        for (int64_t p = 0; p < npanels; ++p) {
+                            const T* bpp = Bp.get() + p * kc * NR;
+                            const int64_t nr = mn<int64_t>(NR, nc - p * NR);
+                            for (int64_t ir = 0; ir < mc; ir += MR)
+                                micro_kernel<T>(kc, Ap.get() + ir * kc, bpp, C + (i0 + ir) * ldc + j0 + p * NR, ldc,
+                                                mn<int64_t>(MR, mc - ir), nr, acc);
+                        }
+                    }
+                }
+            }
+        };
+        if (nblocks > 1 && double(M) * N * K > 2.0e6) parallel_for_dynamic(0, nblocks, block_fn);
+        else block_fn(0, nblocks);
+        return;
+    }
     const int64_t nc_max = mn<int64_t>(kNC, ceil_div(N, NR) * NR);
     const int64_t kc_max = mn<int64_t>(kKC, K);
     Buf<T> Bp(kc_max * nc_max);
