@@ -96,6 +96,10 @@ CONV_CASES = [
     (2, 8, 13, 13, 8, (5, 5), (1, 1), (2, 2), (1, 1), 4),
     (1, 3, 17, 17, 19, (7, 7), (2, 2), (3, 3), (1, 1), 1),  # stem-like
     (1, 2, 4, 4, 3, (3, 3), (1, 1), (3, 3), (1, 1), 1),    # padding larger than needed
+    (2, 4, 11, 9, 6, (3, 3), (2, 1), (2, 1), (2, 3), 2),   # grouped + dilation + mixed stride
+    (1, 6, 5, 5, 4, (1, 1), (1, 1), (0, 0), (1, 1), 2),    # grouped pointwise
+    (2, 3, 6, 6, 6, (3, 3), (1, 1), (1, 1), (1, 1), 3),    # depth multiplier 2 (general path)
+    (3, 5, 9, 9, 7, (2, 2), (3, 3), (0, 0), (1, 1), 1),    # stride > kernel
 ]
 
 
@@ -368,6 +372,10 @@ INTERP_CASES = [
     ((6, 7), (13, 3), None, "bilinear", False, True),   # up in H, down in W
     ((16, 15), (5, 6), None, "bicubic", False, True),
     ((16, 15), None, (0.35, 0.5), "bilinear", False, True),
+    ((6, 7), (15, 16), None, "bicubic", False, True),     # antialias while upsampling
+    ((9, 8), (4, 3), None, "nearest-exact", None, False),
+    ((5, 7), None, (1.5, 2.5), "bilinear", True, False),  # scale ignored with align_corners
+    ((4, 4), None, (2.0, 2.0), "bicubic", True, False),
 ]
 
 
