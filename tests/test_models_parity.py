@@ -99,6 +99,8 @@ CI_CASES = [
     ("vit_small_patch32_224", 96, dict(img_size=96, global_pool="avg")),
     ("deit_tiny_distilled_patch16_224", 224, {}),
     ("vit_tiny_patch16_224", 64, dict(img_size=64, num_classes=0)),
+    ("swin_tiny_patch4_window7_224", 64, dict(img_size=64)),  # clipped windows, padded shifted stage
+    ("swin_base_patch4_window12_384", 96, dict(img_size=96, num_classes=5)),
 ]
 
 

@@ -25,6 +25,7 @@ def test_list_pretrained_tags():
 def test_is_model_entrypoint_aliases():
     assert M.is_model("resnet50") and M.is_model("resnet50.a1_in1k")
     assert M.is_model("vit_base")
+    assert M.model_entrypoint("swin_tiny") is M.model_entrypoint("swin_tiny_patch4_window7_224")
     assert M.model_entrypoint("vit_base") is M.model_entrypoint("vit_base_patch16_224")
     assert not M.is_model("resnet5000")
     m = M.create_model("vit_tiny", num_classes=3)
@@ -60,7 +61,8 @@ def test_create_model_kwargs_and_none_dropped():
     assert m.pretrained_cfg["crop_pct"] == 1.0
 
 
-@pytest.mark.parametrize("name,size", [("resnet18", 32), ("tf_efficientnet_lite0", 32), ("vit_tiny_patch16_224", 224)])
+@pytest.mark.parametrize("name,size", [("resnet18", 32), ("tf_efficientnet_lite0", 32), ("vit_tiny_patch16_224", 224),
+                                       ("swin_tiny_patch4_window7_224", 224)])
 def test_contract(name, size):
     m = M.create_model(name).eval()
     x = flow.randn(1, 3, size, size)

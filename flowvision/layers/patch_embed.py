@@ -5,10 +5,10 @@ from .helpers import to_2tuple
 
 
 class PatchEmbed(nn.Module):
-    """``(B, C, H, W)`` -> ``(B, N, D)`` (or NCHW with ``flatten=False``) through a strided conv."""
+    """``(B, C, H, W)`` -> ``(B, N, D)`` (or NCHW with ``flatten=False``, NHWC with ``output_fmt='NHWC'``)."""
 
     def __init__(self, img_size=224, patch_size=16, in_chans=3, embed_dim=768, norm_layer=None, flatten=True,
-                 bias=True, strict_img_size=True):
+                 bias=True, strict_img_size=True, output_fmt=None):
         super().__init__()
         self.patch_size = to_2tuple(patch_size)
         if img_size is not None:
@@ -17,7 +17,10 @@ class PatchEmbed(nn.Module):
             self.num_patches = self.grid_size[0] * self.grid_size[1]
         else:
             self.img_size = self.grid_size = self.num_patches = None
-        self.flatten = flatten
+        if output_fmt not in (None, "NCHW", "NHWC"):
+            raise ValueError(f"output_fmt must be None, 'NCHW' or 'NHWC', got {output_fmt!r}")
+        self.output_fmt = output_fmt
+        self.flatten = flatten and output_fmt is None
         self.strict_img_size = strict_img_size
         self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size, bias=bias)
         self.norm = norm_layer(embed_dim) if norm_layer else nn.Identity()
@@ -35,4 +38,6 @@ class PatchEmbed(nn.Module):
         x = self.proj(x)
         if self.flatten:
             x = x.flatten(2).transpose(1, 2)
+        elif self.output_fmt == "NHWC":
+            x = x.permute(0, 2, 3, 1)
         return self.norm(x)

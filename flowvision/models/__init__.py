@@ -8,3 +8,4 @@ from ._registry import (get_arch_pretrained_cfgs, get_pretrained_cfg, get_pretra
 from .resnet import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
+from .swin_transformer import *  # noqa: F401,F403

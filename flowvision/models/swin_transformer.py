@@ -1,0 +1,389 @@
+"""Swin Transformer (v1), with timm's module and parameter names.
+
+Layout as timm: NHWC activations, patch merging at the *start* of stages 1..3 (``layers.i.downsample``),
+``forward_features`` returns ``(B, H/32, W/32, C)``; the head pools NHWC.
+"""
+import numpy as np
+
+from flowvision import backend as flow
+from flowvision.backend import nn
+from flowvision.backend.nn import functional as F
+from flowvision.layers import DropPath, Mlp, PatchEmbed, to_2tuple, trunc_normal_
+
+from ._builder import build_model_with_cfg
+from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
+from ._registry import register_model, register_model_alias
+
+__all__ = ["SwinTransformer", "WindowAttention", "SwinTransformerBlock", "PatchMerging", "SwinTransformerStage"]
+
+
+def relative_position_index(win_h, win_w):
+    """(N, N) int64 index into the ``(2h-1)(2w-1)`` bias table for a ``win_h x win_w`` window."""
+    coords = np.stack(np.meshgrid(np.arange(win_h), np.arange(win_w), indexing="ij")).reshape(2, -1)
+    rel = (coords[:, :, None] - coords[:, None, :]).transpose(1, 2, 0)
+    rel[:, :, 0] += win_h - 1
+    rel[:, :, 1] += win_w - 1
+    rel[:, :, 0] *= 2 * win_w - 1
+    return rel.sum(-1).astype(np.int64)
+
+
+def window_partition(x, window_size):
+    b, h, w, c = x.shape
+    wh, ww = window_size
+    x = x.reshape(b, h // wh, wh, w // ww, ww, c)
+    return x.permute(0, 1, 3, 2, 4, 5).reshape(-1, wh, ww, c)
+
+
+def window_reverse(windows, window_size, h, w):
+    wh, ww = window_size
+    c = windows.shape[-1]
+    x = windows.reshape(-1, h // wh, w // ww, wh, ww, c)
+    return x.permute(0, 1, 3, 2, 4, 5).reshape(-1, h, w, c)
+
+
+class WindowAttention(nn.Module):
+    def __init__(self, dim, num_heads, head_dim=None, window_size=7, qkv_bias=True, attn_drop=0.0, proj_drop=0.0):
+        super().__init__()
+        self.dim = dim
+        self.window_size = to_2tuple(window_size)
+        win_h, win_w = self.window_size
+        self.window_area = win_h * win_w
+        self.num_heads = num_heads
+        head_dim = head_dim or dim // num_heads
+        attn_dim = head_dim * num_heads
+        self.scale = head_dim ** -0.5
+        self.relative_position_bias_table = nn.Parameter(flow.zeros((2 * win_h - 1) * (2 * win_w - 1), num_heads))
+        self.register_buffer("relative_position_index",
+                             flow.from_numpy(relative_position_index(win_h, win_w)), persistent=False)
+        self.qkv = nn.Linear(dim, attn_dim * 3, bias=qkv_bias)
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.proj = nn.Linear(attn_dim, dim)
+        self.proj_drop = nn.Dropout(proj_drop)
+        trunc_normal_(self.relative_position_bias_table, std=0.02)
+
+    def _relative_position_bias(self):
+        idx = self.relative_position_index.reshape(-1)
+        bias = flow.index_select(self.relative_position_bias_table, 0, idx)
+        return bias.reshape(self.window_area, self.window_area, -1).permute(2, 0, 1).unsqueeze(0)
+
+    def forward(self, x, mask=None):
+        b_, n, _ = x.shape
+        qkv = self.qkv(x).reshape(b_, n, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        attn = (q * self.scale) @ k.transpose(-2, -1)
+        attn = attn + self._relative_position_bias()
+        if mask is not None:
+            nw = mask.shape[0]
+            attn = attn.reshape(-1, nw, self.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
+            attn = attn.reshape(-1, self.num_heads, n, n)
+        attn = self.attn_drop(attn.softmax(dim=-1))
+        x = (attn @ v).transpose(1, 2).reshape(b_, n, -1)
+        return self.proj_drop(self.proj(x))
+
+
+class SwinTransformerBlock(nn.Module):
+    def __init__(self, dim, input_resolution, num_heads=4, head_dim=None, window_size=7, shift_size=0,
+                 mlp_ratio=4.0, qkv_bias=True, proj_drop=0.0, attn_drop=0.0, drop_path=0.0, act_layer=nn.GELU,
+                 norm_layer=nn.LayerNorm):
+        super().__init__()
+        self.dim = dim
+        self.input_resolution = to_2tuple(input_resolution)
+        target_window = to_2tuple(window_size)
+        target_shift = to_2tuple(shift_size)
+        # a window never exceeds the feature map; no shift when one window covers it
+        self.window_size = tuple(r if r <= w else w for r, w in zip(self.input_resolution, target_window))
+        self.shift_size = tuple(0 if r <= w else s for r, w, s in
+                                zip(self.input_resolution, self.window_size, target_shift))
+        self.norm1 = norm_layer(dim)
+        self.attn = WindowAttention(dim, num_heads=num_heads, head_dim=head_dim, window_size=self.window_size,
+                                    qkv_bias=qkv_bias, attn_drop=attn_drop, proj_drop=proj_drop)
+        self.drop_path1 = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+        self.norm2 = norm_layer(dim)
+        self.mlp = Mlp(in_features=dim, hidden_features=int(dim * mlp_ratio), act_layer=act_layer, drop=proj_drop)
+        self.drop_path2 = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+        mask = self._attn_mask()
+        self.register_buffer("attn_mask", None if mask is None else flow.from_numpy(mask), persistent=False)
+
+    def _attn_mask(self):
+        if not any(self.shift_size):
+            return None
+        h, w = self.input_resolution
+        wh, ww = self.window_size
+        hp, wp = -(-h // wh) * wh, -(-w // ww) * ww
+        img = np.zeros((hp, wp), dtype=np.float32)
+        cnt = 0
+        sh, sw = self.shift_size
+        for hs in (slice(0, -wh), slice(-wh, -sh), slice(-sh, None)):
+            for ws in (slice(0, -ww), slice(-ww, -sw), slice(-sw, None)):
+                img[hs, ws] = cnt
+                cnt += 1
+        win = img.reshape(hp // wh, wh, wp // ww, ww).transpose(0, 2, 1, 3).reshape(-1, wh * ww)
+        mask = win[:, None, :] - win[:, :, None]
+        return np.where(mask != 0, np.float32(-100.0), np.float32(0.0)).astype(np.float32)
+
+    def _attn(self, x):
+        b, h, w, c = x.shape
+        sh, sw = self.shift_size
+        if sh or sw:
+            x = flow.roll(x, shifts=(-sh, -sw), dims=(1, 2))
+        wh, ww = self.window_size
+        pad_h, pad_w = (wh - h % wh) % wh, (ww - w % ww) % ww
+        if pad_h or pad_w:
+            x = F.pad(x, (0, 0, 0, pad_w, 0, pad_h))
+        hp, wp = h + pad_h, w + pad_w
+        windows = window_partition(x, self.window_size).reshape(-1, wh * ww, c)
+        windows = self.attn(windows, mask=self.attn_mask)
+        x = window_reverse(windows.reshape(-1, wh, ww, c), self.window_size, hp, wp)
+        if pad_h or pad_w:
+            x = x[:, :h, :w, :]
+        if sh or sw:
+            x = flow.roll(x, shifts=(sh, sw), dims=(1, 2))
+        return x
+
+    def forward(self, x):
+        b, h, w, c = x.shape
+        x = x + self.drop_path1(self._attn(self.norm1(x)))
+        x = x.reshape(b, -1, c)
+        x = x + self.drop_path2(self.mlp(self.norm2(x)))
+        return x.reshape(b, h, w, c)
+
+
+class PatchMerging(nn.Module):
+    """2x2 neighbourhood -> LayerNorm(4C) -> Linear(4C, out_dim) (NHWC)."""
+
+    def __init__(self, dim, out_dim=None, norm_layer=nn.LayerNorm):
+        super().__init__()
+        self.dim = dim
+        self.out_dim = out_dim or 2 * dim
+        self.norm = norm_layer(4 * dim)
+        self.reduction = nn.Linear(4 * dim, self.out_dim, bias=False)
+
+    def forward(self, x):
+        b, h, w, c = x.shape
+        if h % 2 or w % 2:
+            x = F.pad(x, (0, 0, 0, w % 2, 0, h % 2))
+            h, w = h + h % 2, w + w % 2
+        x = x.reshape(b, h // 2, 2, w // 2, 2, c).permute(0, 1, 3, 4, 2, 5).reshape(b, h // 2, w // 2, 4 * c)
+        return self.reduction(self.norm(x))
+
+
+class SwinTransformerStage(nn.Module):
+    def __init__(self, dim, out_dim, input_resolution, depth, downsample=True, num_heads=4, head_dim=None,
+                 window_size=7, mlp_ratio=4.0, qkv_bias=True, proj_drop=0.0, attn_drop=0.0, drop_path=0.0,
+                 norm_layer=nn.LayerNorm):
+        super().__init__()
+        self.dim = dim
+        self.input_resolution = input_resolution
+        self.output_resolution = tuple(i // 2 for i in input_resolution) if downsample else input_resolution
+        self.grad_checkpointing = False
+        window_size = to_2tuple(window_size)
+        shift_size = tuple(w // 2 for w in window_size)
+        self.downsample = PatchMerging(dim, out_dim, norm_layer) if downsample else nn.Identity()
+        if not downsample and dim != out_dim:
+            raise ValueError("a stage without downsample keeps its width")
+        dprs = drop_path if isinstance(drop_path, (list, tuple)) else [drop_path] * depth
+        self.blocks = nn.Sequential(*[
+            SwinTransformerBlock(dim=out_dim, input_resolution=self.output_resolution, num_heads=num_heads,
+                                 head_dim=head_dim, window_size=window_size,
+                                 shift_size=0 if i % 2 == 0 else shift_size, mlp_ratio=mlp_ratio,
+                                 qkv_bias=qkv_bias, proj_drop=proj_drop, attn_drop=attn_drop, drop_path=dprs[i],
+                                 norm_layer=norm_layer)
+            for i in range(depth)])
+
+    def forward(self, x):
+        return self.blocks(self.downsample(x))
+
+
+class _NHWCHead(nn.Module):
+    """timm's ClassifierHead(input_fmt='NHWC') names: global_pool, drop, fc, flatten."""
+
+    def __init__(self, in_features, num_classes, pool_type="avg", drop_rate=0.0):
+        super().__init__()
+        if pool_type not in ("", "avg", "max"):
+            raise ValueError(f"global_pool must be '', 'avg' or 'max', got {pool_type!r}")
+        self.pool_type = pool_type
+        self.global_pool = nn.Identity()
+        self.drop = nn.Dropout(drop_rate)
+        self.fc = nn.Linear(in_features, num_classes) if num_classes > 0 else nn.Identity()
+        self.flatten = nn.Identity()
+
+    def forward(self, x, pre_logits=False):
+        if self.pool_type == "avg":
+            x = x.mean((1, 2))
+        elif self.pool_type == "max":
+            x = x.amax((1, 2))
+        x = self.drop(x)
+        return x if pre_logits else self.fc(x)
+
+
+class SwinTransformer(nn.Module):
+    accepts_img_size = True
+    supports_features_only = False  # NHWC stages: features_only comes with forward_intermediates
+
+    def __init__(self, img_size=224, patch_size=4, in_chans=3, num_classes=1000, global_pool="avg", embed_dim=96,
+                 depths=(2, 2, 6, 2), num_heads=(3, 6, 12, 24), head_dim=None, window_size=7, mlp_ratio=4.0,
+                 qkv_bias=True, drop_rate=0.0, proj_drop_rate=0.0, attn_drop_rate=0.0, drop_path_rate=0.1,
+                 norm_layer=nn.LayerNorm):
+        super().__init__()
+        self.num_classes = num_classes
+        self.global_pool = global_pool
+        self.output_fmt = "NHWC"
+        self.num_layers = len(depths)
+        self.embed_dim = embed_dim
+        self.num_features = self.head_hidden_size = int(embed_dim * 2 ** (self.num_layers - 1))
+        self.grad_checkpointing = False
+        self.patch_embed = PatchEmbed(img_size=img_size, patch_size=patch_size, in_chans=in_chans,
+                                      embed_dim=embed_dim, norm_layer=norm_layer, flatten=False, output_fmt="NHWC")
+        grid = self.patch_embed.grid_size
+        self.pos_drop = nn.Dropout(p=0.0)
+        dpr = [float(v) for v in np.linspace(0, drop_path_rate, sum(depths))]
+        head_dims = head_dim if isinstance(head_dim, (list, tuple)) else [head_dim] * self.num_layers
+        windows = window_size if isinstance(window_size, list) else [window_size] * self.num_layers
+        layers, in_dim, scale, start = [], embed_dim, 1, 0
+        self.feature_info = []
+        for i in range(self.num_layers):
+            out_dim = int(embed_dim * 2 ** i)
+            layers.append(SwinTransformerStage(
+                dim=in_dim, out_dim=out_dim, input_resolution=(grid[0] // scale, grid[1] // scale),
+                depth=depths[i], downsample=i > 0, num_heads=num_heads[i], head_dim=head_dims[i],
+                window_size=windows[i], mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, proj_drop=proj_drop_rate,
+                attn_drop=attn_drop_rate, drop_path=dpr[start:start + depths[i]], norm_layer=norm_layer))
+            start += depths[i]
+            in_dim = out_dim
+            if i > 0:
+                scale *= 2
+            self.feature_info.append(dict(num_chs=out_dim, reduction=patch_size * scale, module=f"layers.{i}"))
+        self.layers = nn.Sequential(*layers)
+        self.norm = norm_layer(self.num_features)
+        self.head = _NHWCHead(self.num_features, num_classes, pool_type=global_pool, drop_rate=drop_rate)
+        self.init_weights()
+
+    def init_weights(self):
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                trunc_normal_(m.weight, std=0.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+    def no_weight_decay(self):
+        return {n for n, _ in self.named_parameters() if "relative_position_bias_table" in n}
+
+    def set_grad_checkpointing(self, enable=True):
+        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
+        self.grad_checkpointing = enable
+
+    def get_classifier(self):
+        return self.head.fc
+
+    def reset_classifier(self, num_classes, global_pool=None):
+        self.num_classes = num_classes
+        if global_pool is not None:
+            self.global_pool = global_pool
+        self.head = _NHWCHead(self.num_features, num_classes, pool_type=self.global_pool,
+                              drop_rate=self.head.drop.p)
+
+    def forward_features(self, x):
+        x = self.patch_embed(x)
+        x = self.pos_drop(x)
+        x = self.layers(x)
+        return self.norm(x)
+
+    def forward_head(self, x, pre_logits=False):
+        return self.head(x, pre_logits=pre_logits)
+
+    def forward(self, x):
+        return self.forward_head(self.forward_features(x))
+
+
+def checkpoint_filter_fn(state_dict, model):
+    """timm-format checkpoints pass through (minus non-persistent buffers); original MS checkpoints
+    (``layers.N.downsample`` at the end of stage N, ``head.weight``) are converted to timm's layout."""
+    import re
+    sd = state_dict.get("model", state_dict)
+    old_format = "head.fc.weight" not in sd
+    out = {}
+    for k, v in sd.items():
+        if "relative_position_index" in k or "attn_mask" in k:
+            continue
+        if old_format:
+            k = re.sub(r"layers\.(\d+)\.downsample", lambda m: f"layers.{int(m.group(1)) + 1}.downsample", k)
+            k = k.replace("head.", "head.fc.")
+        out[k] = v
+    return out
+
+
+def _create_swin(variant, pretrained=False, **kwargs):
+    return build_model_with_cfg(SwinTransformer, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn,
+                                **kwargs)
+
+
+def _cfg(**kwargs):
+    return {**dict(num_classes=1000, input_size=(3, 224, 224), pool_size=(7, 7), crop_pct=0.9,
+                   interpolation="bicubic", fixed_input_size=True, mean=IMAGENET_DEFAULT_MEAN,
+                   std=IMAGENET_DEFAULT_STD, first_conv="patch_embed.proj", classifier="head.fc", license="mit"),
+            **kwargs}
+
+
+_384 = dict(input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0)
+default_cfgs = generate_default_cfgs({
+    "swin_tiny_patch4_window7_224.ms_in1k": _cfg(hf_hub_id="timm/"),
+    "swin_tiny_patch4_window7_224.ms_in22k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "swin_tiny_patch4_window7_224.ms_in22k": _cfg(hf_hub_id="timm/", num_classes=21841),
+    "swin_small_patch4_window7_224.ms_in22k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "swin_small_patch4_window7_224.ms_in1k": _cfg(hf_hub_id="timm/"),
+    "swin_small_patch4_window7_224.ms_in22k": _cfg(hf_hub_id="timm/", num_classes=21841),
+    "swin_base_patch4_window7_224.ms_in22k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "swin_base_patch4_window7_224.ms_in1k": _cfg(hf_hub_id="timm/"),
+    "swin_base_patch4_window7_224.ms_in22k": _cfg(hf_hub_id="timm/", num_classes=21841),
+    "swin_base_patch4_window12_384.ms_in22k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "swin_base_patch4_window12_384.ms_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "swin_base_patch4_window12_384.ms_in22k": _cfg(hf_hub_id="timm/", num_classes=21841, **_384),
+    "swin_large_patch4_window7_224.ms_in22k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "swin_large_patch4_window7_224.ms_in22k": _cfg(hf_hub_id="timm/", num_classes=21841),
+    "swin_large_patch4_window12_384.ms_in22k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
+    "swin_large_patch4_window12_384.ms_in22k": _cfg(hf_hub_id="timm/", num_classes=21841, **_384),
+})
+
+_SWIN = {"tiny": (96, (2, 2, 6, 2), (3, 6, 12, 24)), "small": (96, (2, 2, 18, 2), (3, 6, 12, 24)),
+         "base": (128, (2, 2, 18, 2), (4, 8, 16, 32)), "large": (192, (2, 2, 18, 2), (6, 12, 24, 48))}
+
+
+def _swin(size, window, img, pretrained, kwargs):
+    dim, depths, heads = _SWIN[size]
+    variant = f"swin_{size}_patch4_window{window}_{img}"
+    args = dict(patch_size=4, window_size=window, embed_dim=dim, depths=depths, num_heads=heads, img_size=img)
+    return _create_swin(variant, pretrained, **{**args, **kwargs})
+
+
+@register_model
+def swin_tiny_patch4_window7_224(pretrained=False, **kwargs):
+    return _swin("tiny", 7, 224, pretrained, kwargs)
+
+
+@register_model
+def swin_small_patch4_window7_224(pretrained=False, **kwargs):
+    return _swin("small", 7, 224, pretrained, kwargs)
+
+
+@register_model
+def swin_base_patch4_window7_224(pretrained=False, **kwargs):
+    return _swin("base", 7, 224, pretrained, kwargs)
+
+
+@register_model
+def swin_base_patch4_window12_384(pretrained=False, **kwargs):
+    return _swin("base", 12, 384, pretrained, kwargs)
+
+
+@register_model
+def swin_large_patch4_window7_224(pretrained=False, **kwargs):
+    return _swin("large", 7, 224, pretrained, kwargs)
+
+
+@register_model
+def swin_large_patch4_window12_384(pretrained=False, **kwargs):
+    return _swin("large", 12, 384, pretrained, kwargs)
+
+
+for _size in ("tiny", "small", "base", "large"):
+    register_model_alias(f"swin_{_size}", f"swin_{_size}_patch4_window7_224")
