@@ -133,9 +133,10 @@ class Tensor:
         return st if dim is None else st[_wrap_dim(dim, self.ndim)]
 
     def storage_offset(self):
-        if self._base is None:
+        root = self._storage_base()
+        if root is self:
             return 0
-        return (self._data.__array_interface__["data"][0] - self._base._data.__array_interface__["data"][0]) \
+        return (self._data.__array_interface__["data"][0] - root._data.__array_interface__["data"][0]) \
             // self._data.itemsize
 
     def data_ptr(self):
@@ -201,11 +202,18 @@ class Tensor:
         return self._accum
 
     def detach(self):
+        # shares storage and the version counter, but is a new autograd root (torch: not a differentiable
+        # view), so in-place ops on it never rewire the history of ``self`` or its base
         t = Tensor._wrap(self._data, self._dtype)
         t._version = self._version
-        t._base = self._base if self._base is not None else self
-        t._view_fn = self._view_fn
+        t._storage_root = self._storage_base()
         return t
+
+    def _storage_base(self):
+        """The tensor whose data starts the shared storage (for storage_offset)."""
+        if self._base is not None:
+            return self._base._storage_base()
+        return self.__dict__.get("_storage_root", self)
 
     def detach_(self):
         self._grad_fn = None
