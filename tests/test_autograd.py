@@ -480,3 +480,25 @@ def test_view_sees_later_inplace_on_its_base():
         return {"x.grad": x.grad, "y.grad": y.grad, "zv.requires_grad": zv.requires_grad,
                 "zv.is_leaf": zv.is_leaf, "zv": zv}
     compare(s)
+
+
+def test_inplace_on_detached_alias_starts_a_new_history():
+    """``d = x.detach()`` shares x's storage but is a new autograd root: writing a grad-requiring value into it
+    gives d a history of its own and leaves x (leaf or not) untouched, like torch."""
+    def s(m):
+        x, y = leaf(m), leaf(m, B)
+        d = x.detach()
+        d.copy_(y * 3)
+        (d * 2).sum().backward()
+        out = {"x.is_leaf": x.is_leaf, "x.grad": x.grad is None, "y.grad": y.grad, "x": x, "d.req": d.requires_grad}
+        a = leaf(m, V) * 1
+        da = a.detach()
+        da[0] = 5.0
+        a.sum().backward()  # a's history is still its own MulBackward (da's write is not recorded in it)
+        out["a"] = a
+        big = m.arange(12.0, dtype=m.float64).reshape(3, 4)
+        view = big[1:, 1:]
+        dv = view.detach()
+        out["offsets"] = (view.storage_offset(), dv.storage_offset(), dv[1].storage_offset())
+        return out
+    compare(s)
