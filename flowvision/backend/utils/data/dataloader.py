@@ -10,6 +10,7 @@ a signal) raises a ``RuntimeError`` naming its pid instead of hanging.
 import itertools
 import multiprocessing as python_mp
 import os
+import pickle
 import queue
 import random
 import signal
@@ -20,6 +21,7 @@ import traceback
 import warnings
 
 import numpy as np
+from multiprocessing.reduction import ForkingPickler
 
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -65,11 +67,12 @@ class ExceptionWrapper:
         if exc_info is None:
             exc_info = sys.exc_info()
         self.exc_type = exc_info[0]
+        self.exc_name = exc_info[0].__name__
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
         self.where = where
 
     def reraise(self):
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        msg = f"Caught {self.exc_name} {self.where}.\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
             msg = KeyErrorMessage(msg)
         try:
@@ -210,14 +213,49 @@ def _worker_loop(kind, dataset, index_queue, data_queue, done_event, auto_collat
                     data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
             except Exception:  # noqa: BLE001
                 data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-        try:
-            data_queue.put((epoch, idx, data))
-        except Exception:  # noqa: BLE001 - e.g. an unpicklable batch
-            data_queue.put((epoch, idx, ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")))
+        data_queue.put((epoch, idx, _pickled(data, worker_id)))
         del data, index, r
     if done_event.is_set():
         data_queue.cancel_join_thread()
         data_queue.close()
+
+
+def _pickled(data, worker_id):
+    """Serialise a result in the worker itself: a multiprocessing queue pickles in a background thread, where
+    a failure would be printed and the result silently lost (and the main process would wait for it)."""
+    try:
+        return _Pickled(ForkingPickler.dumps(data))
+    except Exception:  # noqa: BLE001 - an unpicklable batch or exception type
+        if isinstance(data, ExceptionWrapper):
+            data.exc_type = RuntimeError if not isinstance(data.exc_type, type) or \
+                not issubclass(data.exc_type, Exception) else _picklable_exc_type(data.exc_type)
+            try:
+                return _Pickled(ForkingPickler.dumps(data))
+            except Exception:  # noqa: BLE001
+                pass
+        err = ExceptionWrapper(where=f"in DataLoader worker process {worker_id} while sending a batch")
+        return _Pickled(ForkingPickler.dumps(err))
+
+
+def _picklable_exc_type(exc_type):
+    """exc_type if it pickles (a module-level class), else the nearest picklable base class."""
+    for t in exc_type.__mro__:
+        try:
+            ForkingPickler.dumps(t)
+            return t
+        except Exception:  # noqa: BLE001
+            continue
+    return RuntimeError
+
+
+class _Pickled:
+    __slots__ = ("payload",)
+
+    def __init__(self, payload):
+        self.payload = bytes(payload)
+
+    def load(self):
+        return pickle.loads(self.payload)
 
 
 # ---------------------------------------------------------------------- iterators
@@ -363,7 +401,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         while True:
             wait = _POLL_S if deadline is None else max(0.0, min(_POLL_S, deadline - time.monotonic()))
             try:
-                return self._worker_result_queue.get(timeout=wait)
+                epoch, idx, data = self._worker_result_queue.get(timeout=wait)
+                return epoch, idx, data.load() if isinstance(data, _Pickled) else data
             except queue.Empty:
                 pass
             except (EOFError, ConnectionError, OSError) as e:
@@ -574,11 +613,3 @@ class DataLoader:
                 length = length // self.batch_size if self.drop_last else ceil(length / self.batch_size)
             return length
         return len(self._index_sampler)
-
-    def __del__(self):
-        it = self.__dict__.get("_iterator")
-        if it is not None:
-            try:
-                it._shutdown_workers()
-            except Exception:  # noqa: BLE001
-                pass
