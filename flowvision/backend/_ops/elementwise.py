@@ -411,7 +411,13 @@ def _sigmoid(x):
 
 neg = _unary_op("Neg", np.negative, lambda x, g: -g, keep_int=True)
 abs = _unary_op("Abs", np.abs, lambda x, g: g * np.sign(x), keep_int=True)  # noqa: A001
-sign = _unary_op("Sign", np.sign, lambda x, g: np.zeros_like(g), keep_int=True)
+def _sign(x):
+    if x.dtype.kind == "f":  # torch: sign(nan) == 0
+        return ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype))
+    return np.sign(x)
+
+
+sign = _unary_op("Sign", _sign, lambda x, g: np.zeros_like(g), keep_int=True)
 exp = _unary_op("Exp", np.exp, lambda y, g: g * y, saves="y")
 exp2 = _unary_op("Exp2", np.exp2, lambda y, g: g * y * np.log(2.0).astype(y.dtype), saves="y")
 expm1 = _unary_op("Expm1", np.expm1, lambda y, g: g * (y + 1), saves="y")
@@ -593,10 +599,14 @@ def argwhere(input):
 
 
 class Clamp(Function):
+    """min(max(x, lo), hi) with torch's gradients: Python-scalar bounds pass the gradient strictly inside
+    (lo < x < hi); tensor bounds behave like maximum/minimum, a tie splitting the gradient in half."""
     scalar_operands = 3
+
     @staticmethod
-    def forward(ctx, x, lo, hi):
+    def forward(ctx, x, lo, hi, scalar_bounds=(False, False)):
         ctx.save_for_backward(x, lo, hi)
+        ctx.scalar_bounds = scalar_bounds
         y = x
         if lo is not None:
             y = np.maximum(y, lo)
@@ -611,22 +621,27 @@ class Clamp(Function):
     @staticmethod
     def backward(ctx, g):
         x, lo, hi = ctx.saved
-        keep = np.ones(x.shape, bool)
+        lo_scalar, hi_scalar = ctx.scalar_bounds
+        tie_lo = 0.0 if lo_scalar else 0.5
+        tie_hi = 0.0 if hi_scalar else 0.5
+        gx = g
+        y1 = x
+        d_hi = None
         if lo is not None:
-            keep &= x >= lo
+            gx = gx * ((x > lo) + tie_lo * (x == lo))
+            y1 = np.maximum(x, lo)
         if hi is not None:
-            keep &= x <= hi
-        gx = np.where(keep, g, 0).astype(g.dtype)
+            d_hi = (y1 < hi) + tie_hi * (y1 == hi)  # d min(y1, hi) / d y1
+            gx = gx * d_hi
         glo = ghi = None
-        # torch's clamp_backward_min_max: with both bounds, min gets the gradient only where min < max and
-        # max wherever x > max or max < min (the result is max there)
         if lo is not None and ctx.needs_input_grad[1]:
-            m = (x < lo) & (lo < hi) if hi is not None else (x < lo)
-            glo = unbroadcast(np.where(m, g, 0).astype(g.dtype), np.shape(lo))
+            d = (lo > x) + 0.5 * (lo == x)
+            if d_hi is not None:
+                d = d * d_hi
+            glo = unbroadcast(np.asarray(g * d).astype(g.dtype), np.shape(lo))
         if hi is not None and ctx.needs_input_grad[2]:
-            m = (x > hi) | (hi < lo) if lo is not None else (x > hi)
-            ghi = unbroadcast(np.where(m, g, 0).astype(g.dtype), np.shape(hi))
-        return unbroadcast(gx, x.shape), glo, ghi
+            ghi = unbroadcast(np.asarray(g * ((hi < y1) + 0.5 * (hi == y1))).astype(g.dtype), np.shape(hi))
+        return unbroadcast(np.asarray(gx).astype(g.dtype), x.shape), glo, ghi
 
 
 def clamp(input, min=None, max=None):  # noqa: A002
@@ -635,7 +650,8 @@ def clamp(input, min=None, max=None):  # noqa: A002
     ops = [o for o in (input, min, max) if o is not None]
     rd = D.result_type(*ops)
     broadcast_shapes(*[shape_of(o) for o in ops])
-    return Clamp.apply(input, min, max, _dtype=rd)
+    return Clamp.apply(input, min, max, scalar_bounds=(not isinstance(min, Tensor), not isinstance(max, Tensor)),
+                       _dtype=rd)
 
 
 clip = clamp
