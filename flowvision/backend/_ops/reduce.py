@@ -323,7 +323,8 @@ class LogSumExp(Function):
     def forward(ctx, x, dims, keepdim):
         m = np.max(x, axis=dims, keepdims=True) if x.size else np.zeros([1] * x.ndim, x.dtype)
         m = np.where(np.isfinite(m), m, 0)
-        s = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            s = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
         ctx.save_for_backward(x, s)
         ctx.args = (dims, keepdim)
         return s if keepdim else np.squeeze(s, dims)
@@ -334,7 +335,8 @@ class LogSumExp(Function):
         dims, keepdim = ctx.args
         if not keepdim:
             g = np.expand_dims(g, dims)
-        return (g * np.exp(x - s),)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (g * np.exp(x - s),)
 
 
 def logsumexp(input, dim, keepdim=False):
