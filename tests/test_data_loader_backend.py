@@ -241,7 +241,7 @@ def test_persistent_workers_keep_processes_and_data():
     labels = [b.tolist() for b in DataLoader(Samples(), batch_size=5, num_workers=2, persistent_workers=True)
               for b in [b["label"]]]
     assert sum(labels, []) == list(range(23))
-    it_dl = DataLoader(Stream(6), batch_size=2, num_workers=2, persistent_workers=True)
+    it_dl = DataLoader(Stream(6), batch_size=3, num_workers=2, persistent_workers=True)
     for _ in range(2):
         assert sorted(sum([b.tolist() for b in it_dl], [])) == list(range(6))
     del dl, it_dl
