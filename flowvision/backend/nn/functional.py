@@ -639,7 +639,7 @@ _Mish = _act("Mish", lambda x: x * np.tanh(_softplus_np(x, 1.0, 20.0)),
              lambda x, g: g * (np.tanh(_softplus_np(x, 1.0, 20.0)) + x * _sigmoid_np(x) *
                                (1 - np.tanh(_softplus_np(x, 1.0, 20.0)) ** 2)))
 _Hardswish = _act("Hardswish", lambda x: x * np.clip(x + 3, 0, 6) / 6,
-                  lambda x, g: g * np.where(x < -3, 0, np.where(x > 3, 1, (2 * x + 3) / 6)))
+                  lambda x, g: g * np.where(x <= -3, 0, np.where(x >= 3, 1, (2 * x + 3) / 6)))  # torch's ties
 _Hardsigmoid = _act("Hardsigmoid", lambda x: np.clip(x + 3, 0, 6) / 6,
                     lambda x, g: g * np.where((x > -3) & (x < 3), 1.0 / 6, 0))
 _Softplus = _act("Softplus", _softplus_np,
@@ -1247,15 +1247,34 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _reduce(loss, reduction)
 
 
+class _BCE(Function):
+    """Elementwise binary cross-entropy with torch's formulas: the logs are clamped at -100 (finite losses at
+    0 and 1) and d/dx = (x - t) / max(x (1 - x), 1e-12) (finite gradients there too)."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        with np.errstate(divide="ignore"):
+            log_x = np.maximum(np.log(x), -100.0)
+            log_1mx = np.maximum(np.log(1 - x), -100.0)
+        ctx.save_for_backward(x, t)
+        ctx.logs = (log_x, log_1mx)
+        return (-(t * log_x + (1 - t) * log_1mx)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.saved
+        log_x, log_1mx = ctx.logs
+        gx = g * (x - t) / np.maximum((1 - x) * x, 1e-12) if ctx.needs_input_grad[0] else None
+        gt = g * (log_1mx - log_x) if ctx.needs_input_grad[1] else None
+        return gx, gt
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     _check_target_shape(input, target, "binary_cross_entropy")
     x = input._compute()
     if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    # torch clamps the logs at -100 so that 0 and 1 inputs give finite losses
-    log_x = E.clamp_min(E.log(input), -100.0)
-    log_1mx = E.clamp_min(E.log(1 - input), -100.0)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    loss = _BCE.apply(input, target, _dtype=D.result_type(input, target))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
