@@ -308,9 +308,22 @@ class Cumprod(Function):
     def backward(ctx, g):
         x, out = ctx.saved
         d = ctx.dim
+        if x.shape[d] == 0:
+            return (np.zeros_like(g),)
+        # exact with zeros: before a slice's first zero the usual sum_{j>=i} g_j out_j / x_i is safe; at the
+        # first zero z it is sum_{j>=z} g_j prod_{k<=j, k!=z} x_k; after it every term contains x_z == 0
+        xm, gm, om = (np.moveaxis(a, d, -1) for a in (x, g, out))
+        n = xm.shape[-1]
+        is_zero = xm == 0
+        first = np.where(is_zero.any(-1), is_zero.argmax(-1), n)[..., None]
+        pos = np.arange(n)
         with np.errstate(divide="ignore", invalid="ignore"):
-            s = np.flip(np.cumsum(np.flip(g * out, d), axis=d), d)
-            return (s / x,)
+            rev = np.flip(np.cumsum(np.flip(gm * om, -1), -1), -1)
+            gx = np.where(pos < first, rev / np.where(xm == 0, 1, xm), 0)
+        x_skip = np.where(pos == first, 1, xm)  # the first zero replaced by one
+        at_zero = np.flip(np.cumsum(np.flip(gm * np.cumprod(x_skip, -1) * (pos >= first), -1), -1), -1)
+        gx = np.where(pos == first, at_zero, gx).astype(g.dtype)
+        return (np.moveaxis(gx, -1, d),)
 
 
 def cumprod(input, dim, *, dtype=None):
