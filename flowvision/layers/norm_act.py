@@ -1,6 +1,5 @@
 """BatchNorm + activation in one module, with BatchNorm2d's parameter names (timm's BatchNormAct2d)."""
 from flowvision.backend import nn
-from flowvision.backend.nn import functional as F
 
 from .activations import create_act_layer
 

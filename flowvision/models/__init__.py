@@ -1,6 +1,8 @@
 """flowvision.models: the model zoo (timm-style registry; parameter names equal timm's)."""
 from ._builder import build_model_with_cfg, load_checkpoint, load_pretrained
+from ._data import create_eval_transform, imagenet_class_names, resolve_data_config
 from ._factory import create_model
+from ._features import FeatureInfo, FeatureListNet
 from ._pretrained import PretrainedCfg, generate_default_cfgs
 from ._registry import (get_arch_pretrained_cfgs, get_pretrained_cfg, get_pretrained_cfg_value, is_model,
                         is_model_pretrained, list_models, list_modules, list_pretrained, model_entrypoint,

@@ -6,7 +6,7 @@ import numpy as np
 from flowvision.layers import adapt_input_conv
 
 from ._pretrained import PretrainedCfg, resolve_cfg_overlay
-from ._registry import get_pretrained_cfg, split_model_name_tag
+from ._registry import get_pretrained_cfg
 
 __all__ = ["build_model_with_cfg", "load_pretrained", "load_checkpoint", "resolve_pretrained_cfg",
            "load_state_dict_numpy"]
