@@ -1257,15 +1257,16 @@ class _BCE(Function):
             log_x = np.maximum(np.log(x), -100.0)
             log_1mx = np.maximum(np.log(1 - x), -100.0)
         ctx.save_for_backward(x, t)
-        ctx.logs = (log_x, log_1mx)
         return (-(t * log_x + (1 - t) * log_1mx)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         x, t = ctx.saved
-        log_x, log_1mx = ctx.logs
         gx = g * (x - t) / np.maximum((1 - x) * x, 1e-12) if ctx.needs_input_grad[0] else None
-        gt = g * (log_1mx - log_x) if ctx.needs_input_grad[1] else None
+        gt = None
+        if ctx.needs_input_grad[1]:  # like torch, the target gradient uses the unclamped logs
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gt = g * (np.log(1 - x) - np.log(x))
         return gx, gt
 
 
