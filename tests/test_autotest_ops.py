@@ -620,7 +620,39 @@ NN.append(Op("act_inplace", lambda L, x: (L.F.relu(x.clone(), inplace=True), L.F
                                           L.F.leaky_relu(x + 0, inplace=True)), [T(B3)], FLOAT))
 NN.append(Op("prelu", lambda L, x, w: L.F.prelu(x, w), [T(("n", "c", "h")), T(("c",))], FLOAT))
 
-ALL_OPS = OPS + NN
+# ------------------------------------------------------------------ fixed special values (ties, boundaries, 0/1)
+def fixed(*vals):
+    return [lambda r, d, dt, v=v: Arr(np.array(v, dtype=np.float64), grad=True) for v in vals]
+
+
+EDGE = [-3.0, -1.0, 0.0, 1.0, 3.0, 6.0, 2.0, -0.5]
+SPECIAL = [
+    Op("edge_activations", lambda L, x: tuple(getattr(L.F, n)(x) for n in (
+        "relu", "relu6", "hardswish", "hardsigmoid", "hardtanh", "leaky_relu", "elu", "silu", "gelu", "softplus")),
+       fixed(EDGE), FLOAT + HALF, why="gradients exactly at the kinks (0, +-1, +-3, 6)"),
+    Op("edge_clamp_scalar", lambda L, x: (x.clamp(-1.0, 1.0), x.clamp(min=0.0), L.m.clamp(x, max=3.0)), fixed(EDGE),
+       FLOAT, why="x equal to a Python-scalar bound gets no gradient"),
+    Op("edge_clamp_tensor", lambda L, x, lo, hi: L.m.clamp(x, lo, hi),
+       fixed(EDGE, [-1.0] * 8, [1.0, 1.0, 1.0, 1.0, 3.0, -1.0, 2.0, -0.5]), FLOAT,
+       why="ties with tensor bounds split the gradient; crossed bounds give it to max"),
+    Op("edge_abs_sign_sqrt", lambda L, x: (x.abs(), x.sign(), (x * x).sqrt()), fixed([0.0, -0.0, 2.0, -3.0]), FLOAT),
+    Op("edge_max_ties", lambda L, x: (x.max(), x.amax(0), L.m.maximum(x, x.flip(0)), x.max(0)[0]),
+       fixed([1.0, 3.0, 3.0, 1.0]), FLOAT, why="all-reduce max splits ties; max(dim) picks one index"),
+    Op("edge_cumprod_zeros", lambda L, x: L.m.cumprod(x, 1), fixed([[2.0, 0.0, 3.0, 0.0, 4.0], [0.0, 1.0, 2.0, 3.0, 0.5]]),
+       FLOAT),
+    Op("edge_prod_zeros", lambda L, x: (x.prod(), x.prod(1)), fixed([[2.0, 0.0, 3.0], [0.0, 0.0, 1.0]]), FLOAT),
+    Op("edge_bce_0_1", lambda L, x, t: L.F.binary_cross_entropy(x, t), fixed([0.0, 1.0, 1.0, 0.5], [1.0, 0.0, 1.0, 0.5]),
+       FLOAT, why="clamped logs and the 1e-12-guarded gradient at 0 and 1"),
+    Op("edge_norm_zero", lambda L, x: (x.norm(), L.F.normalize(x.reshape(1, -1))), fixed([0.0, 0.0, 0.0]), FLOAT),
+    Op("edge_logsumexp_softmax_inf", lambda L, x: (L.m.logsumexp(x, 1), L.F.log_softmax(x, 1), L.F.softmax(x, 1)),
+       fixed([[-float("inf"), 0.0, 1.0], [2.0, -float("inf"), -float("inf")]]), FLOAT),
+    Op("edge_nan_propagation", lambda L, x: (x.clamp(-1, 1), x.sign(), L.m.sort(x)[0], x.max(), x.relu()),
+       fixed([float("nan"), 1.0, -2.0, 0.5]), FLOAT, grad=False),
+    Op("edge_division", lambda L, x, y: (x / y, x // y, x % y, L.m.fmod(x, y)),
+       fixed([1.0, -1.0, 0.0, 5.0, -5.0], [0.0, 0.0, 0.0, -3.0, 3.0]), FLOAT, grad=False),
+]
+
+ALL_OPS = OPS + NN + SPECIAL
 _names = [o.name for o in ALL_OPS]
 assert len(_names) == len(set(_names)), "duplicate op names"
 
