@@ -94,6 +94,8 @@ def test_bad_inputs_raise_clear_errors():
         M.create_model("resnet18", in_chans=0)
     with pytest.raises(ValueError, match="global_pool"):
         M.create_model("resnet18", global_pool="median")
+    with pytest.raises(TypeError, match="resnet18 does not accept img_size"):
+        M.create_model("resnet18", img_size=128)
 
 
 def test_cfgs_match_timm():

@@ -111,6 +111,19 @@ def load_checkpoint(model, checkpoint_path, strict=True, filter_fn=None):
     return model.load_state_dict(hub.to_backend(sd), strict=strict)
 
 
+def _check_kwargs(model_cls, variant, kwargs):
+    """Unknown keyword arguments fail here, by name, instead of deep inside a constructor."""
+    import inspect
+    params = inspect.signature(model_cls.__init__).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(kwargs) - set(params))
+    if unknown:
+        accepted = sorted(k for k in params if k != "self")
+        raise TypeError(f"{variant} does not accept {', '.join(unknown)}; accepted keyword arguments: "
+                        f"{', '.join(accepted)}")
+
+
 def build_model_with_cfg(model_cls, variant, pretrained=False, pretrained_cfg=None, pretrained_cfg_overlay=None,
                          pretrained_filter_fn=None, pretrained_strict=True, feature_cfg=None, features_only=False,
                          out_indices=None, **kwargs):
@@ -124,6 +137,7 @@ def build_model_with_cfg(model_cls, variant, pretrained=False, pretrained_cfg=No
     if pretrained and not cfg.has_weights:
         raise RuntimeError(f"{variant}{'.' + cfg.tag if cfg.tag else ''} has no pretrained weights; "
                            f"pretrained variants: flowvision.models.list_pretrained('{variant}*')")
+    _check_kwargs(model_cls, variant, kwargs)
     model = model_cls(**kwargs)
     model.pretrained_cfg_obj = cfg
     model.pretrained_cfg = model.default_cfg = cfg.to_dict()
