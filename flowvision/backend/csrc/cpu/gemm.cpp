@@ -8,14 +8,14 @@ namespace FV_ISA_NAMESPACE {
 namespace {
 
 #if defined(__AVX512F__)
-constexpr int kMR = 12, kNV = 2;  // 24 zmm accumulators
+constexpr int kMR = 6, kNV = 4;  // 24 zmm accumulators
 #elif defined(__AVX2__)
 constexpr int kMR = 6, kNV = 2;   // 12 ymm accumulators
 #else
 constexpr int kMR = 6, kNV = 2;   // 12 xmm accumulators
 #endif
 constexpr int64_t kKC = 256;
-constexpr int64_t kMC = 16 * kMR;
+constexpr int64_t kMC = 192;
 constexpr int64_t kNC = 3072;
 
 template <class T>
