@@ -502,3 +502,84 @@ def test_inplace_on_detached_alias_starts_a_new_history():
         out["offsets"] = (view.storage_offset(), dv.storage_offset(), dv[1].storage_offset())
         return out
     compare(s)
+
+
+def test_more_backward_semantics():
+    def s(m):
+        out = {}
+        x, y = leaf(m, V), leaf(m, V * 2)
+        (x * y).sum().backward(inputs=[x])
+        out["inputs="] = (x.grad, y.grad is None)
+        seen = []
+        a = leaf(m, V)
+        z = a * 2
+        z.register_hook(lambda g: seen.append(g.clone()))
+        (z * z + z).sum().backward()
+        out["hook_once_with_total"] = (len(seen), seen[0], a.grad)
+        b = leaf(m, V)
+        b.grad = m.ones(3, dtype=m.float64) * 10
+        (b * 3).sum().backward()
+        out["manual_grad_accumulates"] = b.grad
+        c = leaf(m, V)
+        with m.no_grad():
+            d = c * 2
+        d.requires_grad_()
+        (d * 3).sum().backward()
+        out["no_grad_result_as_new_leaf"] = (d.grad, c.grad is None, d.is_leaf)
+        e = leaf(m, V)
+        q = (e * e).sum()
+        with m.no_grad():
+            e.sub_(0.5)         # optimizer-style update of a leaf that q saved
+        out["leaf_update_then_backward"] = attempt(lambda: q.backward())
+        f = leaf(m, V)
+        out["int_outputs"] = (f.argmax().requires_grad, (f > 0).requires_grad, f.max(0)[1].requires_grad)
+        g = leaf(m, V)
+        (gg,) = m.autograd.grad([(g * 2).sum(), (g ** 2).sum()], g)
+        out["grad_of_several_outputs"] = gg
+        h = leaf(m, A)
+        (h.t().reshape(-1)[::2].unsqueeze(0).expand(2, 6) * m.arange(12.0, dtype=m.float64).reshape(2, 6)).sum().backward()
+        out["view_chain"] = h.grad
+        k = leaf(m, V)
+        w = m.zeros(3, dtype=m.float64)
+        w.copy_(k * 3)
+        (w * w).sum().backward()
+        out["copy_into_plain_tensor"] = k.grad
+        return out
+    got = compare(s)
+    assert isinstance(got["leaf_update_then_backward"], Raised)
+
+
+def test_custom_function_identity_and_non_differentiable_outputs():
+    def s(m):
+        class Id(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class Sort(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                v, i = x.sort()
+                ctx.mark_non_differentiable(i)
+                ctx.save_for_backward(i)
+                return v, i
+
+            @staticmethod
+            def backward(ctx, gv, gi):
+                (i,) = ctx.saved_tensors
+                g = m.zeros_like(gv)
+                g[i] = gv
+                return g
+
+        x = leaf(m, V)
+        y = Id.apply(x)
+        (y * 3).sum().backward()
+        z = leaf(m, V)
+        v, i = Sort.apply(z)
+        (v * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
+        return {"identity": (x.grad, y is x), "sorted": (z.grad, i.requires_grad)}
+    compare(s)
