@@ -222,7 +222,8 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
         // column blocks whose packed B (kc x ncb) stays in L2; each task packs its own A and B,
         // so there is a single parallel region and no barrier per K block.
         int64_t ncb = ceil_div(ceil_div(N, 4 * nt), NR) * NR;
-        ncb = mn<int64_t>(mx<int64_t>(ncb, 4 * NR), 16 * NR);
+        // 256..512 columns: the packed B block (kc x ncb, <= 512 KiB) stays in L2
+        ncb = mn<int64_t>(mx<int64_t>(ncb, ceil_div(256, NR) * NR), ceil_div(512, NR) * NR);
         const int64_t nblocks = ceil_div(N, ncb);
         const int64_t kc_max = mn<int64_t>(kKC, K);
         const int64_t mpad = ceil_div(mn<int64_t>(M, kMC), MR) * MR;
