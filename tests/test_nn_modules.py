@@ -246,6 +246,26 @@ def test_module_backward_matches_torch():
         np.testing.assert_allclose(_np(p1.grad), _np(p2.grad), rtol=1e-3, atol=1e-5, err_msg=n1)
 
 
+def test_constructor_signatures_match_torch():
+    """Every Module class flowvision exports under a torch.nn name takes the same arguments, in the same order
+    and kind, with the same defaults."""
+    import inspect
+    checked = 0
+    for name in dir(nn):
+        obj = getattr(nn, name)
+        if not (isinstance(obj, type) and issubclass(obj, nn.Module)) or not hasattr(tnn, name):
+            continue
+        ours = list(inspect.signature(obj.__init__).parameters.values())
+        ref = list(inspect.signature(getattr(tnn, name).__init__).parameters.values())
+        assert [(p.name, p.kind) for p in ours] == [(p.name, p.kind) for p in ref], name
+        for a, b in zip(ours, ref):
+            if callable(b.default):  # e.g. TransformerEncoderLayer(activation=F.relu): ours is "relu"
+                continue
+            assert a.default == b.default, (name, a.name, a.default, b.default)
+        checked += 1
+    assert checked >= 100
+
+
 # ------------------------------------------------------------------ initialisation statistics
 INIT_SPECS = [
     ("Linear", (256, 128), {}),

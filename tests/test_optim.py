@@ -164,6 +164,22 @@ def test_load_torch_optimizer_state_dict_through_numpy():
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-7)
 
 
+def test_constructor_signatures_match_torch():
+    import inspect
+    checked = 0
+    for ours_mod, ref_mod in ((optim, torch.optim), (fls, tls)):
+        for name in dir(ours_mod):
+            obj = getattr(ours_mod, name)
+            if name.startswith("_") or not isinstance(obj, type) or not hasattr(ref_mod, name):
+                continue
+            a = [(p.name, p.kind, p.default) for p in inspect.signature(obj.__init__).parameters.values()]
+            b = [(p.name, p.kind, p.default) for p in
+                 inspect.signature(getattr(ref_mod, name).__init__).parameters.values()]
+            assert a == b, name
+            checked += 1
+    assert checked >= 20
+
+
 def test_bad_options_and_params_rejected():
     p = [nn.Parameter(fb.ones(2))]
     with pytest.raises(TypeError):

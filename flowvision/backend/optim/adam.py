@@ -34,12 +34,10 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
-                 decoupled_weight_decay=None):
+                 decoupled_weight_decay=False):
         _check(lr, betas, eps, weight_decay)
         if differentiable:
             raise ValueError("differentiable=True is not supported by flowvision optimizers")
-        if decoupled_weight_decay is None:
-            decoupled_weight_decay = self._decoupled_default
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)

@@ -401,7 +401,7 @@ class OneCycleLR(LRScheduler):
 
 
 class SequentialLR(LRScheduler):
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler.")
         for idx, s in enumerate(schedulers):

@@ -201,8 +201,15 @@ class Hardswish(Module):
 
 
 class Hardtanh(Module):
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
         super().__init__()
+        if min_value is not None or max_value is not None:
+            import warnings
+            warnings.warn("keyword arguments `min_value` and `max_value` are deprecated and will be removed in "
+                          "future releases. Please use `min_val` and `max_val` instead.", FutureWarning,
+                          stacklevel=2)
+            min_val = min_value if min_value is not None else min_val
+            max_val = max_value if max_value is not None else max_val
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
         if self.max_val <= self.min_val:
             raise ValueError("max_val must be greater than min_val")
