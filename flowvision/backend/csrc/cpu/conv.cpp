@@ -92,13 +92,40 @@ static inline bool is_pointwise(const ConvParams& p) {
 }
 static inline bool is_depthwise(const ConvParams& p) { return p.groups == p.C && p.O == p.C && p.C > 1; }
 
-// Runs fn(n, scratch) for every image. With several images and threads, images are split
-// across threads (each with its own scratch and serial inner GEMMs); otherwise images run
+// Per-thread im2col scratch kept between calls (freed at thread exit), so images can be
+// handed out one at a time without paying page faults for a fresh buffer each time.
+struct ScratchTLS {
+    void* p = nullptr;
+    size_t cap = 0;
+    ~ScratchTLS() { free(p); }
+};
+thread_local ScratchTLS t_scratch;
+constexpr size_t kMaxCachedScratch = size_t(32) << 20;  // larger buffers are not kept
+
+template <class T>
+T* cached_scratch(int64_t n) {
+    const size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(T) + 63) & ~(size_t)63;
+    if (bytes > t_scratch.cap) {
+        free(t_scratch.p);
+        t_scratch.p = aligned_alloc(64, bytes);
+        t_scratch.cap = t_scratch.p ? bytes : 0;
+        if (!t_scratch.p) fv::throw_bad_alloc();
+    }
+    return static_cast<T*>(t_scratch.p);
+}
+
+// Runs fn(n, scratch) for every image. With several images and threads, images are handed
+// out one at a time to whichever thread is free (serial inner GEMMs); otherwise images run
 // one after the other with parallel inner work.
 template <class T, class F>
 void for_each_image(int64_t N, int64_t scratch_elems, const F& fn) {
     const int nt = in_parallel_region() ? 1 : get_num_threads();
-    if (N >= 2 && nt > 1) {
+    if (N >= 2 && nt > 1 && size_t(scratch_elems) * sizeof(T) <= kMaxCachedScratch) {
+        parallel_for_dynamic(0, N, [&](int64_t n0, int64_t n1) {
+            T* scratch = cached_scratch<T>(scratch_elems);
+            for (int64_t n = n0; n < n1; ++n) fn(n, scratch);
+        });
+    } else if (N >= 2 && nt > 1) {
         const int64_t nch = mn<int64_t>(nt, N);
         parallel_for(0, nch, 1, [&](int64_t c0, int64_t c1) {
             Buf<T> scratch(scratch_elems);
@@ -285,18 +312,21 @@ void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
     const int64_t scratch_elems = pw1 ? 1 : p.C * kk * L;
     // The batch is cut into a fixed number of chunks (independent of the thread count, so
     // results are bit-identical for any number of threads); partial sums are added in order.
-    (void)nt;
     if (p.N >= 2) {
         const int64_t nch = mn<int64_t>(kWeightChunks, p.N);
         Buf<T> partial((nch - 1) * wsize);
-        parallel_for(0, nch, 1, [&](int64_t c0, int64_t c1) {
-            Buf<T> scratch(scratch_elems);
+        auto chunk_fn = [&](int64_t c0, int64_t c1) {
+            const bool cache = size_t(scratch_elems) * sizeof(T) <= kMaxCachedScratch;
+            Buf<T> own(cache ? 1 : scratch_elems);
+            T* scratch = cache ? cached_scratch<T>(scratch_elems) : own.get();
             for (int64_t c = c0; c < c1; ++c) {
                 T* out = c == 0 ? gw : partial.get() + (c - 1) * wsize;
                 const int64_t nb = p.N * c / nch, ne = p.N * (c + 1) / nch;
-                for (int64_t n = nb; n < ne; ++n) one_image(n, scratch.get(), out, n > nb);
+                for (int64_t n = nb; n < ne; ++n) one_image(n, scratch, out, n > nb);
             }
-        });
+        };
+        if (nt > 1) parallel_for_dynamic(0, nch, chunk_fn);
+        else chunk_fn(0, nch);
         for (int64_t c = 1; c < nch; ++c) {
             const T* src = partial.get() + (c - 1) * wsize;
             for (int64_t i = 0; i < wsize; ++i) gw[i] += src[i];
