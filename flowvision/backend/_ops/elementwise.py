@@ -32,9 +32,14 @@ def _binary(cls, a, b, op, out_dtype=None, **kw):
     check_operand(b, op)
     broadcast_shapes(shape_of(a), shape_of(b))
     rd = D.result_type(a, b)
+    if rd is D.bool and op in _NO_BOOL:
+        raise NotImplementedError(f'"{op}" not implemented for \'Bool\' (operands {_desc(a)} and {_desc(b)})')
     if out_dtype is not None:
         rd = out_dtype(rd)
     return cls.apply(a, b, _dtype=rd, **kw)
+
+
+_NO_BOOL = {"pow", "remainder", "fmod", "div_floor", "div_trunc"}
 
 
 class Add(Function):
@@ -140,7 +145,7 @@ class Pow(Function):
         if np.issubdtype(a.dtype, np.integer) and np.any(b < 0):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.power(a, b)
+            out = np.power(a, b).astype(a.dtype, copy=False)  # numpy gives int8 for bool ** bool
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -235,7 +240,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if rounding_mode is None:
         return _finish(_binary(Div, input, other, "div", out_dtype=_true_div_dtype), out)
-    return _finish(_binary(Div, input, other, "div", rounding_mode=rounding_mode), out)
+    return _finish(_binary(Div, input, other, f"div_{rounding_mode}", rounding_mode=rounding_mode), out)
 
 
 divide = true_divide = div
@@ -254,9 +259,8 @@ def fmod(input, other):
 
 
 def pow(input, exponent):  # noqa: A001
-    if is_scalar(input) and isinstance(exponent, Tensor):
-        return _binary(Pow, input, exponent, "pow")
-    return _binary(Pow, input, exponent, "pow")
+    # like torch, a bool tensor may be raised to a Python-scalar power but not to a bool tensor
+    return _binary(Pow, input, exponent, "pow" if isinstance(exponent, Tensor) else "pow_scalar")
 
 
 def float_power(input, exponent):
