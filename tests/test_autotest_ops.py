@@ -681,6 +681,10 @@ BINARY = {
     "add": lambda L, a, b: a + b, "mul": lambda L, a, b: a * b, "div": lambda L, a, b: a / b,
     "maximum": lambda L, a, b: L.m.maximum(a, b), "lt": lambda L, a, b: a < b, "where": lambda L, a, b:
     L.m.where(a > 0, a, b), "sub": lambda L, a, b: a - b,
+    "pow": lambda L, a, b: a ** b, "remainder": lambda L, a, b: a % b, "floor_divide": lambda L, a, b: a // b,
+    "clamp": lambda L, a, b: L.m.clamp(a, b, None) if isinstance(b, (int, float)) else L.m.clamp(a, min=b),
+    "eq": lambda L, a, b: L.m.eq(a, b), "logical_and": lambda L, a, b: L.m.logical_and(a, b),
+    "minimum": lambda L, a, b: L.m.minimum(a, b), "true_divide": lambda L, a, b: L.m.true_divide(a, b),
 }
 
 
