@@ -41,6 +41,8 @@ def main(argv=None):
     m.add_argument("pattern", nargs="?", default="", help="fnmatch pattern, e.g. 'resnet*'")
     m.add_argument("--pretrained", action="store_true", help="list arch.tag names that have weights")
     m.set_defaults(func=_models)
+    from flowvision.hub.cli import add_subcommands
+    add_subcommands(sub)  # download, cache
     args = parser.parse_args(argv)
     return args.func(args)
 
