@@ -629,7 +629,9 @@ EDGE = [-3.0, -1.0, 0.0, 1.0, 3.0, 6.0, 2.0, -0.5]
 SPECIAL = [
     Op("edge_activations", lambda L, x: tuple(getattr(L.F, n)(x) for n in (
         "relu", "relu6", "hardswish", "hardsigmoid", "hardtanh", "leaky_relu", "elu", "silu", "gelu", "softplus")),
-       fixed(EDGE), FLOAT + HALF, why="gradients exactly at the kinks (0, +-1, +-3, 6)"),
+       fixed(EDGE), FLOAT + HALF, tol={"float64": (1e-7, 1e-8)},
+       why="gradients exactly at the kinks (0, +-1, +-3, 6); float64 atol 1e-8 because torch's hardsigmoid backward "
+           "uses a float32 1/6 even for float64 (5e-9 off), the sum of 10 activations' gradients can be small"),
     Op("edge_clamp_scalar", lambda L, x: (x.clamp(-1.0, 1.0), x.clamp(min=0.0), L.m.clamp(x, max=3.0)), fixed(EDGE),
        FLOAT, why="x equal to a Python-scalar bound gets no gradient"),
     Op("edge_clamp_tensor", lambda L, x, lo, hi: L.m.clamp(x, lo, hi),
