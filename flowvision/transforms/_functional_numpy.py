@@ -66,6 +66,50 @@ def _cv2_ok(img):
     return img.ndim == 3 and img.shape[-1] <= 4 and img.dtype in (np.uint8, np.float32)
 
 
+_CV2_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32, np.float64)
+
+
+def _pixel_contiguous(img):
+    c = img.shape[-1]
+    return img.strides[-1] == img.itemsize and img.strides[-2] == img.itemsize * c
+
+
+def is_planar(img):
+    """An (..., H, W, C) view of a C-contiguous (..., C, H, W) buffer (a backend tensor seen channels-last)."""
+    return img.ndim >= 3 and not img.flags.c_contiguous and np.moveaxis(img, -1, -3).flags.c_contiguous
+
+
+def to_planar(img):
+    """(..., H, W, C) -> C-contiguous (..., C, H, W); OpenCV's split when the pixels are interleaved."""
+    planes = np.moveaxis(img, -1, -3)
+    if planes.flags.c_contiguous:
+        return planes
+    c = img.shape[-1]
+    if img.ndim == 3 and 1 < c <= 4 and img.dtype in _CV2_DTYPES and _pixel_contiguous(img):
+        out = np.empty((c,) + img.shape[:2], img.dtype)
+        cv2.split(img, [out[i] for i in range(c)])
+        return out
+    return np.ascontiguousarray(planes)
+
+
+def to_interleaved(img):
+    """(..., H, W, C) -> C-contiguous (..., H, W, C); OpenCV's merge when the input is planar."""
+    if img.flags.c_contiguous:
+        return img
+    c = img.shape[-1]
+    planes = np.moveaxis(img, -1, -3)
+    if img.ndim == 3 and 1 < c <= 4 and img.dtype in _CV2_DTYPES and planes.flags.c_contiguous:
+        return cv2.merge([planes[i] for i in range(c)])
+    return np.ascontiguousarray(img)
+
+
+def _same_layout(out, like):
+    """Give ``out`` (interleaved) the layout of ``like`` (planar stays planar: no transposes downstream)."""
+    if is_planar(like) and out.ndim == like.ndim:
+        return np.moveaxis(to_planar(out), -3, -1)
+    return out
+
+
 def _per_image(fn, img, *args, **kwargs):
     """Apply an (H, W, C) kernel to every image of a batch."""
     if img.ndim == 3:
@@ -77,19 +121,23 @@ def _per_image(fn, img, *args, **kwargs):
 
 
 def _cv2_image(fn, img):
-    """Run ``fn`` (an OpenCV call) on an (H, W, C) image, restoring the channel axis it drops for C == 1."""
-    src = np.ascontiguousarray(img)
+    """Run ``fn`` (an OpenCV call) on an (H, W, C) image, restoring the channel axis it drops for C == 1;
+    the result keeps the input's layout (interleaved or planar)."""
+    src = to_interleaved(img)
     out = fn(src)
     if out.ndim == 2:
         out = out[:, :, None]
-    return out
+    return _same_layout(out, img)
 
 
 def _lut(img, table):
     """Apply a 256-entry lookup table (uint8 -> dtype) to a uint8 image."""
     table = np.asarray(table)
-    if table.dtype == np.uint8 and _cv2_ok(img) and table.ndim == 1:
-        return _cv2_image(lambda x: cv2.LUT(x, table), img)
+    if table.dtype == np.uint8 and table.ndim == 1 and img.dtype == np.uint8:
+        if img.flags.c_contiguous or is_planar(img):  # elementwise: any contiguous buffer will do
+            buf = img if img.flags.c_contiguous else np.moveaxis(img, -1, -3)
+            out = cv2.LUT(buf.reshape(-1, buf.shape[-1]), table).reshape(buf.shape)
+            return out if img.flags.c_contiguous else np.moveaxis(out, -3, -1)
     if table.ndim == 2:  # one table per channel: table is (256, C)
         return table[img, np.arange(img.shape[-1])]
     return table[img]
@@ -129,7 +177,7 @@ def to_chw_float(img, scale, bias=None):
     """(H, W, C) array -> contiguous (C, H, W) float32 ``img * scale[c] + bias[c]`` (ToTensor / Normalize)."""
     h, w, c = img.shape
     out = np.empty((c, h, w), np.float32)
-    planes = cv2.split(np.ascontiguousarray(img)) if _cv2_ok(img) else [img[:, :, i] for i in range(c)]
+    planes = to_planar(img)
     for i, p in enumerate(planes):
         np.multiply(p, np.float32(scale[i]), out=out[i], casting="unsafe")
         if bias is not None and bias[i] != 0:
@@ -139,10 +187,14 @@ def to_chw_float(img, scale, bias=None):
 
 # ----------------------------------------------------------------------------- flips / crop / pad
 def hflip(img):
+    if img.flags.c_contiguous and _cv2_ok(img):
+        return _cv2_image(lambda x: cv2.flip(x, 1), img)  # a contiguous copy at memcpy speed
     return img[..., :, ::-1, :]
 
 
 def vflip(img):
+    if img.flags.c_contiguous and _cv2_ok(img):
+        return _cv2_image(lambda x: cv2.flip(x, 0), img)
     return img[..., ::-1, :, :]
 
 
@@ -304,10 +356,7 @@ def resize(img, size, interpolation="bilinear", antialias=True, round_between=Fa
     wdt = _work_dtype(img)
     lead, c = img.shape[:-3], img.shape[-1]
     # planes: (P, H, W) contiguous float, P = N*C
-    planes = np.moveaxis(img, -1, -3).reshape((-1, h, w))
-    if img.dtype == np.uint8 and img.ndim == 3 and 1 < c <= 4 and img.flags.c_contiguous:
-        planes = np.stack(cv2.split(img))
-    planes = planes.astype(wdt, copy=False)
+    planes = to_planar(img).reshape((-1, h, w)).astype(wdt, copy=False)
     p = planes.shape[0]
     if ow != w:
         tmp = np.empty((p * h, ow), wdt)
@@ -356,7 +405,7 @@ def rgb_to_grayscale(img, num_output_channels=1):
             g = g.astype(img.dtype)
         g = g[..., None]
     else:
-        g = img.copy()
+        g = img.copy(order="K")
     if num_output_channels == 3:
         return np.broadcast_to(g, g.shape[:-1] + (3,)) if g.shape[-1] == 1 else g
     return g
@@ -420,11 +469,7 @@ def adjust_contrast(img, contrast_factor):
 def adjust_saturation(img, saturation_factor):
     if img.shape[-1] == 1:
         return img
-    gray = rgb_to_grayscale(img, 1)
-    if img.dtype == np.uint8 and _cv2_ok(img):
-        g3 = cv2.merge([np.ascontiguousarray(gray[..., 0])] * 3)
-        return _blend(img, g3, saturation_factor)
-    return _blend(img, gray, saturation_factor)
+    return _blend(img, rgb_to_grayscale(img, 1), saturation_factor)
 
 
 def _rgb2hsv(img):
@@ -463,13 +508,15 @@ def adjust_hue(img, hue_factor):
     orig = img.dtype
     f = convert_image_dtype(img, np.float32) if not _is_float(img) else img
     if f.dtype == np.float32 and _cv2_ok(f):
-        hsv = cv2.cvtColor(np.ascontiguousarray(f), cv2.COLOR_RGB2HSV)  # H in degrees
+        hsv = cv2.cvtColor(to_interleaved(f), cv2.COLOR_RGB2HSV)  # H in degrees
         h = hsv[..., 0] * np.float32(1.0 / 360.0)
-        h = np.mod(h + np.float32(hue_factor), np.float32(1.0))
+        h += np.float32(hue_factor)
+        h -= np.floor(h)  # torch's ``% 1.0`` (np.mod is several times slower)
         hsv[..., 0] = h * np.float32(360.0)
         hsv[..., 0][hsv[..., 0] >= 360.0] = 0.0
         out = cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
         np.clip(out, 0.0, 1.0, out=out)
+        out = _same_layout(out, img)
     else:
         h, s, v = _rgb2hsv(f)
         h = np.mod(h + f.dtype.type(hue_factor), f.dtype.type(1.0))
@@ -526,7 +573,7 @@ def _blurred_degenerate(img):
                 for dx in range(3):
                     out[1:-1, 1:-1] += kernel[dy, dx] * f[dy:hh - 2 + dy, dx:ww - 2 + dx]
             out = _cast_out(out, x.dtype) if x.dtype.kind != "f" else out.astype(x.dtype)
-        res = x.copy()
+        res = x.copy(order="K")
         res[1:-1, 1:-1] = out[1:-1, 1:-1]
         return res
 
@@ -743,14 +790,14 @@ def normalize(img, mean, std, inplace=False):
     std = np.asarray(std, dtype=dtype).reshape(-1)
     if (std == 0).any():
         raise ValueError(f"std evaluated to zero after conversion to {dtype}, leading to division by zero.")
-    out = img if inplace else img.copy()
+    out = img if inplace else img.copy(order="K")
     np.subtract(out, mean, out=out)
     np.divide(out, std, out=out)
     return out
 
 
 def erase(img, i, j, h, w, v, inplace=False):
-    out = img if inplace else img.copy()
+    out = img if inplace else img.copy(order="K")
     out[..., i:i + h, j:j + w, :] = v
     return out
 

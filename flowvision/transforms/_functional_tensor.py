@@ -82,7 +82,7 @@ def to_hwc(t):
 
 
 def from_hwc(a, two_d=False, like=None):
-    a = np.moveaxis(a, -1, -3)
+    a = F_np.to_planar(a)
     if two_d and a.shape[0] == 1:
         a = a[0]
     return from_numpy(a, like)

@@ -92,8 +92,8 @@ def _np_view(arr):
 
 def _np_out(out, two_d):
     if two_d and out.shape[-1] == 1:
-        out = out[..., 0]
-    return np.ascontiguousarray(out)
+        return np.ascontiguousarray(out[..., 0])
+    return F_np.to_interleaved(out)
 
 
 def _apply_array(kernel, img, *args, **kwargs):
@@ -183,6 +183,17 @@ def _to_tensor_normalize(pic, mean, std):
     scale = 1.0 / (255.0 * std)
     bias = -mean / std
     return F_t.from_numpy(F_np.to_chw_float(arr, scale, bias))
+
+
+def _uint8_tensor_normalize(t, mean, std):
+    """Fused ``normalize(convert_image_dtype(t, float32), mean, std)`` for a uint8 (C, H, W) tensor."""
+    a = F_t.to_numpy(t)
+    c = a.shape[0]
+    mean = np.broadcast_to(np.asarray(mean, np.float64).reshape(-1), (c,))
+    std = np.broadcast_to(np.asarray(std, np.float64).reshape(-1), (c,))
+    if (np.asarray(std, np.float32) == 0).any():
+        raise ValueError("std evaluated to zero after conversion to float32, leading to division by zero.")
+    return F_t.from_numpy(F_np.to_chw_float(np.moveaxis(a, 0, -1), 1.0 / (255.0 * std), -mean / std))
 
 
 def pil_to_tensor(pic):

@@ -39,9 +39,25 @@ def _is_uint8_image(x):
     return isinstance(x, np.ndarray) and x.dtype == np.uint8 and x.ndim in (2, 3)
 
 
+def _is_uint8_chw_tensor(x):
+    from . import _functional_tensor as F_t
+
+    return F_t.is_tensor(x) and len(tuple(x.shape)) == 3 and F_t.np_dtype(x.dtype) == np.uint8
+
+
+def _is_float32(dtype):
+    from . import _functional_tensor as F_t
+
+    try:
+        return F_t.np_dtype(dtype) == np.float32
+    except TypeError:
+        return False
+
+
 class Compose:
-    """Chain transforms. ``ToTensor`` directly followed by ``Normalize`` on a uint8 image is fused
-    into one pass (same numbers, one float buffer instead of three)."""
+    """Chain transforms. ``ToTensor`` (uint8 PIL / ndarray) or ``ConvertImageDtype(float32)`` (uint8 tensor)
+    directly followed by ``Normalize`` is fused into one pass (same numbers up to float rounding, one float
+    buffer instead of three)."""
 
     def __init__(self, transforms):
         self.transforms = transforms
@@ -51,11 +67,16 @@ class Compose:
         i, n = 0, len(ts)
         while i < n:
             t = ts[i]
-            if type(t) is ToTensor and i + 1 < n and type(ts[i + 1]) is Normalize and _is_uint8_image(img):
+            if i + 1 < n and type(ts[i + 1]) is Normalize and not ts[i + 1].inplace:
                 norm = ts[i + 1]
-                img = F._to_tensor_normalize(img, norm.mean, norm.std)
-                i += 2
-                continue
+                if type(t) is ToTensor and _is_uint8_image(img):
+                    img = F._to_tensor_normalize(img, norm.mean, norm.std)
+                    i += 2
+                    continue
+                if type(t) is ConvertImageDtype and _is_uint8_chw_tensor(img) and _is_float32(t.dtype):
+                    img = F._uint8_tensor_normalize(img, norm.mean, norm.std)
+                    i += 2
+                    continue
             img = t(img)
             i += 1
         return img
