@@ -101,6 +101,8 @@ CI_CASES = [
     ("vit_tiny_patch16_224", 64, dict(img_size=64, num_classes=0)),
     ("swin_tiny_patch4_window7_224", 64, dict(img_size=64)),  # clipped windows, padded shifted stage
     ("swin_base_patch4_window12_384", 96, dict(img_size=96, num_classes=5)),
+    ("convnext_atto", 64, {}),  # conv_mlp (NCHW) blocks
+    ("convnext_tiny", 32, dict(num_classes=7)),  # channels-last LayerNorm blocks
 ]
 
 

@@ -1,11 +1,12 @@
 """flowvision.layers: building blocks shared by the model families (timm-compatible parameter names)."""
 from .activations import create_act_layer, get_act_layer
 from .adapt import adapt_input_conv
-from .classifier import SelectAdaptivePool2d, create_classifier
+from .classifier import ClassifierHead, NormMlpClassifierHead, SelectAdaptivePool2d, create_classifier
 from .conv_bn_act import ConvBnAct, ConvNormAct
 from .drop import DropPath, drop_path
 from .helpers import make_divisible, to_1tuple, to_2tuple, to_3tuple, to_ntuple
-from .mlp import Mlp
+from .mlp import GatedMlp, Mlp
+from .norm import LayerNorm2d
 from .norm_act import BatchNormAct2d, get_norm_act_layer
 from .padding import Conv2dSame, create_conv2d, get_padding, get_padding_value, pad_same
 from .patch_embed import PatchEmbed
@@ -15,7 +16,7 @@ from .weight_init import lecun_normal_, trunc_normal_, variance_scaling_
 __all__ = [
     "create_act_layer", "get_act_layer", "adapt_input_conv", "SelectAdaptivePool2d", "create_classifier",
     "ConvBnAct", "ConvNormAct", "DropPath", "drop_path", "make_divisible", "to_1tuple", "to_2tuple", "to_3tuple",
-    "to_ntuple", "Mlp", "BatchNormAct2d", "get_norm_act_layer", "Conv2dSame", "create_conv2d", "get_padding",
+    "to_ntuple", "Mlp", "GatedMlp", "LayerNorm2d", "ClassifierHead", "NormMlpClassifierHead", "BatchNormAct2d", "get_norm_act_layer", "Conv2dSame", "create_conv2d", "get_padding",
     "get_padding_value", "pad_same", "PatchEmbed", "SEModule", "SqueezeExcite", "lecun_normal_", "trunc_normal_",
     "variance_scaling_",
 ]

@@ -53,3 +53,60 @@ def create_classifier(num_features, num_classes, pool_type="avg", drop_rate=None
     if drop_rate is not None:
         return global_pool, nn.Dropout(drop_rate), fc
     return global_pool, fc
+
+
+class ClassifierHead(nn.Module):
+    """Pool -> dropout -> fc (timm names: global_pool, drop, fc, flatten)."""
+
+    def __init__(self, in_features, num_classes, pool_type="avg", drop_rate=0.0):
+        super().__init__()
+        self.in_features = in_features
+        self.global_pool, self.fc = create_classifier(in_features, num_classes, pool_type=pool_type)
+        self.drop = nn.Dropout(drop_rate)
+        self.flatten = nn.Identity()
+
+    def reset(self, num_classes, pool_type=None):
+        if pool_type is None:
+            pool_type = self.global_pool.pool_type
+        self.global_pool, self.fc = create_classifier(self.in_features, num_classes, pool_type=pool_type)
+
+    def forward(self, x, pre_logits=False):
+        x = self.drop(self.global_pool(x))
+        if pre_logits:
+            return self.flatten(x)
+        return self.flatten(self.fc(x))
+
+
+class NormMlpClassifierHead(nn.Module):
+    """Pool -> norm -> flatten -> (pre_logits fc + act) -> dropout -> fc (ConvNeXt's head, timm names)."""
+
+    def __init__(self, in_features, num_classes, hidden_size=None, pool_type="avg", drop_rate=0.0,
+                 norm_layer=None, act_layer=nn.Tanh):
+        super().__init__()
+        from .norm import LayerNorm2d
+        norm_layer = norm_layer or LayerNorm2d
+        self.in_features = in_features
+        self.hidden_size = hidden_size
+        self.num_features = hidden_size or in_features
+        self.global_pool = SelectAdaptivePool2d(pool_type=pool_type)
+        self.norm = norm_layer(in_features)
+        self.flatten = nn.Flatten(1) if pool_type else nn.Identity()
+        if hidden_size:
+            self.pre_logits = nn.Sequential()
+            self.pre_logits.add_module("fc", nn.Linear(in_features, hidden_size))
+            self.pre_logits.add_module("act", act_layer())
+        else:
+            self.pre_logits = nn.Identity()
+        self.drop = nn.Dropout(drop_rate)
+        self.fc = nn.Linear(self.num_features, num_classes) if num_classes > 0 else nn.Identity()
+
+    def reset(self, num_classes, pool_type=None):
+        if pool_type is not None:
+            self.global_pool = SelectAdaptivePool2d(pool_type=pool_type)
+            self.flatten = nn.Flatten(1) if pool_type else nn.Identity()
+        self.fc = nn.Linear(self.num_features, num_classes) if num_classes > 0 else nn.Identity()
+
+    def forward(self, x, pre_logits=False):
+        x = self.flatten(self.norm(self.global_pool(x)))
+        x = self.drop(self.pre_logits(x))
+        return x if pre_logits else self.fc(x)

@@ -30,3 +30,31 @@ class Mlp(nn.Module):
         x = self.drop1(self.act(self.fc1(x)))
         x = self.norm(x)
         return self.drop2(self.fc2(x))
+
+
+class GatedMlp(Mlp):
+    """Mlp with a gate on the hidden units (gMLP): fc1 -> act -> gate (halves the width) -> fc2."""
+
+    def __init__(self, in_features, hidden_features=None, out_features=None, act_layer=nn.GELU, norm_layer=None,
+                 gate_layer=None, bias=True, drop=0.0):
+        super().__init__(in_features, hidden_features, out_features, act_layer=act_layer, norm_layer=None,
+                         bias=bias, drop=drop)
+        hidden_features = hidden_features or in_features
+        out_features = out_features or in_features
+        if gate_layer is not None:
+            if hidden_features % 2:
+                raise ValueError("GatedMlp needs an even hidden width")
+            self.gate = gate_layer(hidden_features)
+            hidden_features = hidden_features // 2
+        else:
+            self.gate = nn.Identity()
+        self.norm = norm_layer(hidden_features) if norm_layer is not None else nn.Identity()
+        self.fc2 = nn.Linear(hidden_features, out_features, bias=to_2tuple(bias)[1])
+        # keep timm's registration order: fc1, act, drop1, gate, norm, fc2, drop2
+        for name in ("norm", "fc2", "drop2"):
+            self._modules[name] = self._modules.pop(name)
+
+    def forward(self, x):
+        x = self.drop1(self.act(self.fc1(x)))
+        x = self.norm(self.gate(x))
+        return self.drop2(self.fc2(x))

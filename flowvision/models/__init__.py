@@ -11,3 +11,4 @@ from .resnet import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
 from .swin_transformer import *  # noqa: F401,F403
+from .convnext import *  # noqa: F401,F403
