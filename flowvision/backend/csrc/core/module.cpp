@@ -15,6 +15,7 @@
 #include "cpu/kernels.h"
 
 namespace py = pybind11;
+void bind_detection(py::module_& m);  // core/bind_detection.cpp
 using fv::ConvParams;
 using fv::InterpParams;
 using fv::KernelSet;
@@ -862,6 +863,7 @@ PYBIND11_MODULE(_C, m) {
         fv::set_num_threads(n);
     }, py::arg("n"));
     m.def("get_num_threads", []() { return fv::get_num_threads(); });
+    bind_detection(m);
 
     m.def("gemm", [](hnd a, hnd b, bool ta, bool tb) { return FV_DISPATCH(gemm_impl, is_f64(a) || is_f64(b), a, b, ta, tb); },
           py::arg("a"), py::arg("b"), py::arg("trans_a") = false, py::arg("trans_b") = false);
