@@ -44,7 +44,7 @@ def _kin(a):
     """A C-contiguous float32/float64 array for the kernels (float16 computes in float32)."""
     if a.dtype not in (np.float32, np.float64):
         a = a.astype(np.float32)
-    return np.ascontiguousarray(a)
+    return np.asarray(a, order="C")  # unlike ascontiguousarray, keeps 0-d arrays 0-d
 
 
 def _opt(a, like=None):
