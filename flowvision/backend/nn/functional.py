@@ -1326,3 +1326,25 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
 def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduction="mean"):
     loss = E.exp(input) - target * input if log_input else input - target * E.log(input + eps)
     return _reduce(loss, reduction)
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return E.where(input > lambd, input - lambd, E.where(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input, lambd=0.5):
+    return E.where(E.abs(input) > lambd, input, input * 0)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    nshape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(nshape):]) != nshape:
+        raise RuntimeError(f"Given normalized_shape={list(nshape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, nshape))}], but got input of size{list(input.shape)}")
+    dims = tuple(range(input.ndim - len(nshape), input.ndim))
+    if eps is None:
+        eps = float(np.finfo(input._compute().dtype).eps)
+    out = input * E.rsqrt(R.mean(input * input, dims, keepdim=True) + eps)
+    return out * weight if weight is not None else out
