@@ -90,6 +90,6 @@ def test_repeat_aug_sampler_matches_timm_arithmetic():
 def test_create_loader_with_workers():
     pytest.importorskip("flowvision.backend.utils.data")
     loader = fd.create_loader(_Folder(n=8), 32, batch_size=4, is_training=True, auto_augment="rand-m9-mstd0.5-inc1",
-                              re_prob=0.25, num_workers=2, seed=0, persistent_workers=False)
+                              re_prob=0.25, num_workers=2, seed=0, persistent_workers=False, timeout=120)
     shapes = [tuple(x.shape) for x, _ in loader]
     assert shapes == [(4, 3, 32, 32)] * 2

@@ -55,7 +55,7 @@ def _torch_epoch(seed, workers=2, same=False, mix=True):
     torch.manual_seed(seed)
     use_mix = mix
     mix = fd.Mixup(mixup_alpha=0.8, cutmix_alpha=1.0, num_classes=10, seed=seed)
-    dl = DataLoader(_AugDataset(same=same), batch_size=5, num_workers=workers, shuffle=False)
+    dl = DataLoader(_AugDataset(same=same), batch_size=5, num_workers=workers, shuffle=False, timeout=120)
     out = []
     for x, y in dl:
         if not use_mix:
@@ -133,7 +133,7 @@ def test_flowvision_dataloader_workers_seeded():
 
     def epoch(seed):
         fb.manual_seed(seed)
-        dl = DataLoader(_AugDataset(as_torch=False, same=True), batch_size=4, num_workers=2)
+        dl = DataLoader(_AugDataset(as_torch=False, same=True), batch_size=4, num_workers=2, timeout=120)
         return [np.asarray(x.numpy() if hasattr(x, "numpy") else x).copy() for x, _ in dl]
 
     a, b = epoch(0), epoch(0)
@@ -165,11 +165,11 @@ class DS:
         return self.re(x), i % 4
 
 mix = fd.Mixup(mixup_alpha=0.8, cutmix_alpha=1.0, num_classes=4, seed=0)
-for x, y in TorchLoader(DS(True), batch_size=4, num_workers=2):
+for x, y in TorchLoader(DS(True), batch_size=4, num_workers=2, timeout=120):
     x, t = mix(x, y)
     assert isinstance(x, torch.Tensor) and isinstance(t, torch.Tensor) and tuple(t.shape) == (4, 4)
 from flowvision.backend.utils.data import DataLoader as FvLoader
-for x, y in FvLoader(DS(False), batch_size=4, num_workers=2):
+for x, y in FvLoader(DS(False), batch_size=4, num_workers=2, timeout=120):
     x, t = mix(x, y)
     assert tuple(t.shape) == (4, 4)
 bad = [m for m in sys.modules if m.startswith(("flowvision.models", "flowvision.layers", "timm"))]

@@ -201,7 +201,7 @@ def create_loader(dataset, input_size, batch_size: int, is_training: bool = Fals
                   crop_border_pixels: Optional[int] = None, collate_fn: Optional[Callable] = None,
                   pin_memory: bool = False, img_dtype=np.float32, use_prefetcher: bool = True,
                   persistent_workers: bool = True, tf_preprocessing: bool = False, seed=None,
-                  as_backend: bool = True, **_ignored):
+                  as_backend: bool = True, timeout: float = 0, **_ignored):
     """timm's ``create_loader`` on ``flowvision.backend.utils.data.DataLoader``.
 
     Sets ``dataset.transform`` from :func:`create_transform`; with ``use_prefetcher`` the samples stay
@@ -244,7 +244,8 @@ def create_loader(dataset, input_size, batch_size: int, is_training: bool = Fals
         collate_fn = fast_collate if use_prefetcher else default_collate
     loader = DataLoader(dataset, batch_size=batch_size, shuffle=sampler is None and is_training,
                         num_workers=num_workers, sampler=sampler, collate_fn=collate_fn, pin_memory=pin_memory,
-                        drop_last=is_training, persistent_workers=persistent_workers and num_workers > 0)
+                        drop_last=is_training, persistent_workers=persistent_workers and num_workers > 0,
+                        timeout=timeout if num_workers > 0 else 0)
     if use_prefetcher:
         channels = input_size[0] if isinstance(input_size, (tuple, list)) and len(input_size) == 3 else 3
         loader = PrefetchLoader(loader, mean=mean, std=std, channels=channels, img_dtype=img_dtype,
