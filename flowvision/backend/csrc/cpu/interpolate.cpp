@@ -154,6 +154,20 @@ void interp_fwd(const T* x, T* y, const InterpParams& p) {
     build_taps(th, p.H, p.OH, p, p.scale_h);
     build_taps(tw, p.W, p.OW, p, p.scale_w);
     const int64_t HW = p.H * p.W, L = p.OH * p.OW;
+    if (p.mode == kNearest || p.mode == kNearestExact) {  // direct gather
+        parallel_for(0, p.planes, grain_for(L), [&](int64_t q0, int64_t q1) {
+            for (int64_t q = q0; q < q1; ++q) {
+                const T* xp = x + q * HW;
+                T* yp = y + q * L;
+                for (int64_t oh = 0; oh < p.OH; ++oh) {
+                    const T* xr = xp + th.idx[oh] * p.W;
+                    T* yr = yp + oh * p.OW;
+                    for (int64_t ow = 0; ow < p.OW; ++ow) yr[ow] = xr[tw.idx[ow]];
+                }
+            }
+        });
+        return;
+    }
     parallel_for(0, p.planes, grain_for(p.H * p.OW * tw.ntaps + L * th.ntaps), [&](int64_t q0, int64_t q1) {
         Buf<T> tmp(p.H * p.OW);
         for (int64_t q = q0; q < q1; ++q) {
@@ -196,6 +210,21 @@ void interp_bwd(const T* gy, T* gx, const InterpParams& p) {
     build_taps(th, p.H, p.OH, p, p.scale_h);
     build_taps(tw, p.W, p.OW, p, p.scale_w);
     const int64_t HW = p.H * p.W, L = p.OH * p.OW;
+    if (p.mode == kNearest || p.mode == kNearestExact) {  // direct scatter-add
+        parallel_for(0, p.planes, grain_for(L + HW), [&](int64_t q0, int64_t q1) {
+            for (int64_t q = q0; q < q1; ++q) {
+                const T* gp = gy + q * L;
+                T* xp = gx + q * HW;
+                memset(xp, 0, sizeof(T) * HW);
+                for (int64_t oh = 0; oh < p.OH; ++oh) {
+                    T* xr = xp + th.idx[oh] * p.W;
+                    const T* gr = gp + oh * p.OW;
+                    for (int64_t ow = 0; ow < p.OW; ++ow) xr[tw.idx[ow]] += gr[ow];
+                }
+            }
+        });
+        return;
+    }
     parallel_for(0, p.planes, grain_for(p.H * p.OW * tw.ntaps + L * th.ntaps), [&](int64_t q0, int64_t q1) {
         Buf<T> tmp(p.H * p.OW);
         for (int64_t q = q0; q < q1; ++q) {
