@@ -66,6 +66,27 @@ def _cv2_ok(img):
     return img.ndim == 3 and img.shape[-1] <= 4 and img.dtype in (np.uint8, np.float32)
 
 
+_PERM = {}
+
+
+def hwc_to_chw(a):
+    """(..., H, W, C) -> (..., C, H, W) view (a cheaper ``np.moveaxis(a, -1, -3)``)."""
+    key = (a.ndim, 0)
+    perm = _PERM.get(key)
+    if perm is None:
+        perm = _PERM[key] = tuple(range(a.ndim - 3)) + (a.ndim - 1, a.ndim - 3, a.ndim - 2)
+    return a.transpose(perm)
+
+
+def chw_to_hwc(a):
+    """(..., C, H, W) -> (..., H, W, C) view."""
+    key = (a.ndim, 1)
+    perm = _PERM.get(key)
+    if perm is None:
+        perm = _PERM[key] = tuple(range(a.ndim - 3)) + (a.ndim - 2, a.ndim - 1, a.ndim - 3)
+    return a.transpose(perm)
+
+
 _CV2_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32, np.float64)
 
 
@@ -76,12 +97,12 @@ def _pixel_contiguous(img):
 
 def is_planar(img):
     """An (..., H, W, C) view of a C-contiguous (..., C, H, W) buffer (a backend tensor seen channels-last)."""
-    return img.ndim >= 3 and not img.flags.c_contiguous and np.moveaxis(img, -1, -3).flags.c_contiguous
+    return img.ndim >= 3 and not img.flags.c_contiguous and hwc_to_chw(img).flags.c_contiguous
 
 
 def to_planar(img):
     """(..., H, W, C) -> C-contiguous (..., C, H, W); OpenCV's split when the pixels are interleaved."""
-    planes = np.moveaxis(img, -1, -3)
+    planes = hwc_to_chw(img)
     if planes.flags.c_contiguous:
         return planes
     c = img.shape[-1]
@@ -97,7 +118,7 @@ def to_interleaved(img):
     if img.flags.c_contiguous:
         return img
     c = img.shape[-1]
-    planes = np.moveaxis(img, -1, -3)
+    planes = hwc_to_chw(img)
     if img.ndim == 3 and 1 < c <= 4 and img.dtype in _CV2_DTYPES and planes.flags.c_contiguous:
         return cv2.merge([planes[i] for i in range(c)])
     return np.ascontiguousarray(img)
@@ -106,7 +127,7 @@ def to_interleaved(img):
 def _same_layout(out, like):
     """Give ``out`` (interleaved) the layout of ``like`` (planar stays planar: no transposes downstream)."""
     if is_planar(like) and out.ndim == like.ndim:
-        return np.moveaxis(to_planar(out), -3, -1)
+        return chw_to_hwc(to_planar(out))
     return out
 
 
@@ -135,9 +156,9 @@ def _lut(img, table):
     table = np.asarray(table)
     if table.dtype == np.uint8 and table.ndim == 1 and img.dtype == np.uint8:
         if img.flags.c_contiguous or is_planar(img):  # elementwise: any contiguous buffer will do
-            buf = img if img.flags.c_contiguous else np.moveaxis(img, -1, -3)
+            buf = img if img.flags.c_contiguous else hwc_to_chw(img)
             out = cv2.LUT(buf.reshape(-1, buf.shape[-1]), table).reshape(buf.shape)
-            return out if img.flags.c_contiguous else np.moveaxis(out, -3, -1)
+            return out if img.flags.c_contiguous else chw_to_hwc(out)
     if table.ndim == 2:  # one table per channel: table is (256, C)
         return table[img, np.arange(img.shape[-1])]
     return table[img]
@@ -377,7 +398,7 @@ def resize(img, size, interpolation="bilinear", antialias=True, round_between=Fa
     elif planes.dtype != img.dtype:
         planes = planes.astype(img.dtype)
     out = planes.reshape(lead + (c, oh, ow))
-    return np.moveaxis(out, -3, -1)
+    return chw_to_hwc(out)
 
 
 # ----------------------------------------------------------------------------- colour

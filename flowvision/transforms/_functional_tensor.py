@@ -78,7 +78,7 @@ def to_hwc(t):
     two_d = a.ndim == 2
     if two_d:
         a = a[None]
-    return np.moveaxis(a, -3, -1), two_d
+    return F_np.chw_to_hwc(a), two_d
 
 
 def from_hwc(a, two_d=False, like=None):
