@@ -103,6 +103,8 @@ CI_CASES = [
     ("swin_base_patch4_window12_384", 96, dict(img_size=96, num_classes=5)),
     ("convnext_atto", 64, {}),  # conv_mlp (NCHW) blocks
     ("convnext_tiny", 32, dict(num_classes=7)),  # channels-last LayerNorm blocks
+    ("vgg11_bn", 32, dict(mlp_ratio=1 / 32)),  # narrow fc6/fc7 convs keep CI fast; input pooled up to 7x7
+    ("densenet121", 32, {}),
 ]
 
 

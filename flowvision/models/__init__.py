@@ -12,3 +12,5 @@ from .vision_transformer import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
 from .swin_transformer import *  # noqa: F401,F403
 from .convnext import *  # noqa: F401,F403
+from .vgg import *  # noqa: F401,F403
+from .densenet import *  # noqa: F401,F403

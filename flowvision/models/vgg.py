@@ -1,0 +1,193 @@
+"""VGG 11/13/16/19 (+ _bn), with timm's module and parameter names.
+
+``features`` (3x3 convs + ReLU, max-pools) -> ``pre_logits`` (ConvMlp: the two 4096-wide fc layers as a 7x7
+conv and a 1x1 conv, so any input size >= 32 works) -> ``head`` (pool + fc). torchvision's checkpoint keys
+(``classifier.0/3/6``) are mapped by ``checkpoint_filter_fn``.
+"""
+from flowvision.backend import nn
+from flowvision.backend.nn import functional as F
+from flowvision.layers import ClassifierHead
+
+from ._builder import build_model_with_cfg
+from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
+from ._registry import register_model
+
+__all__ = ["VGG", "ConvMlp"]
+
+CFGS = {
+    "vgg11": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
+    "vgg13": [64, 64, "M", 128, 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
+    "vgg16": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"],
+    "vgg19": [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"],
+}
+
+
+class ConvMlp(nn.Module):
+    """VGG's fc6/fc7 as convs; inputs smaller than the 7x7 kernel are first average-pooled up to 7x7."""
+
+    def __init__(self, in_features=512, out_features=4096, kernel_size=7, mlp_ratio=1.0, drop_rate=0.2,
+                 act_layer=nn.ReLU):
+        super().__init__()
+        self.input_kernel_size = kernel_size
+        mid = int(out_features * mlp_ratio)
+        self.fc1 = nn.Conv2d(in_features, mid, kernel_size, bias=True)
+        self.act1 = act_layer(True)
+        self.drop = nn.Dropout(drop_rate)
+        self.fc2 = nn.Conv2d(mid, out_features, 1, bias=True)
+        self.act2 = act_layer(True)
+
+    def forward(self, x):
+        k = self.input_kernel_size
+        if x.shape[-2] < k or x.shape[-1] < k:
+            x = F.adaptive_avg_pool2d(x, (max(k, x.shape[-2]), max(k, x.shape[-1])))
+        x = self.drop(self.act1(self.fc1(x)))
+        return self.act2(self.fc2(x))
+
+
+class VGG(nn.Module):
+    def __init__(self, cfg, num_classes=1000, in_chans=3, output_stride=32, mlp_ratio=1.0, act_layer=nn.ReLU,
+                 norm_layer=None, global_pool="avg", drop_rate=0.0):
+        super().__init__()
+        if output_stride != 32:
+            raise NotImplementedError("VGG supports output_stride=32 only")
+        self.num_classes = num_classes
+        self.drop_rate = drop_rate
+        self.grad_checkpointing = False
+        self.use_norm = norm_layer is not None
+        self.feature_info = []
+        prev, stride, layers = in_chans, 1, []
+        for v in cfg:
+            last = len(layers) - 1
+            if v == "M":
+                self.feature_info.append(dict(num_chs=prev, reduction=stride, module=f"features.{last}"))
+                layers.append(nn.MaxPool2d(kernel_size=2, stride=2))
+                stride *= 2
+            else:
+                layers.append(nn.Conv2d(prev, v, kernel_size=3, padding=1))
+                if norm_layer is not None:
+                    layers.append(norm_layer(v))
+                layers.append(act_layer(inplace=True))
+                prev = v
+        self.features = nn.Sequential(*layers)
+        self.feature_info.append(dict(num_chs=prev, reduction=stride, module=f"features.{len(layers) - 1}"))
+        self.num_features = prev
+        self.head_hidden_size = 4096
+        self.pre_logits = ConvMlp(prev, self.head_hidden_size, 7, mlp_ratio, drop_rate, act_layer)
+        self.head = ClassifierHead(self.head_hidden_size, num_classes, pool_type=global_pool, drop_rate=drop_rate)
+        self.init_weights()
+
+    def init_weights(self):
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.BatchNorm2d):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, 0, 0.01)
+                nn.init.zeros_(m.bias)
+
+    def no_weight_decay(self):
+        return set()
+
+    def set_grad_checkpointing(self, enable=True):
+        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
+        self.grad_checkpointing = enable
+
+    def get_classifier(self):
+        return self.head.fc
+
+    def reset_classifier(self, num_classes, global_pool=None):
+        self.num_classes = num_classes
+        self.head.reset(num_classes, global_pool)
+
+    def forward_features(self, x):
+        if x.ndim != 4 or x.shape[1] != self.features[0].in_channels:
+            raise ValueError(f"expected a (B, {self.features[0].in_channels}, H, W) tensor, got {tuple(x.shape)}")
+        if min(x.shape[-2:]) < 32:
+            raise ValueError(f"VGG needs inputs of at least 32x32, got {tuple(x.shape[-2:])}")
+        return self.features(x)
+
+    def forward_head(self, x, pre_logits=False):
+        x = self.pre_logits(x)
+        return self.head(x, pre_logits=pre_logits)
+
+    def forward(self, x):
+        return self.forward_head(self.forward_features(x))
+
+
+def checkpoint_filter_fn(state_dict, model):
+    """torchvision VGG keys (``classifier.0/3/6`` Linear) -> timm's (``pre_logits.fc1/fc2`` convs, ``head.fc``)."""
+    out = {}
+    for k, v in state_dict.items():
+        if k.startswith("classifier.0."):
+            k = k.replace("classifier.0", "pre_logits.fc1")
+            if k.endswith("weight"):
+                v = v.reshape(-1, model.num_features, 7, 7)
+        elif k.startswith("classifier.3."):
+            k = k.replace("classifier.3", "pre_logits.fc2")
+            if k.endswith("weight"):
+                v = v.reshape(v.shape[0], v.shape[1], 1, 1)
+        elif k.startswith("classifier.6."):
+            k = k.replace("classifier.6", "head.fc")
+        out[k] = v
+    return out
+
+
+def _create_vgg(variant, pretrained=False, **kwargs):
+    cfg = variant.split("_")[0]
+    return build_model_with_cfg(VGG, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn,
+                                cfg=CFGS[cfg], **kwargs)
+
+
+def _cfg(**kwargs):
+    return {**dict(num_classes=1000, input_size=(3, 224, 224), pool_size=(7, 7), crop_pct=0.875,
+                   interpolation="bilinear", mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD,
+                   first_conv="features.0", classifier="head.fc", license="bsd-3-clause", hf_hub_id="timm/"),
+            **kwargs}
+
+
+default_cfgs = generate_default_cfgs({f"{n}.tv_in1k": _cfg() for n in (
+    "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn")})
+
+
+@register_model
+def vgg11(pretrained=False, **kwargs):
+    return _create_vgg("vgg11", pretrained, **kwargs)
+
+
+@register_model
+def vgg11_bn(pretrained=False, **kwargs):
+    return _create_vgg("vgg11_bn", pretrained, norm_layer=nn.BatchNorm2d, **kwargs)
+
+
+@register_model
+def vgg13(pretrained=False, **kwargs):
+    return _create_vgg("vgg13", pretrained, **kwargs)
+
+
+@register_model
+def vgg13_bn(pretrained=False, **kwargs):
+    return _create_vgg("vgg13_bn", pretrained, norm_layer=nn.BatchNorm2d, **kwargs)
+
+
+@register_model
+def vgg16(pretrained=False, **kwargs):
+    return _create_vgg("vgg16", pretrained, **kwargs)
+
+
+@register_model
+def vgg16_bn(pretrained=False, **kwargs):
+    return _create_vgg("vgg16_bn", pretrained, norm_layer=nn.BatchNorm2d, **kwargs)
+
+
+@register_model
+def vgg19(pretrained=False, **kwargs):
+    return _create_vgg("vgg19", pretrained, **kwargs)
+
+
+@register_model
+def vgg19_bn(pretrained=False, **kwargs):
+    return _create_vgg("vgg19_bn", pretrained, norm_layer=nn.BatchNorm2d, **kwargs)
