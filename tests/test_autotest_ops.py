@@ -776,3 +776,71 @@ def test_harness_detects_mismatch(which):
     with pytest.raises(AssertionError):
         run_case(op, "float32", {}, 0)
     run_case(Op("probe_ok", lambda L, x: x * 2, [T(B3)], FLOAT), "float32", {}, 0)
+
+
+# ------------------------------------------------------------------ model-sized shapes (multi-threaded kernel paths)
+def _f32(rng, *s):
+    return rng.standard_normal(s).astype(np.float32)
+
+
+MODEL_SIZED = {
+    "conv3x3": (lambda m, L, x, w, b: L.conv2d(x, w, b, padding=1), lambda r: [_f32(r, 4, 32, 28, 28),
+                                                                              _f32(r, 64, 32, 3, 3) * 0.1, _f32(r, 64)]),
+    "conv_groups_dilated": (lambda m, L, x, w: L.conv2d(x, w, stride=2, padding=2, dilation=2, groups=4),
+                            lambda r: [_f32(r, 3, 32, 30, 27), _f32(r, 48, 8, 3, 3) * 0.1]),
+    "conv7x7_s2": (lambda m, L, x, w: L.conv2d(x, w, stride=2, padding=3),
+                   lambda r: [_f32(r, 2, 3, 64, 64), _f32(r, 16, 3, 7, 7) * 0.1]),
+    "depthwise": (lambda m, L, x, w: L.conv2d(x, w, padding=1, groups=64),
+                  lambda r: [_f32(r, 4, 64, 20, 20), _f32(r, 64, 1, 3, 3)]),
+    "conv_transpose": (lambda m, L, x, w: L.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+                       lambda r: [_f32(r, 2, 32, 16, 16), _f32(r, 32, 16, 3, 3) * 0.1]),
+    "linear_vit": (lambda m, L, x, w, b: L.linear(x, w, b), lambda r: [_f32(r, 4, 197, 384), _f32(r, 768, 384) * 0.05,
+                                                                      _f32(r, 768)]),
+    "bmm_attention": (lambda m, L, x, w: m.bmm(x, w), lambda r: [_f32(r, 12, 197, 64), _f32(r, 12, 64, 197) * 0.2]),
+    "max_pool": (lambda m, L, x: L.max_pool2d(x, 3, 2, 1), lambda r: [_f32(r, 4, 64, 56, 56)]),
+    "avg_pool": (lambda m, L, x: L.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+                 lambda r: [_f32(r, 4, 64, 57, 55)]),
+    "adaptive_pools": (lambda m, L, x: L.adaptive_avg_pool2d(x, (7, 5)) + L.adaptive_max_pool2d(x, (7, 5)),
+                       lambda r: [_f32(r, 8, 64, 23, 31)]),
+    "batch_norm": (lambda m, L, x, w, b: L.batch_norm(x, None, None, w, b, training=True),
+                   lambda r: [_f32(r, 16, 64, 28, 28), _f32(r, 64), _f32(r, 64)]),
+    "layer_norm": (lambda m, L, x, w, b: L.layer_norm(x, (768,), w, b), lambda r: [_f32(r, 4, 197, 768), _f32(r, 768),
+                                                                                  _f32(r, 768)]),
+    "group_norm": (lambda m, L, x, w, b: L.group_norm(x, 8, w, b), lambda r: [_f32(r, 8, 64, 28, 28), _f32(r, 64),
+                                                                             _f32(r, 64)]),
+    "softmax": (lambda m, L, x: L.softmax(x, -1), lambda r: [_f32(r, 4, 12, 197, 197)]),
+    "gelu_silu": (lambda m, L, x: L.gelu(x) + L.gelu(x, approximate="tanh") + L.silu(x),
+                  lambda r: [_f32(r, 4, 197, 3072)]),
+    "interpolate": (lambda m, L, x: L.interpolate(x, size=(97, 131), mode="bilinear")[..., :24, :17] +
+                    L.interpolate(x, size=(24, 17), mode="bicubic", antialias=True),
+                    lambda r: [_f32(r, 4, 16, 64, 64)]),
+    "unfold_fold": (lambda m, L, x: L.fold(L.unfold(x, 3, padding=1, stride=2), (55, 47), 3, padding=1, stride=2),
+                    lambda r: [_f32(r, 4, 8, 55, 47)]),
+}
+FAST_MODEL_SIZED = ["conv3x3", "linear_vit", "softmax", "layer_norm", "max_pool"]
+
+
+def _run_model_sized(name):
+    fn, make = MODEL_SIZED[name]
+    arrays = make(np.random.default_rng(0))
+    res = []
+    for m, L in ((torch, TORCH.F), (flow, FLOW.F)):
+        ts = [m.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        y = fn(m, L, *ts)
+        y.backward(m.from_numpy(np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32)))
+        res.append([y] + [t.grad for t in ts])
+    # K up to 768-term dot products and 197-wide softmax rows: float32 summation order differs from
+    # oneDNN/MKL, so atol 1e-4 (values and gradients are O(1)-O(10))
+    for k, (a, b) in enumerate(zip(res[1], res[0])):  # (flow, torch)
+        assert_same(a, b, 1e-4, 1e-4, f"{name}: {'output' if k == 0 else f'grad of input {k - 1}'}")
+
+
+@pytest.mark.parametrize("name", FAST_MODEL_SIZED)
+def test_model_sized_kernels(name):
+    _run_model_sized(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in MODEL_SIZED if n not in FAST_MODEL_SIZED])
+def test_model_sized_kernels_sweep(name):
+    _run_model_sized(name)
