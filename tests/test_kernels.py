@@ -474,6 +474,41 @@ def test_set_num_threads_stress():
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
+def _kernel_objects(isa):
+    import glob
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return sorted(glob.glob(os.path.join(root, "build", "*", "CMakeFiles", f"fv_kernels_{isa}.dir", "**", "*.o"),
+                            recursive=True))
+
+
+@pytest.mark.parametrize("isa_name", ["avx512", "avx2"])
+def test_isa_objects_share_no_code(isa_name):
+    """The per-ISA objects must not export inline/template code the linker could merge across ISAs
+    (it might keep the AVX-512 copy and crash older CPUs): every defined symbol is in fv::<isa>."""
+    import shutil
+
+    objs = _kernel_objects(isa_name)
+    if not objs or shutil.which("nm") is None:
+        pytest.skip("no build tree with kernel objects (or no nm)")
+    out = subprocess.run(["nm", "-C", "--defined-only", *objs], capture_output=True, text=True, check=True).stdout
+    bad = [ln for ln in out.splitlines()
+           if len(ln.split(" ", 2)) == 3 and ln.split(" ", 2)[1] in "TtWwVvuBbDdRr"
+           and ln.split(" ", 2)[1] not in "tbdr"  # local symbols are fine
+           and f"fv::{isa_name}::" not in ln and "__gxx_personality_v0" not in ln]
+    assert not bad, "symbols shared across ISA objects:\n" + "\n".join(bad[:20])
+
+
+def test_portable_objects_use_no_avx():
+    import shutil
+
+    objs = _kernel_objects("portable")
+    if not objs or shutil.which("objdump") is None:
+        pytest.skip("no build tree with kernel objects (or no objdump)")
+    out = subprocess.run(["objdump", "-d", *objs], capture_output=True, text=True, check=True).stdout
+    assert "%ymm" not in out and "%zmm" not in out
+
+
 def test_isa_setter_rejects_unknown():
     with pytest.raises(ValueError):
         _C._set_isa_for_testing("sse9")
