@@ -1,0 +1,115 @@
+"""torchvision.ops.misc layers: FrozenBatchNorm2d, Conv2dNormActivation, SqueezeExcitation, MLP, Permute.
+
+Constructor signatures, module structure and parameter names equal torchvision's, so its state_dicts load.
+"""
+import flowvision.backend as flow
+from flowvision.backend import nn
+
+__all__ = ["FrozenBatchNorm2d", "Conv2dNormActivation", "SqueezeExcitation", "MLP", "Permute"]
+
+
+class FrozenBatchNorm2d(nn.Module):
+    """BatchNorm2d with fixed statistics and affine parameters (buffers, never trained)."""
+
+    def __init__(self, num_features, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.register_buffer("weight", flow.ones(num_features))
+        self.register_buffer("bias", flow.zeros(num_features))
+        self.register_buffer("running_mean", flow.zeros(num_features))
+        self.register_buffer("running_var", flow.ones(num_features))
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        state_dict.pop(prefix + "num_batches_tracked", None)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+    def forward(self, x):
+        w = self.weight.reshape(1, -1, 1, 1)
+        b = self.bias.reshape(1, -1, 1, 1)
+        rv = self.running_var.reshape(1, -1, 1, 1)
+        rm = self.running_mean.reshape(1, -1, 1, 1)
+        scale = w * (rv + self.eps).rsqrt()
+        bias = b - rm * scale
+        return x * scale + bias
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.weight.shape[0]}, eps={self.eps})"
+
+
+class Conv2dNormActivation(nn.Sequential):
+    """Conv2d -> norm_layer -> activation_layer (a Sequential: parameter names '0.weight', '1.weight', ...)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
+                 norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1, inplace=True, bias=None):
+        if padding is None:
+            if isinstance(kernel_size, int) and isinstance(dilation, int):
+                padding = (kernel_size - 1) // 2 * dilation
+            else:
+                n = len(kernel_size) if isinstance(kernel_size, (list, tuple)) else len(dilation)
+                ks = kernel_size if isinstance(kernel_size, (list, tuple)) else (kernel_size,) * n
+                dl = dilation if isinstance(dilation, (list, tuple)) else (dilation,) * n
+                padding = tuple((ks[i] - 1) // 2 * dl[i] for i in range(n))
+        if bias is None:
+            bias = norm_layer is None
+        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation,
+                            groups=groups, bias=bias)]
+        if norm_layer is not None:
+            layers.append(norm_layer(out_channels))
+        if activation_layer is not None:
+            params = {} if inplace is None else {"inplace": inplace}
+            layers.append(activation_layer(**params))
+        super().__init__(*layers)
+        self.out_channels = out_channels
+
+
+class SqueezeExcitation(nn.Module):
+    """Squeeze-and-Excitation block (fc1/fc2 are 1x1 convs, as torchvision)."""
+
+    def __init__(self, input_channels, squeeze_channels, activation=nn.ReLU, scale_activation=nn.Sigmoid):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(input_channels, squeeze_channels, 1)
+        self.fc2 = nn.Conv2d(squeeze_channels, input_channels, 1)
+        self.activation = activation()
+        self.scale_activation = scale_activation()
+
+    def _scale(self, input):
+        scale = self.avgpool(input)
+        scale = self.fc1(scale)
+        scale = self.activation(scale)
+        scale = self.fc2(scale)
+        return self.scale_activation(scale)
+
+    def forward(self, input):
+        return self._scale(input) * input
+
+
+class MLP(nn.Sequential):
+    """Linear -> [norm] -> activation -> Dropout per hidden layer, then Linear -> Dropout."""
+
+    def __init__(self, in_channels, hidden_channels, norm_layer=None, activation_layer=nn.ReLU, inplace=None,
+                 bias=True, dropout=0.0):
+        params = {} if inplace is None else {"inplace": inplace}
+        layers = []
+        in_dim = in_channels
+        for hidden_dim in hidden_channels[:-1]:
+            layers.append(nn.Linear(in_dim, hidden_dim, bias=bias))
+            if norm_layer is not None:
+                layers.append(norm_layer(hidden_dim))
+            layers.append(activation_layer(**params))
+            layers.append(nn.Dropout(dropout, **params))
+            in_dim = hidden_dim
+        layers.append(nn.Linear(in_dim, hidden_channels[-1], bias=bias))
+        layers.append(nn.Dropout(dropout, **params))
+        super().__init__(*layers)
+
+
+class Permute(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = list(dims)
+
+    def forward(self, x):
+        return flow.permute(x, self.dims)
