@@ -72,10 +72,18 @@ class Node:
         out = self.fn.backward(self.ctx, *grads)
         if not isinstance(out, tuple):
             out = (out,)
-        if not retain_graph:
+        if not retain_graph and _holds_saved(self.ctx):
+            # like torch, only nodes that saved tensors are freed; the rest may be backpropagated again
             self.ctx = None
             self.released = True
         return out
+
+
+def _holds_saved(ctx):
+    saved = getattr(ctx, "saved", None)
+    if saved is None:
+        saved = getattr(ctx, "saved_tensors", None)  # custom autograd.Function contexts
+    return bool(saved) and any(s is not None for s in saved)
 
 
 class AccumulateGrad(Node):
