@@ -583,3 +583,20 @@ def test_custom_function_identity_and_non_differentiable_outputs():
         (v * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
         return {"identity": (x.grad, y is x), "sorted": (z.grad, i.requires_grad)}
     compare(s)
+
+
+def test_second_backward_through_nodes_without_saved_tensors():
+    """torch frees only saved tensors: a graph of adds/sums/views/indexing can be backpropagated twice without
+    retain_graph, while one through exp/mul raises."""
+    def s(m):
+        out = {}
+        for name, f in [("add_sum", lambda x: (x + 1).sum()), ("view_reshape", lambda x: x.view(3, 1).reshape(3).sum()),
+                        ("index", lambda x: x[0]), ("mean", lambda x: x.mean()), ("exp", lambda x: x.exp().sum()),
+                        ("mul", lambda x: (x * x).sum())]:
+            x = leaf(m, V)
+            y = f(x)
+            y.backward()
+            out[name] = attempt(lambda: y.backward())
+            out[name + ".grad"] = x.grad
+        return out
+    compare(s)
