@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 
-def _median_time(fn, repeat, warmup=2, min_time=0.2):
+def _time(fn, repeat, stat="median", warmup=2, min_time=0.2):
     for _ in range(warmup):
         fn()
     times = []
@@ -20,7 +20,7 @@ def _median_time(fn, repeat, warmup=2, min_time=0.2):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return min(times) if stat == "min" else statistics.median(times)
 
 
 def cases():
@@ -155,6 +155,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--only", default="", help="comma-separated groups (conv2d,linear,softmax,layer_norm,pool,...)")
     ap.add_argument("--backward", action="store_true", help="time forward+backward instead of forward")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="median of the runs, or min (more robust on a loaded machine)")
     args = ap.parse_args(argv)
 
     import torch
@@ -167,7 +169,9 @@ def main(argv=None):
     torch.set_num_threads(n)
     only = {s for s in args.only.split(",") if s}
     rng = np.random.default_rng(0)
-    print(f"threads={n} isa={fb.cpu_isa()} torch={torch.__version__} mode={'fwd+bwd' if args.backward else 'fwd'}")
+    import os
+    print(f"threads={n} isa={fb.cpu_isa()} torch={torch.__version__} mode={'fwd+bwd' if args.backward else 'fwd'} "
+          f"stat={args.stat} load={os.getloadavg()[0]:.1f}")
     print(f"{'op':44s} {'flowvision ms':>14s} {'torch ms':>10s} {'ratio':>7s}")
     ratios = []
     for group, label, make in cases():
@@ -178,8 +182,8 @@ def main(argv=None):
         f_fn, t_fn = make(fb, torch, F, tF, rng, args.backward)
         with torch.no_grad() if not args.backward else _null():
             with fb.no_grad() if not args.backward else _null():
-                tf = _median_time(f_fn, args.repeat)
-                tt = _median_time(t_fn, args.repeat)
+                tf = _time(f_fn, args.repeat, args.stat)
+                tt = _time(t_fn, args.repeat, args.stat)
         ratios.append(tf / tt)
         print(f"{label:44s} {tf * 1e3:14.3f} {tt * 1e3:10.3f} {tf / tt:7.2f}")
     if ratios:
