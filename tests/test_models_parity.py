@@ -4,6 +4,8 @@ Checks logits, forward_features and forward_head(pre_logits=True) within 1e-4 x 
 CI runs a representative set at small input sizes; ``pytest -m slow`` sweeps every registered model
 at its native input size.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -105,6 +107,9 @@ CI_CASES = [
     ("convnext_tiny", 32, dict(num_classes=7)),  # channels-last LayerNorm blocks
     ("vgg11_bn", 32, dict(mlp_ratio=1 / 32)),  # narrow fc6/fc7 convs keep CI fast; input pooled up to 7x7
     ("densenet121", 32, {}),
+    ("mobilenetv3_large_100", 64, {}),
+    ("mobilenetv3_small_050", 64, {}),
+    ("mobilenetv2_110d", 32, {}),  # depth-scaled, fixed stem/head
 ]
 
 
@@ -123,7 +128,9 @@ def test_parity_native_size(name):
     check_parity(name, _native(name), batch=1)
 
 
-FEATURE_CASES = [("resnet26d", (0, 1, 2, 3, 4)), ("tf_efficientnet_lite0", (1, 3, 4)), ("resnet18", (-1,))]
+FEATURE_CASES = [("resnet26d", (0, 1, 2, 3, 4)), ("tf_efficientnet_lite0", (1, 3, 4)), ("resnet18", (-1,)),
+                 ("mobilenetv3_small_050", (0, 1, 4)), ("convnext_atto", (0, 3)), ("densenet121", (0, 2, 4)),
+                 ("vgg11", (1, 5))]
 
 
 @pytest.mark.parametrize("name,out_indices", FEATURE_CASES)
@@ -132,7 +139,9 @@ def test_features_only_parity(name, out_indices):
     ref = timm.create_model(name, features_only=True, out_indices=out_indices).eval()
     _randomize(ref)
     ours = M.create_model(name, features_only=True, out_indices=out_indices).eval()
-    ours.load_state_dict({k: flow.from_numpy(v.numpy().copy()) for k, v in ref.state_dict().items()}, strict=True)
+    # timm flattens top-level Sequentials for some families (stem_0, stages_1): back to the model's own names
+    unflat = {re.sub(r"^(features|stem|stages)_(\w+?)\.", r"\1.\2.", k): v for k, v in ref.state_dict().items()}
+    ours.load_state_dict({k: flow.from_numpy(v.numpy().copy()) for k, v in unflat.items()}, strict=True)
     assert ours.feature_info.channels() == ref.feature_info.channels()
     assert ours.feature_info.reduction() == ref.feature_info.reduction()
     x = np.random.RandomState(1).randn(1, 3, 65, 65).astype(np.float32)

@@ -14,3 +14,4 @@ from .swin_transformer import *  # noqa: F401,F403
 from .convnext import *  # noqa: F401,F403
 from .vgg import *  # noqa: F401,F403
 from .densenet import *  # noqa: F401,F403
+from .mobilenetv3 import *  # noqa: F401,F403

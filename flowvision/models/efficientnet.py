@@ -5,119 +5,23 @@ Module and parameter names equal timm's (conv_stem, bn1, blocks.S.B.*, conv_head
 Architectures are given as timm-style block strings, e.g. ``'ir_r2_k3_s2_e6_c24_se0.25'``.
 """
 import math
-import re
 from functools import partial
 
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
-from flowvision.layers import (BatchNormAct2d, DropPath, SqueezeExcite, create_classifier, create_conv2d,
-                               get_act_layer, make_divisible)
+from flowvision.layers import BatchNormAct2d, SqueezeExcite, create_classifier, create_conv2d, get_act_layer
 
 from ._builder import build_model_with_cfg
+from ._efficientnet_blocks import ConvBnAct, DepthwiseSeparableConv, InvertedResidual
+from ._efficientnet_builder import build_stages, decode_arch_def, round_channels
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, generate_default_cfgs)
 from ._registry import register_model
 
-__all__ = ["EfficientNet", "DepthwiseSeparableConv", "InvertedResidual", "decode_arch_def", "round_channels"]
+__all__ = ["EfficientNet", "DepthwiseSeparableConv", "InvertedResidual", "ConvBnAct", "decode_arch_def",
+           "round_channels"]
 
 BN_EPS_TF_DEFAULT = 1e-3
-
-
-def round_channels(channels, multiplier=1.0, divisor=8, channel_min=None, round_limit=0.9):
-    if not multiplier:
-        return channels
-    return make_divisible(channels * multiplier, divisor, channel_min, round_limit=round_limit)
-
-
-class DepthwiseSeparableConv(nn.Module):
-    """dw conv -> BN+act -> (SE) -> pw conv -> BN (+ residual when shapes allow)."""
-
-    def __init__(self, in_chs, out_chs, dw_kernel_size=3, stride=1, dilation=1, pad_type="", noskip=False,
-                 pw_act=False, act_layer=nn.ReLU, norm_layer=BatchNormAct2d, se_layer=None, drop_path_rate=0.0):
-        super().__init__()
-        self.has_skip = (stride == 1 and in_chs == out_chs) and not noskip
-        self.conv_dw = create_conv2d(in_chs, in_chs, dw_kernel_size, stride=stride, dilation=dilation,
-                                     padding=pad_type, depthwise=True)
-        self.bn1 = norm_layer(in_chs, act_layer=act_layer)
-        self.aa = nn.Identity()
-        self.se = se_layer(in_chs, act_layer=act_layer) if se_layer else nn.Identity()
-        self.conv_pw = create_conv2d(in_chs, out_chs, 1, padding=pad_type)
-        self.bn2 = norm_layer(out_chs, act_layer=act_layer, apply_act=pw_act)
-        self.drop_path = DropPath(drop_path_rate) if drop_path_rate else nn.Identity()
-
-    def forward(self, x):
-        shortcut = x
-        x = self.aa(self.bn1(self.conv_dw(x)))
-        x = self.bn2(self.conv_pw(self.se(x)))
-        if self.has_skip:
-            x = self.drop_path(x) + shortcut
-        return x
-
-
-class InvertedResidual(nn.Module):
-    """pw expand -> BN+act -> dw conv -> BN+act -> (SE) -> pw project -> BN (+ residual)."""
-
-    def __init__(self, in_chs, out_chs, dw_kernel_size=3, stride=1, dilation=1, pad_type="", noskip=False,
-                 exp_ratio=1.0, act_layer=nn.ReLU, norm_layer=BatchNormAct2d, se_layer=None, drop_path_rate=0.0):
-        super().__init__()
-        mid_chs = make_divisible(in_chs * exp_ratio)
-        self.has_skip = (in_chs == out_chs and stride == 1) and not noskip
-        self.conv_pw = create_conv2d(in_chs, mid_chs, 1, padding=pad_type)
-        self.bn1 = norm_layer(mid_chs, act_layer=act_layer)
-        self.conv_dw = create_conv2d(mid_chs, mid_chs, dw_kernel_size, stride=stride, dilation=dilation,
-                                     padding=pad_type, depthwise=True)
-        self.bn2 = norm_layer(mid_chs, act_layer=act_layer)
-        self.aa = nn.Identity()
-        self.se = se_layer(mid_chs, act_layer=act_layer) if se_layer else nn.Identity()
-        self.conv_pwl = create_conv2d(mid_chs, out_chs, 1, padding=pad_type)
-        self.bn3 = norm_layer(out_chs, act_layer=act_layer, apply_act=False)
-        self.drop_path = DropPath(drop_path_rate) if drop_path_rate else nn.Identity()
-
-    def forward(self, x):
-        shortcut = x
-        x = self.bn1(self.conv_pw(x))
-        x = self.aa(self.bn2(self.conv_dw(x)))
-        x = self.bn3(self.conv_pwl(self.se(x)))
-        if self.has_skip:
-            x = self.drop_path(x) + shortcut
-        return x
-
-
-_BLOCK_RE = re.compile(r"^([a-z]+)(\d*\.?\d*)$")
-
-
-def _decode_block_str(block_str):
-    """``'ir_r2_k3_s2_e6_c24_se0.25'`` -> (repeats, dict of block args)."""
-    ops = block_str.split("_")
-    block_type, opts = ops[0], {}
-    noskip = False
-    for op in ops[1:]:
-        if op == "noskip":
-            noskip = True
-            continue
-        m = _BLOCK_RE.match(op)
-        if not m:
-            raise ValueError(f"bad block option {op!r} in {block_str!r}")
-        opts[m.group(1)] = m.group(2)
-    if block_type not in ("ds", "ir"):
-        raise ValueError(f"unsupported block type {block_type!r} in {block_str!r}")
-    args = dict(block_type=block_type, dw_kernel_size=int(opts["k"]), stride=int(opts["s"]),
-                out_chs=int(opts["c"]), se_ratio=float(opts["se"]) if "se" in opts else None,
-                noskip=noskip or opts.get("n") == "", exp_ratio=float(opts.get("e", 1)))
-    return int(opts["r"]), args
-
-
-def decode_arch_def(arch_def, depth_multiplier=1.0, fix_first_last=False):
-    """List of stages (lists of block-arg dicts), stage depths scaled by ``depth_multiplier`` (ceil)."""
-    stages = []
-    for stage_idx, stage_strs in enumerate(arch_def):
-        if len(stage_strs) != 1:
-            raise NotImplementedError("one block string per stage is supported")
-        repeats, args = _decode_block_str(stage_strs[0])
-        fixed = fix_first_last and stage_idx in (0, len(arch_def) - 1)
-        n = repeats if fixed else int(math.ceil(repeats * depth_multiplier))
-        stages.append([dict(args) for _ in range(n)])
-    return stages
 
 
 class EfficientNet(nn.Module):
@@ -137,35 +41,9 @@ class EfficientNet(nn.Module):
         self.conv_stem = create_conv2d(in_chans, stem_size, 3, stride=2, padding=pad_type)
         self.bn1 = norm_act_layer(stem_size, act_layer=act_layer)
 
-        total = sum(len(s) for s in block_args)
-        idx = 0
-        in_chs = stem_size
-        reduction = 2
-        stages = []
-        self.feature_info = []
-        for stage_idx, stage in enumerate(block_args):
-            blocks = []
-            for i, ba in enumerate(stage):
-                out_chs = round_chs_fn(ba["out_chs"])
-                stride = ba["stride"] if i == 0 else 1
-                se = None
-                if ba["se_ratio"] is not None:
-                    se = partial(se_layer, rd_ratio=ba["se_ratio"] / ba["exp_ratio"])
-                common = dict(dw_kernel_size=ba["dw_kernel_size"], stride=stride, pad_type=pad_type,
-                              noskip=ba["noskip"], act_layer=act_layer, norm_layer=norm_act_layer, se_layer=se,
-                              drop_path_rate=drop_path_rate * idx / total)
-                if ba["block_type"] == "ds":
-                    blocks.append(DepthwiseSeparableConv(in_chs, out_chs, **common))
-                else:
-                    blocks.append(InvertedResidual(in_chs, out_chs, exp_ratio=ba["exp_ratio"], **common))
-                in_chs = out_chs
-                idx += 1
-            reduction *= stage[0]["stride"]
-            stages.append(nn.Sequential(*blocks))
-            last_of_reduction = stage_idx == len(block_args) - 1 or block_args[stage_idx + 1][0]["stride"] > 1
-            if last_of_reduction:
-                self.feature_info.append(dict(num_chs=in_chs, reduction=reduction, module=f"blocks.{stage_idx}"))
-        self.blocks = nn.Sequential(*stages)
+        self.blocks, self.feature_info, in_chs = build_stages(
+            block_args, stem_size, round_chs_fn=round_chs_fn, pad_type=pad_type, act_layer=act_layer,
+            norm_layer=norm_act_layer, se_layer=se_layer, se_from_exp=False, drop_path_rate=drop_path_rate)
 
         self.num_features = self.head_hidden_size = num_features
         self.conv_head = create_conv2d(in_chs, num_features, 1, padding=pad_type)
@@ -433,3 +311,64 @@ def tf_efficientnet_lite4(pretrained=False, **kwargs):
     return _lite(4, pretrained, kwargs, tf=True)
 
 
+
+
+_MBV2_ARCH = [["ds_r1_k3_s1_c16"], ["ir_r2_k3_s2_e6_c24"], ["ir_r3_k3_s2_e6_c32"], ["ir_r4_k3_s2_e6_c64"],
+              ["ir_r3_k3_s1_e6_c96"], ["ir_r3_k3_s2_e6_c160"], ["ir_r1_k3_s1_e6_c320"]]
+
+
+def _gen_mobilenet_v2(variant, channel_multiplier=1.0, depth_multiplier=1.0, fix_stem_head=False, pretrained=False,
+                      **kwargs):
+    """MobileNetV2 as an EfficientNet (ReLU6, no SE); the 'd' variants scale depth and keep stem/head fixed."""
+    round_chs_fn = partial(round_channels, multiplier=channel_multiplier)
+    args = dict(block_args=decode_arch_def(_MBV2_ARCH, depth_multiplier, fix_first_last=fix_stem_head),
+                num_features=1280 if fix_stem_head else max(1280, round_chs_fn(1280)), stem_size=32,
+                fix_stem=fix_stem_head, round_chs_fn=round_chs_fn, act_layer="relu6")
+    return build_model_with_cfg(EfficientNet, variant, pretrained, **{**args, **kwargs})
+
+
+_MBV2_URL = "https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-weights/"
+default_cfgs.update(generate_default_cfgs({
+    "mobilenetv2_035": _cfg(),
+    "mobilenetv2_050.lamb_in1k": _cfg(hf_hub_id="timm/", url=_MBV2_URL + "mobilenetv2_050-3d30d450.pth"),
+    "mobilenetv2_075": _cfg(),
+    "mobilenetv2_100.ra_in1k": _cfg(hf_hub_id="timm/", url=_MBV2_URL + "mobilenetv2_100_ra-b33bc2c4.pth"),
+    "mobilenetv2_110d.ra_in1k": _cfg(hf_hub_id="timm/", url=_MBV2_URL + "mobilenetv2_110d_ra-77090ade.pth"),
+    "mobilenetv2_120d.ra_in1k": _cfg(hf_hub_id="timm/", url=_MBV2_URL + "mobilenetv2_120d_ra-5987e2ed.pth"),
+    "mobilenetv2_140.ra_in1k": _cfg(hf_hub_id="timm/", url=_MBV2_URL + "mobilenetv2_140_ra-21a4e913.pth"),
+}))
+
+
+@register_model
+def mobilenetv2_035(pretrained=False, **kwargs):
+    return _gen_mobilenet_v2("mobilenetv2_035", 0.35, pretrained=pretrained, **kwargs)
+
+
+@register_model
+def mobilenetv2_050(pretrained=False, **kwargs):
+    return _gen_mobilenet_v2("mobilenetv2_050", 0.5, pretrained=pretrained, **kwargs)
+
+
+@register_model
+def mobilenetv2_075(pretrained=False, **kwargs):
+    return _gen_mobilenet_v2("mobilenetv2_075", 0.75, pretrained=pretrained, **kwargs)
+
+
+@register_model
+def mobilenetv2_100(pretrained=False, **kwargs):
+    return _gen_mobilenet_v2("mobilenetv2_100", 1.0, pretrained=pretrained, **kwargs)
+
+
+@register_model
+def mobilenetv2_110d(pretrained=False, **kwargs):
+    return _gen_mobilenet_v2("mobilenetv2_110d", 1.1, 1.2, fix_stem_head=True, pretrained=pretrained, **kwargs)
+
+
+@register_model
+def mobilenetv2_120d(pretrained=False, **kwargs):
+    return _gen_mobilenet_v2("mobilenetv2_120d", 1.2, 1.4, fix_stem_head=True, pretrained=pretrained, **kwargs)
+
+
+@register_model
+def mobilenetv2_140(pretrained=False, **kwargs):
+    return _gen_mobilenet_v2("mobilenetv2_140", 1.4, pretrained=pretrained, **kwargs)
