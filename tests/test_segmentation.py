@@ -1,0 +1,95 @@
+"""Segmentation models vs torchvision 0.29 on the same random weights (eval mode, small inputs)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+tvseg = pytest.importorskip("torchvision.models.segmentation")
+
+import flowvision.backend as flow  # noqa: E402
+import flowvision.models.segmentation as seg  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _threads():
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(old)
+
+
+def _randomize_bn(model, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                n = m.num_features
+                m.running_mean.copy_(torch.randn(n, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(n, generator=g) * 0.5 + 0.5)
+                m.weight.copy_(torch.rand(n, generator=g) * 0.5 + 0.75)
+                m.bias.copy_(torch.randn(n, generator=g) * 0.1)
+
+
+def _pair(name, **kw):
+    torch.manual_seed(0)
+    ref = getattr(tvseg, name)(weights=None, weights_backbone=None, **kw).eval()
+    _randomize_bn(ref)
+    ours = getattr(seg, name)(weights=None, weights_backbone=None, **kw).eval()
+    sd = {k: v.detach().numpy() for k, v in ref.state_dict().items()}
+    assert list(ours.state_dict()) == list(sd)
+    ours.load_state_dict(sd, strict=True)
+    return ours, ref
+
+
+CASES = [("fcn_resnet50", dict(aux_loss=True), (1, 3, 64, 64)),
+         ("deeplabv3_resnet50", dict(aux_loss=True), (1, 3, 61, 75)),
+         ("deeplabv3_resnet50", dict(num_classes=5), (2, 3, 48, 40)),
+         ("fcn_resnet101", dict(), (1, 3, 40, 40)),
+         ("deeplabv3_resnet101", dict(aux_loss=True, num_classes=3), (1, 3, 40, 48))]
+
+
+@pytest.mark.parametrize("name,kw,shape", CASES)
+def test_segmentation_parity(name, kw, shape):
+    ours, ref = _pair(name, **kw)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        r = ref(torch.from_numpy(x))
+    with flow.no_grad():
+        o = ours(flow.from_numpy(x))
+    assert list(o) == list(r)
+    for k in r:
+        a, b = o[k].numpy(), r[k].numpy()
+        assert a.shape == b.shape == (shape[0], kw.get("num_classes", 21)) + shape[2:]
+        np.testing.assert_allclose(a, b, atol=1e-4 * np.abs(b).max(), rtol=0)
+
+
+def test_dilated_backbone_matches_torchvision():
+    import torchvision
+    ours = seg._utils.dilated_resnet(50, [False, True, True])
+    ref = torchvision.models.resnet50(replace_stride_with_dilation=[False, True, True])
+    mine = {n: (a.stride, a.padding, a.dilation) for n, a in ours.named_modules() if isinstance(a, flow.nn.Conv2d)}
+    theirs = {n: (b.stride, b.padding, b.dilation) for n, b in ref.named_modules() if isinstance(b, torch.nn.Conv2d)}
+    assert mine == theirs
+
+
+def test_builder_arguments_and_weights_api():
+    W = seg.FCN_ResNet50_Weights
+    assert W.DEFAULT is W.COCO_WITH_VOC_LABELS_V1
+    assert W.verify("COCO_WITH_VOC_LABELS_V1") is W.COCO_WITH_VOC_LABELS_V1
+    assert W.verify("FCN_ResNet50_Weights.DEFAULT") is W.COCO_WITH_VOC_LABELS_V1
+    assert W.verify(tvseg.FCN_ResNet50_Weights.COCO_WITH_VOC_LABELS_V1) is W.COCO_WITH_VOC_LABELS_V1
+    for n in ["FCN_ResNet50_Weights", "FCN_ResNet101_Weights", "DeepLabV3_ResNet50_Weights",
+              "DeepLabV3_ResNet101_Weights"]:
+        a, b = getattr(seg, n).COCO_WITH_VOC_LABELS_V1, getattr(tvseg, n).COCO_WITH_VOC_LABELS_V1
+        assert a.url == b.url and a.meta["categories"] == b.meta["categories"]
+        assert a.meta["num_params"] == b.meta["num_params"] and a.meta["_metrics"] == b.meta["_metrics"]
+    with pytest.raises(ValueError):
+        W.verify("NOPE")
+    with pytest.raises(ValueError):  # weights fix num_classes = 21
+        seg.fcn_resnet50(weights="DEFAULT", num_classes=3)
+    with pytest.raises(TypeError):
+        seg.deeplabv3_resnet50(weights_backbone=None, foo=1)
+    m = seg.fcn_resnet50(weights_backbone=None, num_classes=4)
+    assert m.aux_classifier is None and m.classifier[4].out_channels == 4
+    assert not any(k.startswith("backbone.fc") for k in m.state_dict())
+    with pytest.raises(ValueError):
+        m(flow.zeros((3, 32, 32)))
