@@ -542,10 +542,15 @@ def _scatter_add_np(out, dim, index, src):
     np.add.at(out, _along_axis_index(index, dim), src[tuple(slice(0, s) for s in index.shape)])
 
 
+class IndexOutOfBounds(IndexError, RuntimeError):
+    """torch raises RuntimeError for gather/scatter and IndexError for index_select; this is both."""
+
+
 def _check_index_bounds(idx, size, name):
-    if idx.size and (idx.min() < -size or idx.max() >= size):
+    # like torch, gather/scatter/index_select take no negative indices
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
         bad = idx.max() if idx.max() >= size else idx.min()
-        raise IndexError(f"{name}(): index {bad} is out of bounds for dimension with size {size}")
+        raise IndexOutOfBounds(f"{name}(): index {bad} is out of bounds for dimension with size {size}")
 
 
 def gather(input, dim, index, *, sparse_grad=False):
