@@ -19,6 +19,11 @@ def _expand_grad(g, in_shape, dims, keepdim):
     return np.broadcast_to(g, in_shape)
 
 
+def _acc(x):
+    """float16 is reduced in float32 like torch (which accumulates half types in float); results are cast back."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
 def _count(shape, dims):
     n = 1
     for d in dims:
@@ -30,7 +35,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.args = (x.shape, dims, keepdim)
-        return np.sum(x, axis=dims, keepdims=keepdim)
+        return np.asarray(np.sum(_acc(x), axis=dims, keepdims=keepdim)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -83,6 +88,8 @@ def nanmean(input, dim=None, keepdim=False):
 class Var(Function):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim, take_sqrt):
+        dt = x.dtype
+        x = _acc(x)
         n = _count(x.shape, dims)
         m = np.mean(x, axis=dims, keepdims=True)
         dev = x - m
@@ -90,20 +97,20 @@ class Var(Function):
             v = np.sum(dev * dev, axis=dims, keepdims=keepdim) / _b.max(n - correction, 0)
         out = np.sqrt(v) if take_sqrt else v
         ctx.save_for_backward(dev, out)
-        ctx.args = (x.shape, dims, correction, keepdim, take_sqrt, n)
-        return out.astype(x.dtype)
+        ctx.args = (x.shape, dims, correction, keepdim, take_sqrt, n, dt)
+        return out.astype(dt)
 
     @staticmethod
     def backward(ctx, g):
         dev, out = ctx.saved
-        shp, dims, correction, keepdim, take_sqrt, n = ctx.args
+        shp, dims, correction, keepdim, take_sqrt, n, dt = ctx.args
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = 2.0 / _b.max(n - correction, 0) if n - correction > 0 else np.inf
             if take_sqrt:
                 gg = np.where(out == 0, 0, g / (2 * out)) if np.ndim(out) else (0 * g if out == 0 else g / (2 * out))
             else:
                 gg = g
-            return ((_expand_grad(gg, shp, dims, keepdim) * dev * scale).astype(dev.dtype),)
+            return ((_expand_grad(gg, shp, dims, keepdim) * dev * scale).astype(dt),)
 
 
 def _correction(unbiased, correction):
@@ -283,7 +290,7 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return np.cumsum(x, axis=dim, dtype=x.dtype)
+        return np.cumsum(_acc(x), axis=dim).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -299,7 +306,7 @@ def cumsum(input, dim, *, dtype=None):
 class Cumprod(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        out = np.cumprod(x, axis=dim, dtype=x.dtype)
+        out = np.cumprod(_acc(x), axis=dim).astype(x.dtype, copy=False)
         ctx.save_for_backward(x, out)
         ctx.dim = dim
         return out
@@ -334,22 +341,24 @@ def cumprod(input, dim, *, dtype=None):
 class LogSumExp(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
+        dt = x.dtype
+        x = _acc(x)
         m = np.max(x, axis=dims, keepdims=True) if x.size else np.zeros([1] * x.ndim, x.dtype)
         m = np.where(np.isfinite(m), m, 0)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             s = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
         ctx.save_for_backward(x, s)
-        ctx.args = (dims, keepdim)
-        return s if keepdim else np.squeeze(s, dims)
+        ctx.args = (dims, keepdim, dt)
+        return (s if keepdim else np.squeeze(s, dims)).astype(dt, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         x, s = ctx.saved
-        dims, keepdim = ctx.args
+        dims, keepdim, dt = ctx.args
         if not keepdim:
             g = np.expand_dims(g, dims)
         with np.errstate(invalid="ignore", over="ignore"):
-            return (g * np.exp(x - s),)
+            return ((g * np.exp(x - s)).astype(dt, copy=False),)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -359,6 +368,8 @@ def logsumexp(input, dim, keepdim=False):
 class Norm(Function):
     @staticmethod
     def forward(ctx, x, p, dims, keepdim):
+        dt = x.dtype
+        x = _acc(x)
         a = np.abs(x)
         if p == np.inf:
             out = np.max(a, axis=dims, keepdims=keepdim)
@@ -373,13 +384,13 @@ class Norm(Function):
         else:
             out = np.sum(a ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
         ctx.save_for_backward(x, out)
-        ctx.args = (p, dims, keepdim)
-        return out.astype(x.dtype)
+        ctx.args = (p, dims, keepdim, dt)
+        return out.astype(dt)
 
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved
-        p, dims, keepdim = ctx.args
+        p, dims, keepdim, dt = ctx.args
         o = _expand_grad(out, x.shape, dims, keepdim)
         gg = _expand_grad(g, x.shape, dims, keepdim)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -395,7 +406,7 @@ class Norm(Function):
                 r = np.sign(x) * mask * gg / cnt
             else:
                 r = np.where(o == 0, 0, x * np.abs(x) ** (p - 2) * gg / o ** (p - 1))
-        return (r.astype(x.dtype),)
+        return (r.astype(dt),)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
