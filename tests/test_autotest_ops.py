@@ -650,6 +650,11 @@ SPECIAL = [
        fixed([[-float("inf"), 0.0, 1.0], [2.0, -float("inf"), -float("inf")]]), FLOAT),
     Op("edge_nan_propagation", lambda L, x: (x.clamp(-1, 1), x.sign(), L.m.sort(x)[0], x.max(), x.relu()),
        fixed([float("nan"), 1.0, -2.0, 0.5]), FLOAT, grad=False),
+    Op("half_accumulation", lambda L, x, y: (x.cumsum(0)[-1], x.sum(), x.mean(), y.var(), y.std(), x.norm(),
+                                             L.m.logsumexp(y, 0), y.cumsum(0)),
+       [lambda r, d, dt: Arr(np.full(3000, 0.1)), lambda r, d, dt: Arr(np.arange(100.0))], HALF,
+       tol={"float16": (5e-3, 5e-3), "bfloat16": (2e-2, 2e-2)},
+       why="half types accumulate in float32 (torch's opmath): a float16 running sum of 0.1s must pass 256"),
     Op("edge_division", lambda L, x, y: (x / y, x // y, x % y, L.m.fmod(x, y)),
        fixed([1.0, -1.0, 0.0, 5.0, -5.0], [0.0, 0.0, 0.0, -3.0, 3.0]), FLOAT, grad=False),
 ]

@@ -130,6 +130,10 @@ def test_gather_index_rank_mismatch():
     same_error(lambda m: m.gather(r(m, 3, 4), 1, m.zeros(3, dtype=m.int64)), "[3]", "[3, 4]")
 
 
+def test_negative_index_for_gather():
+    same_error(lambda m: m.gather(r(m, 3, 4), 1, m.full((3, 1), -1, dtype=m.int64)), "-1", "size 4")
+
+
 def test_dim_out_of_range():
     same_error(lambda m: r(m, 3, 4).sum(2), "[-2, 1]", "2")
 
