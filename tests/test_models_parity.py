@@ -38,9 +38,9 @@ def _randomize(model, seed=0):
                 t.copy_(0.5 + torch.rand(t.shape, generator=g))
             elif leaf == "running_mean":
                 t.copy_(0.1 * torch.randn(t.shape, generator=g))
-            elif leaf in ("weight", "gamma") and t.ndim == 1:
+            elif leaf in ("weight", "gamma", "ls1", "ls2", "alpha") and t.numel() == t.shape[-1]:
                 t.copy_(0.5 + 0.5 * torch.rand(t.shape, generator=g))
-            elif leaf == "bias" and t.ndim == 1:
+            elif leaf in ("bias", "beta") and t.numel() == t.shape[-1]:
                 t.copy_(0.05 * torch.randn(t.shape, generator=g))
             elif leaf in ("cls_token", "dist_token", "pos_embed"):
                 t.copy_(0.02 * torch.randn(t.shape, generator=g))
@@ -110,6 +110,10 @@ CI_CASES = [
     ("mobilenetv3_large_100", 64, {}),
     ("mobilenetv3_small_050", 64, {}),
     ("mobilenetv2_110d", 32, {}),  # depth-scaled, fixed stem/head
+    ("deit3_small_patch16_224", 64, dict(img_size=64)),  # layer scale, pos-embed without the cls token
+    ("mixer_s32_224", 64, dict(img_size=64)),
+    ("resmlp_12_224", 64, dict(img_size=64)),
+    ("gmlp_ti16_224", 64, dict(img_size=64)),
 ]
 
 

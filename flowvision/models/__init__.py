@@ -15,3 +15,4 @@ from .convnext import *  # noqa: F401,F403
 from .vgg import *  # noqa: F401,F403
 from .densenet import *  # noqa: F401,F403
 from .mobilenetv3 import *  # noqa: F401,F403
+from .mlp_mixer import *  # noqa: F401,F403

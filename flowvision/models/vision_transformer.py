@@ -312,12 +312,26 @@ default_cfgs = generate_default_cfgs({
                                                      **_384),
 })
 
-_SIZES = {"tiny": (192, 12, 3), "small": (384, 12, 6), "base": (768, 12, 12), "large": (1024, 24, 16)}
+_DEIT3 = "https://dl.fbaipublicfiles.com/deit/deit_3_"
+for _arch, _img, _f in (("small_patch16", 224, "small_224"), ("small_patch16", 384, "small_384"),
+                        ("medium_patch16", 224, "medium_224"), ("base_patch16", 224, "base_224"),
+                        ("base_patch16", 384, "base_384"), ("large_patch16", 224, "large_224"),
+                        ("large_patch16", 384, "large_384"), ("huge_patch14", 224, "huge_224")):
+    _size = _384 if _img == 384 else {}
+    default_cfgs.update(generate_default_cfgs({
+        f"deit3_{_arch}_{_img}.fb_in1k": _dcfg(hf_hub_id="timm/", url=f"{_DEIT3}{_f}_1k.pth", **_size),
+        f"deit3_{_arch}_{_img}.fb_in22k_ft_in1k": _dcfg(
+            hf_hub_id="timm/", crop_pct=1.0, url=f"{_DEIT3}{_f}_21k{'_v1' if _arch.startswith('huge') else ''}.pth",
+            **{k: v for k, v in _size.items() if k != "crop_pct"}),
+    }))
+
+_SIZES = {"tiny": (192, 12, 3), "small": (384, 12, 6), "medium": (512, 12, 8), "base": (768, 12, 12),
+          "large": (1024, 24, 16), "huge": (1280, 32, 16)}
 
 
-def _vit(variant, pretrained, kwargs, size, patch, img, distilled=False):
+def _vit(variant, pretrained, kwargs, size, patch, img, distilled=False, **extra):
     dim, depth, heads = _SIZES[size]
-    args = dict(patch_size=patch, embed_dim=dim, depth=depth, num_heads=heads, img_size=img)
+    args = dict(patch_size=patch, embed_dim=dim, depth=depth, num_heads=heads, img_size=img, **extra)
     if distilled:
         args["distilled"] = True
     return _create_vision_transformer(variant, pretrained, **{**args, **kwargs})
@@ -441,6 +455,49 @@ def deit_base_distilled_patch16_224(pretrained=False, **kwargs):
 @register_model
 def deit_base_distilled_patch16_384(pretrained=False, **kwargs):
     return _vit("deit_base_distilled_patch16_384", pretrained, kwargs, "base", 16, 384, distilled=True)
+
+
+_DEIT3_ARGS = dict(no_embed_class=True, init_values=1e-6)  # DeiT-III: layer scale, no pos-embed on the cls token
+
+
+@register_model
+def deit3_small_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit3_small_patch16_224", pretrained, kwargs, "small", 16, 224, **_DEIT3_ARGS)
+
+
+@register_model
+def deit3_small_patch16_384(pretrained=False, **kwargs):
+    return _vit("deit3_small_patch16_384", pretrained, kwargs, "small", 16, 384, **_DEIT3_ARGS)
+
+
+@register_model
+def deit3_medium_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit3_medium_patch16_224", pretrained, kwargs, "medium", 16, 224, **_DEIT3_ARGS)
+
+
+@register_model
+def deit3_base_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit3_base_patch16_224", pretrained, kwargs, "base", 16, 224, **_DEIT3_ARGS)
+
+
+@register_model
+def deit3_base_patch16_384(pretrained=False, **kwargs):
+    return _vit("deit3_base_patch16_384", pretrained, kwargs, "base", 16, 384, **_DEIT3_ARGS)
+
+
+@register_model
+def deit3_large_patch16_224(pretrained=False, **kwargs):
+    return _vit("deit3_large_patch16_224", pretrained, kwargs, "large", 16, 224, **_DEIT3_ARGS)
+
+
+@register_model
+def deit3_large_patch16_384(pretrained=False, **kwargs):
+    return _vit("deit3_large_patch16_384", pretrained, kwargs, "large", 16, 384, **_DEIT3_ARGS)
+
+
+@register_model
+def deit3_huge_patch14_224(pretrained=False, **kwargs):
+    return _vit("deit3_huge_patch14_224", pretrained, kwargs, "huge", 14, 224, **_DEIT3_ARGS)
 
 
 for _size in ("tiny", "small", "base", "large"):

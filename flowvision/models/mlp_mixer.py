@@ -1,0 +1,312 @@
+"""MLP-Mixer, ResMLP and gMLP, with timm's module and parameter names.
+
+All three: ``stem`` (PatchEmbed) -> ``blocks`` -> ``norm`` -> mean over tokens -> ``head``. Blocks mix tokens
+(an MLP / a linear layer / a spatial gating unit across the token axis) and channels (an MLP).
+"""
+from functools import partial
+
+import math
+
+from flowvision import backend as flow
+from flowvision.backend import nn
+from flowvision.layers import DropPath, GatedMlp, Mlp, PatchEmbed, get_act_layer, lecun_normal_, to_2tuple
+
+from ._builder import build_model_with_cfg
+from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
+                          IMAGENET_INCEPTION_STD, generate_default_cfgs)
+from ._registry import register_model
+
+__all__ = ["MlpMixer", "MixerBlock", "ResBlock", "SpatialGatingBlock", "Affine"]
+
+
+class MixerBlock(nn.Module):
+    """Token-mixing MLP over the transposed tokens, then a channel MLP (both pre-norm, residual)."""
+
+    def __init__(self, dim, seq_len, mlp_ratio=(0.5, 4.0), mlp_layer=Mlp, norm_layer=None, act_layer=nn.GELU,
+                 drop=0.0, drop_path=0.0):
+        super().__init__()
+        norm_layer = norm_layer or partial(nn.LayerNorm, eps=1e-6)
+        tokens_dim, channels_dim = [int(x * dim) for x in to_2tuple(mlp_ratio)]
+        self.norm1 = norm_layer(dim)
+        self.mlp_tokens = mlp_layer(seq_len, tokens_dim, act_layer=act_layer, drop=drop)
+        self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+        self.norm2 = norm_layer(dim)
+        self.mlp_channels = mlp_layer(dim, channels_dim, act_layer=act_layer, drop=drop)
+
+    def forward(self, x):
+        x = x + self.drop_path(self.mlp_tokens(self.norm1(x).transpose(1, 2)).transpose(1, 2))
+        return x + self.drop_path(self.mlp_channels(self.norm2(x)))
+
+
+class Affine(nn.Module):
+    """ResMLP's norm: a per-channel ``alpha * x + beta``."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.alpha = nn.Parameter(flow.ones((1, 1, dim)))
+        self.beta = nn.Parameter(flow.zeros((1, 1, dim)))
+
+    def forward(self, x):
+        return self.beta + self.alpha * x
+
+
+class ResBlock(nn.Module):
+    """ResMLP: a linear layer across tokens and a channel MLP, each with Affine pre-norm and layer scale."""
+
+    def __init__(self, dim, seq_len, mlp_ratio=4, mlp_layer=Mlp, norm_layer=Affine, act_layer=nn.GELU,
+                 init_values=1e-4, drop=0.0, drop_path=0.0):
+        super().__init__()
+        channel_dim = int(dim * mlp_ratio)
+        self.norm1 = norm_layer(dim)
+        self.linear_tokens = nn.Linear(seq_len, seq_len)
+        self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+        self.norm2 = norm_layer(dim)
+        self.mlp_channels = mlp_layer(dim, channel_dim, act_layer=act_layer, drop=drop)
+        self.ls1 = nn.Parameter(init_values * flow.ones(dim))
+        self.ls2 = nn.Parameter(init_values * flow.ones(dim))
+
+    def forward(self, x):
+        x = x + self.drop_path(self.ls1 * self.linear_tokens(self.norm1(x).transpose(1, 2)).transpose(1, 2))
+        return x + self.drop_path(self.ls2 * self.mlp_channels(self.norm2(x)))
+
+
+class SpatialGatingUnit(nn.Module):
+    """gMLP's gate: split channels in (u, v); v is normalised and mixed across tokens; returns u * v."""
+
+    def __init__(self, dim, seq_len, norm_layer=nn.LayerNorm):
+        super().__init__()
+        gate_dim = dim // 2
+        self.norm = norm_layer(gate_dim)
+        self.proj = nn.Linear(seq_len, seq_len)
+
+    def init_weights(self):
+        nn.init.normal_(self.proj.weight, std=1e-6)
+        nn.init.ones_(self.proj.bias)
+
+    def forward(self, x):
+        u, v = x.chunk(2, dim=-1)
+        v = self.proj(self.norm(v).transpose(-1, -2))
+        return u * v.transpose(-1, -2)
+
+
+class SpatialGatingBlock(nn.Module):
+    def __init__(self, dim, seq_len, mlp_ratio=4, mlp_layer=GatedMlp, norm_layer=None, act_layer=nn.GELU,
+                 drop=0.0, drop_path=0.0):
+        super().__init__()
+        norm_layer = norm_layer or partial(nn.LayerNorm, eps=1e-6)
+        channel_dim = int(dim * mlp_ratio)
+        self.norm = norm_layer(dim)
+        sgu = partial(SpatialGatingUnit, seq_len=seq_len)
+        self.mlp_channels = mlp_layer(dim, channel_dim, act_layer=act_layer, gate_layer=sgu, drop=drop)
+        self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+
+    def forward(self, x):
+        return x + self.drop_path(self.mlp_channels(self.norm(x)))
+
+
+class MlpMixer(nn.Module):
+    accepts_img_size = True
+    supports_features_only = False  # token models: use forward_features
+
+    def __init__(self, num_classes=1000, img_size=224, in_chans=3, patch_size=16, num_blocks=8, embed_dim=512,
+                 mlp_ratio=(0.5, 4.0), block_layer=MixerBlock, mlp_layer=Mlp, norm_layer=None, act_layer=None,
+                 drop_rate=0.0, proj_drop_rate=0.0, drop_path_rate=0.0, nlhb=False, stem_norm=False,
+                 global_pool="avg", **block_kwargs):
+        super().__init__()
+        if global_pool not in ("", "avg"):
+            raise ValueError(f"global_pool must be '' or 'avg', got {global_pool!r}")
+        norm_layer = norm_layer or partial(nn.LayerNorm, eps=1e-6)
+        act_layer = get_act_layer(act_layer) or nn.GELU
+        self.num_classes = num_classes
+        self.global_pool = global_pool
+        self.num_features = self.head_hidden_size = self.embed_dim = embed_dim
+        self.grad_checkpointing = False
+        self.stem = PatchEmbed(img_size=img_size, patch_size=patch_size, in_chans=in_chans, embed_dim=embed_dim,
+                               norm_layer=norm_layer if stem_norm else None)
+        reduction = self.stem.patch_size[0]
+        self.blocks = nn.Sequential(*[
+            block_layer(embed_dim, self.stem.num_patches, mlp_ratio, mlp_layer=mlp_layer, norm_layer=norm_layer,
+                        act_layer=act_layer, drop=proj_drop_rate, drop_path=drop_path_rate, **block_kwargs)
+            for _ in range(num_blocks)])
+        self.feature_info = [dict(module=f"blocks.{i}", num_chs=embed_dim, reduction=reduction)
+                             for i in range(num_blocks)]
+        self.norm = norm_layer(embed_dim)
+        self.head_drop = nn.Dropout(drop_rate)
+        self.head = nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()
+        self.init_weights(nlhb=nlhb)
+
+    def init_weights(self, nlhb=False):
+        head_bias = -math.log(self.num_classes) if nlhb and self.num_classes > 0 else 0.0
+        for name, m in self.named_modules():
+            if isinstance(m, nn.Linear):
+                if name.startswith("head"):
+                    nn.init.zeros_(m.weight)
+                    nn.init.constant_(m.bias, head_bias)
+                else:
+                    nn.init.xavier_uniform_(m.weight)
+                    if m.bias is not None:
+                        nn.init.normal_(m.bias, std=1e-6) if "mlp" in name else nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.Conv2d):
+                lecun_normal_(m.weight)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif m is not self and hasattr(m, "init_weights"):
+                m.init_weights()
+
+    def no_weight_decay(self):
+        return set()
+
+    def set_grad_checkpointing(self, enable=True):
+        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
+        self.grad_checkpointing = enable
+
+    def get_classifier(self):
+        return self.head
+
+    def reset_classifier(self, num_classes, global_pool=None):
+        self.num_classes = num_classes
+        if global_pool is not None:
+            if global_pool not in ("", "avg"):
+                raise ValueError(f"global_pool must be '' or 'avg', got {global_pool!r}")
+            self.global_pool = global_pool
+        self.head = nn.Linear(self.embed_dim, num_classes) if num_classes > 0 else nn.Identity()
+
+    def forward_features(self, x):
+        return self.norm(self.blocks(self.stem(x)))
+
+    def forward_head(self, x, pre_logits=False):
+        if self.global_pool == "avg":
+            x = x.mean(dim=1)
+        x = self.head_drop(x)
+        return x if pre_logits else self.head(x)
+
+    def forward(self, x):
+        return self.forward_head(self.forward_features(x))
+
+
+def checkpoint_filter_fn(state_dict, model):
+    """Original FB ResMLP keys (``gamma_1``, ``norm1.alpha`` shapes) -> timm's."""
+    if "patch_embed.proj.weight" not in state_dict:
+        return state_dict
+    out = {}
+    for k, v in state_dict.items():
+        k = k.replace("patch_embed.", "stem.").replace("attn.", "linear_tokens.").replace("mlp.", "mlp_channels.")
+        k = k.replace("gamma_", "ls")
+        if k.endswith(".alpha") or k.endswith(".beta"):
+            v = v.reshape(1, 1, -1)
+        out[k] = v
+    return out
+
+
+def _create_mixer(variant, pretrained=False, **kwargs):
+    return build_model_with_cfg(MlpMixer, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn, **kwargs)
+
+
+def _cfg(**kwargs):
+    return {**dict(num_classes=1000, input_size=(3, 224, 224), pool_size=None, crop_pct=0.875,
+                   interpolation="bicubic", fixed_input_size=True, mean=IMAGENET_INCEPTION_MEAN,
+                   std=IMAGENET_INCEPTION_STD, first_conv="stem.proj", classifier="head", license="apache-2.0"),
+            **kwargs}
+
+
+def _fbcfg(**kwargs):
+    return _cfg(**{**dict(mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD, hf_hub_id="timm/"), **kwargs})
+
+
+_JX = "https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-vitjx/"
+_DEIT = "https://dl.fbaipublicfiles.com/deit/"
+default_cfgs = generate_default_cfgs({
+    "mixer_s32_224": _cfg(),
+    "mixer_s16_224": _cfg(),
+    "mixer_b32_224": _cfg(),
+    "mixer_b16_224.goog_in21k_ft_in1k": _cfg(hf_hub_id="timm/", url=_JX + "jx_mixer_b16_224-76587d61.pth"),
+    "mixer_l32_224": _cfg(),
+    "mixer_l16_224.goog_in21k_ft_in1k": _cfg(hf_hub_id="timm/", url=_JX + "jx_mixer_l16_224-92f9adc4.pth"),
+    "resmlp_12_224.fb_in1k": _fbcfg(url=_DEIT + "resmlp_12_no_dist.pth"),
+    "resmlp_24_224.fb_in1k": _fbcfg(url=_DEIT + "resmlp_24_no_dist.pth"),
+    "resmlp_36_224.fb_in1k": _fbcfg(url=_DEIT + "resmlp_36_no_dist.pth"),
+    "resmlp_big_24_224.fb_in1k": _fbcfg(url=_DEIT + "resmlpB_24_no_dist.pth"),
+    "gmlp_ti16_224": _cfg(),
+    "gmlp_s16_224.ra3_in1k": _cfg(hf_hub_id="timm/", url="https://github.com/rwightman/pytorch-image-models/"
+                                  "releases/download/v0.1-weights/gmlp_s16_224_raa-10536d42.pth"),
+    "gmlp_b16_224": _cfg(),
+})
+
+
+def _m(variant, pretrained, kwargs, **args):
+    return _create_mixer(variant, pretrained, **{**args, **kwargs})
+
+
+@register_model
+def mixer_s32_224(pretrained=False, **kwargs):
+    return _m("mixer_s32_224", pretrained, kwargs, patch_size=32, num_blocks=8, embed_dim=512)
+
+
+@register_model
+def mixer_s16_224(pretrained=False, **kwargs):
+    return _m("mixer_s16_224", pretrained, kwargs, patch_size=16, num_blocks=8, embed_dim=512)
+
+
+@register_model
+def mixer_b32_224(pretrained=False, **kwargs):
+    return _m("mixer_b32_224", pretrained, kwargs, patch_size=32, num_blocks=12, embed_dim=768)
+
+
+@register_model
+def mixer_b16_224(pretrained=False, **kwargs):
+    return _m("mixer_b16_224", pretrained, kwargs, patch_size=16, num_blocks=12, embed_dim=768)
+
+
+@register_model
+def mixer_l32_224(pretrained=False, **kwargs):
+    return _m("mixer_l32_224", pretrained, kwargs, patch_size=32, num_blocks=24, embed_dim=1024)
+
+
+@register_model
+def mixer_l16_224(pretrained=False, **kwargs):
+    return _m("mixer_l16_224", pretrained, kwargs, patch_size=16, num_blocks=24, embed_dim=1024)
+
+
+def _resmlp(variant, pretrained, kwargs, patch, blocks, dim, init_values):
+    return _m(variant, pretrained, kwargs, patch_size=patch, num_blocks=blocks, embed_dim=dim, mlp_ratio=4,
+              block_layer=partial(ResBlock, init_values=init_values), norm_layer=Affine)
+
+
+@register_model
+def resmlp_12_224(pretrained=False, **kwargs):
+    return _resmlp("resmlp_12_224", pretrained, kwargs, 16, 12, 384, 0.1)
+
+
+@register_model
+def resmlp_24_224(pretrained=False, **kwargs):
+    return _resmlp("resmlp_24_224", pretrained, kwargs, 16, 24, 384, 1e-5)
+
+
+@register_model
+def resmlp_36_224(pretrained=False, **kwargs):
+    return _resmlp("resmlp_36_224", pretrained, kwargs, 16, 36, 384, 1e-6)
+
+
+@register_model
+def resmlp_big_24_224(pretrained=False, **kwargs):
+    return _resmlp("resmlp_big_24_224", pretrained, kwargs, 8, 24, 768, 1e-6)
+
+
+def _gmlp(variant, pretrained, kwargs, blocks, dim):
+    return _m(variant, pretrained, kwargs, patch_size=16, num_blocks=blocks, embed_dim=dim, mlp_ratio=6,
+              block_layer=SpatialGatingBlock, mlp_layer=GatedMlp)
+
+
+@register_model
+def gmlp_ti16_224(pretrained=False, **kwargs):
+    return _gmlp("gmlp_ti16_224", pretrained, kwargs, 30, 128)
+
+
+@register_model
+def gmlp_s16_224(pretrained=False, **kwargs):
+    return _gmlp("gmlp_s16_224", pretrained, kwargs, 30, 256)
+
+
+@register_model
+def gmlp_b16_224(pretrained=False, **kwargs):
+    return _gmlp("gmlp_b16_224", pretrained, kwargs, 30, 512)
