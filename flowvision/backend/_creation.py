@@ -78,6 +78,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, str):
         raise TypeError("new(): invalid data type 'str'")
     if hasattr(data, "__dlpack__") and not isinstance(data, (np.ndarray, Tensor)):
+        if getattr(data, "requires_grad", False) and hasattr(data, "detach"):
+            data = data.detach()  # a copy is made anyway (torch.tensor(t) does the same, with a warning)
         data = from_dlpack(data)
     dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     arr = _to_array(data)
@@ -112,6 +114,11 @@ def from_dlpack(ext_tensor):
     """Zero-copy import of any DLPack producer (torch, numpy, ...) on the CPU."""
     if isinstance(ext_tensor, Tensor):
         return ext_tensor
+    if str(getattr(ext_tensor, "dtype", "")) == "torch.bfloat16" and hasattr(ext_tensor, "view"):
+        # numpy's DLPack import has no bfloat16: take torch's bit pattern as int16, still without a copy
+        import sys
+        bits = np.from_dlpack(ext_tensor.view(sys.modules["torch"].int16)).view(np.uint16)
+        return Tensor._wrap(bits, D.bfloat16)
     try:
         arr = np.from_dlpack(ext_tensor)
     except (BufferError, TypeError, RuntimeError) as e:
