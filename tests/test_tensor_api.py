@@ -394,3 +394,25 @@ def test_tensor_from_torch_tensor_copies():
     assert f.data_ptr() != t.data_ptr() and f.tolist() == t.tolist()
     g = flow.as_tensor(t)
     assert g.data_ptr() == t.data_ptr()
+
+
+def test_bfloat16_from_torch_without_copy_and_export_limitation():
+    t = torch.tensor([1.5, 2.25, -3.0], dtype=torch.bfloat16)
+    f = flow.from_dlpack(t)
+    assert f.dtype is flow.bfloat16 and f.data_ptr() == t.data_ptr()
+    t[0] = 7.0
+    assert f.tolist() == [7.0, 2.25, -3.0]
+    assert flow.as_tensor(t).data_ptr() == t.data_ptr()
+    c = flow.tensor(t)
+    assert c.data_ptr() != t.data_ptr() and c.dtype is flow.bfloat16 and c.tolist() == [7.0, 2.25, -3.0]
+    # deliberate limitation: numpy (our storage) has no bfloat16 DLPack type, so exporting one raises clearly
+    with pytest.raises(TypeError, match="bfloat16"):
+        torch.from_dlpack(f)
+
+
+def test_tensor_copies_a_torch_tensor_that_requires_grad():
+    t = torch.ones(2, requires_grad=True)
+    f = flow.tensor(t)
+    assert f.tolist() == [1.0, 1.0] and not f.requires_grad and f.data_ptr() != t.data_ptr()
+    with pytest.raises((RuntimeError, BufferError, TypeError)):
+        flow.from_dlpack(t)  # zero-copy import refuses, like torch's own export
