@@ -416,3 +416,19 @@ def test_tensor_copies_a_torch_tensor_that_requires_grad():
     assert f.tolist() == [1.0, 1.0] and not f.requires_grad and f.data_ptr() != t.data_ptr()
     with pytest.raises((RuntimeError, BufferError, TypeError)):
         flow.from_dlpack(t)  # zero-copy import refuses, like torch's own export
+
+
+@pytest.mark.parametrize("opts", [dict(precision=2), dict(sci_mode=True), dict(sci_mode=False), dict(linewidth=40),
+                                  dict(threshold=5, edgeitems=2), dict(profile="short"), dict(edgeitems=0, threshold=3)],
+                         ids=str)
+def test_repr_with_printoptions(opts):
+    data = [np.linspace(-3, 50, 12).reshape(3, 4), np.array([1e-6, 2.5, 300.0]), np.arange(20.0), np.array([1, 22, 333])]
+    try:
+        torch.set_printoptions(**opts)
+        flow.set_printoptions(**opts)
+        for a in data:
+            want = repr(torch.tensor(a, dtype=torch.float32 if a.dtype.kind == "f" else torch.int64))
+            assert repr(flow.tensor(a, dtype=flow.float32 if a.dtype.kind == "f" else flow.int64)) == want
+    finally:
+        torch.set_printoptions(profile="default", sci_mode=None)
+        flow.set_printoptions(profile="default", sci_mode=None)
