@@ -114,6 +114,8 @@ CI_CASES = [
     ("mixer_s32_224", 64, dict(img_size=64)),
     ("resmlp_12_224", 64, dict(img_size=64)),
     ("gmlp_ti16_224", 64, dict(img_size=64)),
+    ("regnetx_002", 64, {}),
+    ("regnety_008_tv", 64, {}),  # SE, torchvision channel rounding
 ]
 
 

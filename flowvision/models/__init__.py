@@ -16,3 +16,4 @@ from .vgg import *  # noqa: F401,F403
 from .densenet import *  # noqa: F401,F403
 from .mobilenetv3 import *  # noqa: F401,F403
 from .mlp_mixer import *  # noqa: F401,F403
+from .regnet import *  # noqa: F401,F403
