@@ -480,3 +480,57 @@ def test_meta():
         assert F.get_image_size(x) == [7, 5]
         assert F.get_image_num_channels(x) == 3
     assert F.get_dimensions(a[:, :, 0]) == [1, 5, 7]
+
+
+CHANNEL_OPS = [("resize", ([17, 23],), {}), ("resize", ([50, 31],), {"interpolation": IM.BICUBIC}),
+               ("crop", (2, 3, 9, 12), {}), ("center_crop", ([30, 30],), {}), ("pad", ([2, 3],), {}),
+               ("hflip", (), {}), ("vflip", (), {}), ("rotate", (33.0,), {}), ("gaussian_blur", (5,), {}),
+               ("affine", (), dict(angle=10.0, translate=[2, 1], scale=0.9, shear=[3.0, 0.0])),
+               ("invert", (), {}), ("adjust_brightness", (1.4,), {}), ("autocontrast", (), {})]
+
+
+@pytest.mark.parametrize("name,args,kwargs", CHANNEL_OPS, ids=[f"{c[0]}{i}" for i, c in enumerate(CHANNEL_OPS)])
+@pytest.mark.parametrize("c", [1, 2, 4])
+@pytest.mark.parametrize("kind", ["np_u8", "fb_u8"])
+def test_other_channel_counts(name, args, kwargs, c, kind):
+    a = rand_u8(21, 26, c=c, seed=c)
+    ours_in, ref_in = _inputs(kind, a)
+    targs, tkw = _conv_args(args, kwargs)
+    try:
+        getattr(TVF, name)(ref_in, *targs, **tkw)
+    except TypeError:  # torchvision's colour ops take 1 or 3 channels only; so do ours
+        with pytest.raises(TypeError):
+            getattr(F, name)(ours_in, *args, **kwargs)
+        return
+    check(name, a, kind, *args, **kwargs)
+
+
+@pytest.mark.parametrize("mode", ["L", "RGBA", "I;16", "I", "F", "LA", "P"])
+@pytest.mark.parametrize("name,args,kwargs", [("resize", ([17, 23],), {}), ("crop", (2, 3, 9, 12), {}),
+                                              ("pad", ([2, 3],), {}), ("hflip", (), {}), ("vflip", (), {}),
+                                              ("rotate", (33.0,), {}), ("center_crop", ([30, 10],), {}),
+                                              ("affine", (), dict(angle=10.0, translate=[2, 1], scale=0.9,
+                                                                  shear=[3.0, 0.0])),
+                                              ("perspective", ([[0, 0], [25, 0], [25, 20], [0, 20]],
+                                                               [[1, 2], [24, 0], [23, 19], [2, 18]]), {})])
+def test_pil_modes_geometry(mode, name, args, kwargs):
+    img = pil_of(rand_u8(21, 26, seed=4)).convert(mode)
+    if mode == "I;16":
+        img = Image.fromarray((np.asarray(pil_of(rand_u8(21, 26, c=1))).astype(np.uint16) * 200))
+    targs, tkw = _conv_args(args, kwargs)
+    try:
+        ref = getattr(TVF, name)(img, *targs, **tkw)
+    except (ValueError, TypeError) as e:
+        with pytest.raises(type(e)):
+            getattr(F, name)(img, *args, **kwargs)
+        return
+    ours = getattr(F, name)(img, *args, **kwargs)
+    assert ours.mode == ref.mode and ours.size == ref.size
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref))
+
+
+@pytest.mark.parametrize("kind", ["pil", "np_u8", "fb_u8"])
+def test_large_image(kind):
+    a = rand_u8(768, 1024, smooth=True, seed=1)
+    check("resize", a, kind, [300])
+    check("resized_crop", a, kind, 100, 200, 500, 700, [224, 224])

@@ -647,6 +647,7 @@ def _color(name, img, *args):
     _check_nonempty(img)
     if kind == "pil":
         return getattr(F_pil, name)(img, *args)
+    _check_rgb(img)  # torchvision's tensor colour ops take 1 or 3 channels
     return _apply_array(getattr(F_np, name), img, *args)
 
 
