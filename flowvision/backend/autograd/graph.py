@@ -15,6 +15,11 @@ from .._bf16 import bf16_to_f32, f32_to_bf16
 _seq = itertools.count()
 
 
+def _quiet():
+    # inf/nan arithmetic follows IEEE like torch's kernels, without numpy's RuntimeWarnings
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore")
+
+
 class Context:
     """The ``ctx`` handed to an op's forward and backward; ops keep whatever they need on it."""
 
@@ -69,7 +74,8 @@ class Node:
                     f"inplace operation: [{dtype}{list(shape)}] is at version {counter[0]}; expected "
                     f"version {version} instead (saved by {self.name()}).")
         grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype) in zip(grads, self.out_meta)]
-        out = self.fn.backward(self.ctx, *grads)
+        with _quiet():
+            out = self.fn.backward(self.ctx, *grads)
         if not isinstance(out, tuple):
             out = (out,)
         if not retain_graph and _holds_saved(self.ctx):
@@ -180,7 +186,8 @@ class Function:
         requires_grad = is_grad_enabled() and any(t.requires_grad for t in tensor_args)
         ctx = Context()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        out = cls.forward(ctx, *arrays, **kwargs)
+        with _quiet():
+            out = cls.forward(ctx, *arrays, **kwargs)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
 
