@@ -24,6 +24,13 @@ def _acc(x):
     return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
+def _mean(x, dims, keepdim, dtype):
+    """np.mean without its 'Mean of empty slice' warning: an empty reduction is NaN, as in torch."""
+    if _count(x.shape, dims) == 0:
+        return np.full(np.sum(x, axis=dims, keepdims=keepdim).shape, np.nan, dtype)
+    return np.mean(x, axis=dims, keepdims=keepdim, dtype=dtype)
+
+
 def _count(shape, dims):
     n = 1
     for d in dims:
@@ -58,7 +65,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.args = (x.shape, dims, keepdim)
-        return np.mean(x, axis=dims, keepdims=keepdim, dtype=x.dtype if x.dtype != np.float16 else np.float32).astype(x.dtype)
+        return _mean(x, dims, keepdim, x.dtype if x.dtype != np.float16 else np.float32).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -91,7 +98,7 @@ class Var(Function):
         dt = x.dtype
         x = _acc(x)
         n = _count(x.shape, dims)
-        m = np.mean(x, axis=dims, keepdims=True)
+        m = _mean(x, dims, True, x.dtype)
         dev = x - m
         with np.errstate(divide="ignore", invalid="ignore"):
             v = np.sum(dev * dev, axis=dims, keepdims=keepdim) / _b.max(n - correction, 0)
