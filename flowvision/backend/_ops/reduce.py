@@ -496,11 +496,30 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return ValuesIndices(v, i)
 
 
+class _EvenlyAt(Function):
+    """A value of ``x`` picked by position; the gradient is shared by every element equal to it (torch's
+    evenly_distribute_backward for median() without dim)."""
+    backward_name = "MedianBackward0"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        ctx.save_for_backward(x)
+        ctx.value = value
+        return np.asarray(value, x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved
+        mask = (x == ctx.value) | (np.isnan(x) & np.isnan(ctx.value))
+        return ((g * mask / np.maximum(mask.sum(), 1)).astype(g.dtype),)
+
+
 def median(input, dim=None, keepdim=False):
     if dim is None:
         flat = input.reshape(-1)
         n = flat.shape[0]
-        return kthvalue(flat, (n + 1) // 2, 0).values
+        v = kthvalue(flat.detach(), (n + 1) // 2, 0).values
+        return _EvenlyAt.apply(input, v._compute().reshape(()))
     n = input.shape[wrap_dim(dim, input.ndim)]
     return kthvalue(input, (n + 1) // 2, dim, keepdim)
 
