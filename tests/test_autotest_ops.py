@@ -640,6 +640,8 @@ SPECIAL = [
     Op("edge_abs_sign_sqrt", lambda L, x: (x.abs(), x.sign(), (x * x).sqrt()), fixed([0.0, -0.0, 2.0, -3.0]), FLOAT),
     Op("edge_max_ties", lambda L, x: (x.max(), x.amax(0), L.m.maximum(x, x.flip(0)), x.max(0)[0]),
        fixed([1.0, 3.0, 3.0, 1.0]), FLOAT, why="all-reduce max splits ties; max(dim) picks one index"),
+    Op("edge_median_ties", lambda L, x: (x.median(), x.reshape(2, 3).median(1)[0]), fixed([3.0, 2.0, 1.0, 2.0, 2.0, 5.0]),
+       FLOAT, why="median() shares the gradient among ties; median(dim) gives it to the returned index"),
     Op("edge_cumprod_zeros", lambda L, x: L.m.cumprod(x, 1), fixed([[2.0, 0.0, 3.0, 0.0, 4.0], [0.0, 1.0, 2.0, 3.0, 0.5]]),
        FLOAT),
     Op("edge_prod_zeros", lambda L, x: (x.prod(), x.prod(1)), fixed([[2.0, 0.0, 3.0], [0.0, 0.0, 1.0]]), FLOAT),
