@@ -402,3 +402,44 @@ def test_resize_image_v2_uint8(interp, antialias, size):
     r = TF2.resize(TVT.Image(torch.from_numpy(chw)), size, interpolation=TV2.InterpolationMode(interp),
                    antialias=antialias)
     assert_u8_close(to_np(o), r.numpy())
+
+
+def test_video_and_misc_v2():
+    rng = np.random.default_rng(0)
+    vid = rng.integers(0, 255, (4, 3, 20, 24), dtype=np.uint8)
+    ov, rv = FVT.Video(vid.copy()), TVT.Video(torch.from_numpy(vid.copy()))
+    for name, args in (("resize", ([10, 12],)), ("horizontal_flip", ()), ("crop", (2, 3, 10, 11)),
+                       ("rotate", (20.0,)), ("adjust_brightness", (1.3,)), ("adjust_saturation", (0.5,))):
+        o, r = getattr(F2, name)(ov, *args), getattr(TF2, name)(rv, *args)
+        assert isinstance(o, FVT.Video)
+        assert_u8_close(to_np(o), r.numpy())
+    o = V2.UniformTemporalSubsample(2)(ov)
+    np.testing.assert_array_equal(to_np(o), TV2.UniformTemporalSubsample(2)(rv).numpy())
+    g = FVT.Image(rng.integers(0, 255, (1, 8, 9), dtype=np.uint8))
+    np.testing.assert_array_equal(to_np(V2.RGB()(g)), TV2.RGB()(TVT.Image(torch.from_numpy(to_np(g).copy()))).numpy())
+    img = FVT.Image(rng.integers(0, 255, (3, 20, 24), dtype=np.uint8))
+    ref_img = TVT.Image(torch.from_numpy(to_np(img).copy()))
+    for o, r in zip(V2.FiveCrop(8)(img), TV2.FiveCrop(8)(ref_img)):
+        np.testing.assert_array_equal(to_np(o), r.numpy())
+    for o, r in zip(V2.TenCrop(8, vertical_flip=True)(img), TV2.TenCrop(8, vertical_flip=True)(ref_img)):
+        np.testing.assert_array_equal(to_np(o), r.numpy())
+    f = V2.GaussianNoise(sigma=0.05)(FVT.Image(np.full((3, 8, 9), 0.5, np.float32)))
+    assert isinstance(f, FVT.Image) and 0.3 < to_np(f).mean() < 0.7 and to_np(f).std() > 0.01
+    j = V2.JPEG(50)(img)
+    assert isinstance(j, FVT.Image) and tuple(j.shape) == (3, 20, 24)
+
+
+def test_channel_permutation_and_erasing_v2(monkeypatch):
+    ours, ref = sample()
+    _run_class(monkeypatch, V2.RandomChannelPermutation(), TV2.RandomChannelPermutation(),
+               convert=lambda p: {"permutation": torch.tensor(p["permutation"])})
+    ours, ref = sample(img_dtype=np.float32)
+    T.manual_seed(2)
+    t = V2.RandomErasing(p=1.0, value=0.3)
+    p = t.make_params([ours["image"]])
+    monkeypatch.setattr(V2.RandomErasing, "make_params", lambda self, flat: p)
+    monkeypatch.setattr(TV2.RandomErasing, "make_params", lambda self, flat: dict(
+        i=p["i"], j=p["j"], h=p["h"], w=p["w"], v=torch.from_numpy(np.asarray(p["v"]))))
+    o = V2.RandomErasing(p=1.0, value=0.3)(ours)
+    r = TV2.RandomErasing(p=1.0, value=0.3)(ref)
+    compare(o, r)

@@ -386,7 +386,8 @@ def resize(img, size, interpolation="bilinear", antialias=True, round_between=Fa
             np.matmul(flat[:, lo:hi], wt, out=tmp[:, o0:o1])
         planes = tmp.reshape(p, h, ow)
         if round_between and oh != h and img.dtype.kind in "iub":
-            np.rint(planes, out=planes)
+            planes += wdt(0.5)  # fixed-point kernels round halves up
+            np.floor(planes, out=planes)
             np.clip(planes, 0, max_value(img.dtype), out=planes)
     if oh != h:
         tmp = np.empty((p, oh, ow), wdt)
@@ -394,6 +395,8 @@ def resize(img, size, interpolation="bilinear", antialias=True, round_between=Fa
             np.matmul(wt, planes[:, lo:hi], out=tmp[:, o0:o1])
         planes = tmp
     if img.dtype.kind in "iub":
+        if round_between:
+            planes = np.floor(planes + wdt(0.5))
         planes = _cast_out(planes, img.dtype)
     elif planes.dtype != img.dtype:
         planes = planes.astype(img.dtype)
