@@ -1,4 +1,11 @@
-"""flowvision.models: the model zoo (timm-style registry; parameter names equal timm's)."""
+"""flowvision.models: the model zoo.
+
+timm-style registry (``create_model``, ``list_models``; parameter names equal timm's) and, over the same
+modules, torchvision's API (``resnet50(weights=...)``, ``vit_b_16``, ``*_Weights``, ``get_model``,
+``get_model_weights``, ``get_weight``; ``list_models(module=..., include=..., exclude=...)``).
+"""
+from ._api import (ImageClassification, Weights, WeightsEnum, get_model, get_model_builder, get_model_weights,
+                   get_weight)
 from ._builder import build_model_with_cfg, load_checkpoint, load_pretrained
 from ._data import create_eval_transform, imagenet_class_names, resolve_data_config
 from ._factory import create_model
@@ -17,3 +24,4 @@ from .densenet import *  # noqa: F401,F403
 from .mobilenetv3 import *  # noqa: F401,F403
 from .mlp_mixer import *  # noqa: F401,F403
 from .regnet import *  # noqa: F401,F403
+from .tv_models import *  # noqa: F401,F403

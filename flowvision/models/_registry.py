@@ -1,6 +1,8 @@
 """The model registry: ``register_model``, listing, lookup and short aliases."""
 import difflib
 import fnmatch
+import functools
+import types
 import re
 import sys
 from collections import defaultdict
@@ -22,11 +24,31 @@ _model_with_tags = defaultdict(list)
 _model_aliases = {}
 
 
+def _torchvision_form(kwargs):
+    return "weights" in kwargs or "progress" in kwargs
+
+
 def register_model(fn):
-    """Decorator: registers ``fn`` under its name and expands ``default_cfgs[name]`` of its module by tag."""
+    """Decorator: registers ``fn`` under its name and expands ``default_cfgs[name]`` of its module by tag.
+
+    The registered entrypoint also answers torchvision's call form: when ``weights=`` or ``progress=`` is
+    passed and a torchvision builder of the same name exists (``resnet50``, ``vgg16``, ...), that builder
+    is called instead (torchvision's architecture and weights enums).
+    """
     mod = sys.modules[fn.__module__]
     module_name = fn.__module__.split(".")[-1]
     model_name = fn.__name__
+    timm_fn = fn
+
+    @functools.wraps(timm_fn)
+    def fn(pretrained=False, **kwargs):
+        if _torchvision_form(kwargs):
+            from ._api import _BUILDERS
+            builder = _BUILDERS.get(model_name)
+            if builder is not None:
+                return builder(**({"pretrained": True} if pretrained else {}), **kwargs)
+        return timm_fn(pretrained=pretrained, **kwargs)
+
     if hasattr(mod, "__all__"):
         if model_name not in mod.__all__:
             mod.__all__.append(model_name)
@@ -89,11 +111,16 @@ def _unknown(name):
 
 
 def list_models(filter="", module="", pretrained=False, exclude_filters="", name_matches_cfg=False,
-                include_tags=None):
+                include_tags=None, include=None, exclude=None):
     """Registered model names matching fnmatch ``filter`` (a str or a list = union), naturally sorted.
 
     ``pretrained=True`` lists only ``arch.tag`` names with weights (tags are included by default then).
+    torchvision's form -- ``module`` given as a Python module, or ``include=``/``exclude=`` -- lists the
+    torchvision-style builder names instead (``list_models(module=flowvision.models, include="vit_*")``).
     """
+    if isinstance(module, types.ModuleType) or include is not None or exclude is not None:
+        from ._api import list_builders
+        return list_builders(module if isinstance(module, types.ModuleType) else (module or None), include, exclude)
     if include_tags is None:
         include_tags = pretrained
     if module:

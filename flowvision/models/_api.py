@@ -1,0 +1,220 @@
+"""torchvision-style model API over flowvision's models: ``Weights``/``WeightsEnum``, the builder registry,
+``get_model``/``get_model_builder``/``get_model_weights``/``get_weight``/``list_models``, and the
+``ImageClassification`` preset returned by ``weights.transforms()``.
+
+Builders are keyword-only like torchvision's: ``resnet50(*, weights=None, progress=True, **kwargs)``;
+``weights`` is a member of the builder's ``*_Weights`` enum, its name (``"IMAGENET1K_V2"``,
+``"ResNet50_Weights.IMAGENET1K_V2"``), ``"DEFAULT"`` or None. ``pretrained=True`` is accepted silently and
+means ``DEFAULT`` (torchvision warns and picks V1).
+"""
+import enum
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Callable, Dict
+
+from flowvision.backend import nn
+
+__all__ = ["Weights", "WeightsEnum", "ImageClassification", "register_builder", "get_model", "get_model_builder",
+           "get_model_weights", "get_weight", "list_builders"]
+
+
+class ImageClassification(nn.Module):
+    """Resize the shorter side to ``resize_size``, center-crop ``crop_size``, to float in [0, 1], normalise.
+
+    Accepts PIL images and (B)CHW tensors (uint8 or float), like torchvision's preset.
+    """
+
+    def __init__(self, *, crop_size, resize_size=256, mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225),
+                 interpolation="bilinear", antialias=True):
+        super().__init__()
+        from flowvision.transforms import InterpolationMode
+        if isinstance(interpolation, str):
+            interpolation = InterpolationMode(interpolation)
+        self.crop_size = [crop_size]
+        self.resize_size = [resize_size]
+        self.mean = list(mean)
+        self.std = list(std)
+        self.interpolation = interpolation
+        self.antialias = antialias
+
+    def forward(self, img):
+        from flowvision import backend as flow
+        from flowvision.transforms import functional as TF
+        img = TF.resize(img, self.resize_size, interpolation=self.interpolation, antialias=self.antialias)
+        img = TF.center_crop(img, self.crop_size)
+        if not isinstance(img, flow.Tensor):
+            img = TF.pil_to_tensor(img)
+        img = TF.convert_image_dtype(img, flow.float32)
+        return TF.normalize(img, mean=self.mean, std=self.std)
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__}(\n    crop_size={self.crop_size}\n    resize_size={self.resize_size}\n"
+                f"    mean={self.mean}\n    std={self.std}\n    interpolation={self.interpolation}\n)")
+
+
+@dataclass(eq=False)
+class Weights:
+    """A checkpoint: its ``url``, the ``transforms`` factory (call it) and ``meta`` (categories, num_params...)."""
+    url: str
+    transforms: Callable
+    meta: Dict[str, Any] = field(default_factory=dict)
+
+
+class WeightsEnum(enum.Enum):
+    """Base of the ``*_Weights`` enums; members' values are :class:`Weights`."""
+
+    @classmethod
+    def verify(cls, obj):
+        if obj is None or isinstance(obj, cls):
+            return obj
+        if isinstance(obj, str):
+            name = obj.replace(cls.__name__ + ".", "")
+            if name in cls.__members__:
+                return cls.__members__[name]
+            raise ValueError(f"Failed to find Weights {obj!r} in {cls.__name__}; "
+                             f"available: {', '.join(cls.__members__)}")
+        raise TypeError(f"Invalid Weight class provided; expected {cls.__name__} but received "
+                        f"{obj.__class__.__name__}.")
+
+    def get_state_dict(self, progress=True, check_hash=False):
+        from flowvision import hub
+        return hub.load_state_dict_from_url(self.url, progress=progress, check_hash=check_hash)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}.{self._name_}"
+
+    def __str__(self):
+        return self.__repr__()
+
+    @property
+    def url(self):
+        return self.value.url
+
+    @property
+    def transforms(self):
+        return self.value.transforms
+
+    @property
+    def meta(self):
+        return self.value.meta
+
+
+def make_weights_enum(name, module, default, members):
+    """``members``: ``{member: Weights}``; ``default`` names the member ``DEFAULT`` aliases."""
+    items = list(members.items()) + [("DEFAULT", members[default])]
+    cls = WeightsEnum(name, items, module=module, qualname=name)
+    return cls
+
+
+_BUILDERS = {}
+_BUILDER_WEIGHTS = {}
+
+
+def register_builder(name=None, weights=None):
+    """Decorator: registers a torchvision-style builder under ``name`` (default: the function name)."""
+    def wrapper(fn):
+        key = name or fn.__name__
+        if key in _BUILDERS:
+            raise ValueError(f"a builder named {key!r} is already registered")
+        _BUILDERS[key] = fn
+        if weights is not None:
+            _BUILDER_WEIGHTS[key] = weights
+        return fn
+    return wrapper
+
+
+def get_model_builder(name):
+    name = name.lower()
+    try:
+        return _BUILDERS[name]
+    except KeyError:
+        import difflib
+        close = difflib.get_close_matches(name, list(_BUILDERS), n=5, cutoff=0.5)
+        hint = f"; closest matches: {', '.join(close)}" if close else ""
+        raise ValueError(f"Unknown model {name}{hint}") from None
+
+
+def get_model(name, **config):
+    """Build a torchvision-named model: ``get_model("resnet50", weights="DEFAULT")``."""
+    return get_model_builder(name)(**config)
+
+
+def get_model_weights(name):
+    """The ``*_Weights`` enum class of a builder (given by name or as the builder function)."""
+    if callable(name):
+        match = [k for k, v in _BUILDERS.items() if v is name]
+        if not match:
+            match = [k for k in _BUILDERS if k == getattr(name, "__name__", None)]
+        if not match:
+            raise ValueError(f"{name!r} is not a registered builder")
+        name = match[0]
+    get_model_builder(name)
+    if name not in _BUILDER_WEIGHTS:
+        raise ValueError(f"The weight enum for {name} could not be found")
+    return _BUILDER_WEIGHTS[name]
+
+
+def get_weight(name):
+    """``get_weight("ResNet50_Weights.IMAGENET1K_V2")`` -> the enum member."""
+    try:
+        enum_name, value_name = name.split(".")
+    except ValueError:
+        raise ValueError(f"Invalid weight name provided: {name!r}") from None
+    for cls in _BUILDER_WEIGHTS.values():
+        if cls.__name__ == enum_name:
+            return cls.verify(value_name)
+    raise ValueError(f"The weight enum {enum_name!r} for the specific method couldn't be retrieved.")
+
+
+def _builder_module(fn):
+    return getattr(fn, "func", fn).__module__
+
+
+def list_builders(module=None, include=None, exclude=None):
+    """torchvision's ``list_models``: builder names, optionally of a module and fnmatch include/exclude."""
+    names = set(_BUILDERS)
+    if module is not None:
+        modname = module if isinstance(module, str) else module.__name__
+        names = {n for n in names if _builder_module(_BUILDERS[n]).startswith(modname)}
+    if include:
+        inc = [include] if isinstance(include, str) else include
+        names = {n for n in names if any(fnmatch.fnmatch(n, p) for p in inc)}
+    if exclude:
+        exc = [exclude] if isinstance(exclude, str) else exclude
+        names = {n for n in names if not any(fnmatch.fnmatch(n, p) for p in exc)}
+    return sorted(names)
+
+
+def resolve_weights(weights_enum, weights, kwargs, builder):
+    """torchvision's builder prologue: legacy ``pretrained=True`` -> DEFAULT, verify, fix ``num_classes``."""
+    pretrained = kwargs.pop("pretrained", None)
+    if pretrained and weights is None:  # legacy form: silently the best weights (torchvision: V1 + warnings)
+        weights = "DEFAULT"
+    weights = weights_enum.verify(weights)
+    if weights is not None:
+        n = len(weights.meta["categories"])
+        if kwargs.get("num_classes", n) != n:
+            raise ValueError(f"The parameter 'num_classes' expected value {n} but got {kwargs['num_classes']} "
+                             f"instead.")
+        kwargs["num_classes"] = n
+    return weights
+
+
+def load_weights(model, weights, progress=True, filter_fn=None):
+    from flowvision import hub
+    sd = hub.load_state_dict_from_url(weights.url, progress=progress, check_hash=True, as_numpy=True)
+    if filter_fn is not None:
+        sd = filter_fn(sd)
+    model.load_state_dict(hub.to_backend(sd), strict=True)
+    return model
+
+
+def classification_weights(url, num_params, crop_size=224, resize_size=256, interpolation="bilinear",
+                           min_size=(1, 1), **meta):
+    from ._data import imagenet_class_names
+    return Weights(url=url, transforms=partial(ImageClassification, crop_size=crop_size, resize_size=resize_size,
+                                               interpolation=interpolation),
+                   meta=dict(categories=list(imagenet_class_names()), num_params=num_params, min_size=min_size,
+                             **meta))

@@ -1,0 +1,420 @@
+"""torchvision-named builders (``resnet50(weights=...)``, ``vit_b_16``, ``mobilenet_v3_large`` ...).
+
+Where torchvision's module structure equals timm's (ResNet/ResNeXt/Wide-ResNet, DenseNet) the builder returns
+the flowvision (timm-named) model, whose parameter names are torchvision's. Where it differs (VGG, MobileNetV2/V3,
+ViT) the builder returns a module with torchvision's exact structure and parameter names, so torchvision
+checkpoints load with ``strict=True``. The ``*_Weights`` enums are generated from ``_tv_weights.TV_WEIGHTS``.
+"""
+import math
+from collections import OrderedDict
+from functools import partial
+
+from flowvision import backend as flow
+from flowvision.backend import nn
+from flowvision.layers import make_divisible
+
+from ._api import classification_weights, load_weights, make_weights_enum, register_builder, resolve_weights
+from ._tv_weights import TV_URL, TV_WEIGHTS
+
+__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "mobilenet_v2", "mobilenet_v3_large",
+           "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16"]
+
+
+def _make_enums():
+    enums = {}
+    for builder, (enum_name, default, members) in TV_WEIGHTS.items():
+        ws = {m[0]: classification_weights(TV_URL + m[1], m[2], min_size=tuple(m[3]), crop_size=m[4],
+                                           resize_size=m[5], interpolation=m[6]) for m in members}
+        enums[builder] = make_weights_enum(enum_name, __name__, default, ws)
+    return enums
+
+
+WEIGHTS = _make_enums()
+for _e in WEIGHTS.values():
+    globals()[_e.__name__] = _e
+    __all__.append(_e.__name__)
+
+
+def _prologue(name, weights, kwargs):
+    return resolve_weights(WEIGHTS[name], weights, kwargs, name)
+
+
+# --- ResNet / ResNeXt / Wide-ResNet / DenseNet: flowvision's models already have torchvision's names ---------
+
+_RESNET_ARGS = {
+    "resnet18": dict(block="basic", layers=(2, 2, 2, 2)), "resnet34": dict(block="basic", layers=(3, 4, 6, 3)),
+    "resnet50": dict(layers=(3, 4, 6, 3)), "resnet101": dict(layers=(3, 4, 23, 3)),
+    "resnet152": dict(layers=(3, 8, 36, 3)),
+    "resnext50_32x4d": dict(layers=(3, 4, 6, 3), cardinality=32, base_width=4),
+    "resnext101_32x8d": dict(layers=(3, 4, 23, 3), cardinality=32, base_width=8),
+    "resnext101_64x4d": dict(layers=(3, 4, 23, 3), cardinality=64, base_width=4),
+    "wide_resnet50_2": dict(layers=(3, 4, 6, 3), base_width=128),
+    "wide_resnet101_2": dict(layers=(3, 4, 23, 3), base_width=128),
+}
+
+
+def _tv_resnet(name, weights=None, progress=True, **kwargs):
+    from .resnet import BasicBlock, Bottleneck, ResNet
+    weights = _prologue(name, weights, kwargs)
+    args = dict(_RESNET_ARGS[name])
+    args["block"] = BasicBlock if args.pop("block", None) == "basic" else Bottleneck
+    if "groups" in kwargs:
+        args["cardinality"] = kwargs.pop("groups")
+    if "width_per_group" in kwargs:
+        args["base_width"] = kwargs.pop("width_per_group")
+    if kwargs.pop("replace_stride_with_dilation", None):
+        raise NotImplementedError("replace_stride_with_dilation is not implemented")
+    args["zero_init_last"] = kwargs.pop("zero_init_residual", False)
+    model = ResNet(**args, **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+def _tv_densenet(name, weights=None, progress=True, **kwargs):
+    from .densenet import DenseNet, checkpoint_filter_fn
+    weights = _prologue(name, weights, kwargs)
+    cfg = {"densenet121": (32, (6, 12, 24, 16)), "densenet161": (48, (6, 12, 36, 24)),
+           "densenet169": (32, (6, 12, 32, 32)), "densenet201": (32, (6, 12, 48, 32))}[name]
+    growth, blocks = kwargs.pop("growth_rate", cfg[0]), kwargs.pop("block_config", cfg[1])
+    if kwargs.pop("num_init_features", 2 * growth) != 2 * growth:
+        raise NotImplementedError("num_init_features must be 2 * growth_rate")
+    kwargs.pop("memory_efficient", None)
+    model = DenseNet(growth_rate=growth, block_config=blocks, proj_drop_rate=kwargs.pop("drop_rate", 0.0),
+                     **kwargs)
+    if weights is not None:
+        load_weights(model, weights, progress, filter_fn=lambda sd: checkpoint_filter_fn(sd, model))
+    return model
+
+
+for _name in _RESNET_ARGS:
+    register_builder(_name, WEIGHTS[_name])(partial(_tv_resnet, _name))
+for _name in ("densenet121", "densenet161", "densenet169", "densenet201"):
+    register_builder(_name, WEIGHTS[_name])(partial(_tv_densenet, _name))
+
+
+# --- VGG -------------------------------------------------------------------------------------------------
+
+class VGGTV(nn.Module):
+    """torchvision's VGG: ``features`` -> AdaptiveAvgPool2d(7) -> ``classifier`` (Linear/ReLU/Dropout x3)."""
+
+    def __init__(self, features, num_classes=1000, init_weights=True, dropout=0.5):
+        super().__init__()
+        self.features = features
+        self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
+        self.classifier = nn.Sequential(
+            nn.Linear(512 * 7 * 7, 4096), nn.ReLU(True), nn.Dropout(p=dropout), nn.Linear(4096, 4096),
+            nn.ReLU(True), nn.Dropout(p=dropout), nn.Linear(4096, num_classes))
+        if init_weights:
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                    if m.bias is not None:
+                        nn.init.zeros_(m.bias)
+                elif isinstance(m, nn.Linear):
+                    nn.init.normal_(m.weight, 0, 0.01)
+                    nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = self.avgpool(self.features(x))
+        return self.classifier(flow.flatten(x, 1))
+
+
+def _tv_vgg(name, weights=None, progress=True, **kwargs):
+    from .vgg import CFGS
+    weights = _prologue(name, weights, kwargs)
+    layers, prev = [], 3
+    for v in CFGS[name.split("_")[0]]:
+        if v == "M":
+            layers.append(nn.MaxPool2d(kernel_size=2, stride=2))
+        else:
+            layers.append(nn.Conv2d(prev, v, kernel_size=3, padding=1))
+            if name.endswith("_bn"):
+                layers.append(nn.BatchNorm2d(v))
+            layers.append(nn.ReLU(inplace=True))
+            prev = v
+    if weights is not None:
+        kwargs["init_weights"] = False
+    model = VGGTV(nn.Sequential(*layers), **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+for _name in ("vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn"):
+    register_builder(_name, WEIGHTS[_name])(partial(_tv_vgg, _name))
+
+
+# --- MobileNetV2 / V3 --------------------------------------------------------------------------------------
+
+def _conv_norm_act(in_chs, out_chs, kernel_size=3, stride=1, groups=1, norm_layer=nn.BatchNorm2d,
+                   act_layer=nn.ReLU):
+    """torchvision's Conv2dNormActivation as a Sequential (0 conv, 1 norm, 2 act)."""
+    layers = [nn.Conv2d(in_chs, out_chs, kernel_size, stride, (kernel_size - 1) // 2, groups=groups, bias=False),
+              norm_layer(out_chs)]
+    if act_layer is not None:
+        layers.append(act_layer(inplace=True))
+    return nn.Sequential(*layers)
+
+
+class _InvertedResidualV2(nn.Module):
+    def __init__(self, inp, oup, stride, expand_ratio, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        hidden = int(round(inp * expand_ratio))
+        self.use_res_connect = stride == 1 and inp == oup
+        layers = []
+        if expand_ratio != 1:
+            layers.append(_conv_norm_act(inp, hidden, 1, norm_layer=norm_layer, act_layer=nn.ReLU6))
+        layers += [_conv_norm_act(hidden, hidden, 3, stride, groups=hidden, norm_layer=norm_layer,
+                                  act_layer=nn.ReLU6),
+                   nn.Conv2d(hidden, oup, 1, 1, 0, bias=False), norm_layer(oup)]
+        self.conv = nn.Sequential(*layers)
+        self.out_channels = oup
+
+    def forward(self, x):
+        return x + self.conv(x) if self.use_res_connect else self.conv(x)
+
+
+class MobileNetV2TV(nn.Module):
+    def __init__(self, num_classes=1000, width_mult=1.0, round_nearest=8, dropout=0.2):
+        super().__init__()
+        setting = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2],
+                   [6, 320, 1, 1]]
+        inp = make_divisible(32 * width_mult, round_nearest)
+        self.last_channel = make_divisible(1280 * max(1.0, width_mult), round_nearest)
+        features = [_conv_norm_act(3, inp, stride=2, act_layer=nn.ReLU6)]
+        for t, c, n, s in setting:
+            out = make_divisible(c * width_mult, round_nearest)
+            for i in range(n):
+                features.append(_InvertedResidualV2(inp, out, s if i == 0 else 1, t))
+                inp = out
+        features.append(_conv_norm_act(inp, self.last_channel, 1, act_layer=nn.ReLU6))
+        self.features = nn.Sequential(*features)
+        self.classifier = nn.Sequential(nn.Dropout(p=dropout), nn.Linear(self.last_channel, num_classes))
+        _mobilenet_init(self)
+
+    def forward(self, x):
+        x = self.features(x).mean((2, 3))
+        return self.classifier(x)
+
+
+def _mobilenet_init(model):
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0, 0.01)
+            nn.init.zeros_(m.bias)
+
+
+class _SqueezeExcitation(nn.Module):
+    """torchvision's SE: avgpool -> fc1 (1x1) -> ReLU -> fc2 (1x1) -> hard-sigmoid -> scale."""
+
+    def __init__(self, input_channels, squeeze_channels):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(input_channels, squeeze_channels, 1)
+        self.fc2 = nn.Conv2d(squeeze_channels, input_channels, 1)
+        self.activation = nn.ReLU()
+        self.scale_activation = nn.Hardsigmoid()
+
+    def forward(self, x):
+        s = self.scale_activation(self.fc2(self.activation(self.fc1(self.avgpool(x)))))
+        return s * x
+
+
+class _InvertedResidualV3(nn.Module):
+    def __init__(self, inp, kernel, exp, out, use_se, act, stride, norm_layer):
+        super().__init__()
+        self.use_res_connect = stride == 1 and inp == out
+        act_layer = nn.Hardswish if act == "HS" else nn.ReLU
+        layers = []
+        if exp != inp:
+            layers.append(_conv_norm_act(inp, exp, 1, norm_layer=norm_layer, act_layer=act_layer))
+        layers.append(_conv_norm_act(exp, exp, kernel, stride, groups=exp, norm_layer=norm_layer,
+                                     act_layer=act_layer))
+        if use_se:
+            layers.append(_SqueezeExcitation(exp, make_divisible(exp // 4, 8)))
+        layers.append(_conv_norm_act(exp, out, 1, norm_layer=norm_layer, act_layer=None))
+        self.block = nn.Sequential(*layers)
+        self.out_channels = out
+
+    def forward(self, x):
+        y = self.block(x)
+        return y + x if self.use_res_connect else y
+
+
+_V3_LARGE = [(16, 3, 16, 16, False, "RE", 1), (16, 3, 64, 24, False, "RE", 2), (24, 3, 72, 24, False, "RE", 1),
+             (24, 5, 72, 40, True, "RE", 2), (40, 5, 120, 40, True, "RE", 1), (40, 5, 120, 40, True, "RE", 1),
+             (40, 3, 240, 80, False, "HS", 2), (80, 3, 200, 80, False, "HS", 1), (80, 3, 184, 80, False, "HS", 1),
+             (80, 3, 184, 80, False, "HS", 1), (80, 3, 480, 112, True, "HS", 1), (112, 3, 672, 112, True, "HS", 1),
+             (112, 5, 672, 160, True, "HS", 2), (160, 5, 960, 160, True, "HS", 1),
+             (160, 5, 960, 160, True, "HS", 1)]
+_V3_SMALL = [(16, 3, 16, 16, True, "RE", 2), (16, 3, 72, 24, False, "RE", 2), (24, 3, 88, 24, False, "RE", 1),
+             (24, 5, 96, 40, True, "HS", 2), (40, 5, 240, 40, True, "HS", 1), (40, 5, 240, 40, True, "HS", 1),
+             (40, 5, 120, 48, True, "HS", 1), (48, 5, 144, 48, True, "HS", 1), (48, 5, 288, 96, True, "HS", 2),
+             (96, 5, 576, 96, True, "HS", 1), (96, 5, 576, 96, True, "HS", 1)]
+
+
+class MobileNetV3TV(nn.Module):
+    """torchvision's MobileNetV3 (``features.N.block.M.*``, ``classifier.0/3``); BN eps 1e-3."""
+
+    def __init__(self, setting, last_channel, num_classes=1000, dropout=0.2):
+        super().__init__()
+        norm_layer = partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
+        first = setting[0][0]
+        layers = [_conv_norm_act(3, first, 3, 2, norm_layer=norm_layer, act_layer=nn.Hardswish)]
+        for inp, k, exp, out, se, act, stride in setting:
+            layers.append(_InvertedResidualV3(inp, k, exp, out, se, act, stride, norm_layer))
+        last_in = setting[-1][3]
+        layers.append(_conv_norm_act(last_in, 6 * last_in, 1, norm_layer=norm_layer, act_layer=nn.Hardswish))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Linear(6 * last_in, last_channel), nn.Hardswish(inplace=True),
+                                        nn.Dropout(p=dropout, inplace=True), nn.Linear(last_channel, num_classes))
+        _mobilenet_init(self)
+
+    def forward(self, x):
+        x = flow.flatten(self.avgpool(self.features(x)), 1)
+        return self.classifier(x)
+
+
+@register_builder(weights=WEIGHTS["mobilenet_v2"])
+def mobilenet_v2(*, weights=None, progress=True, **kwargs):
+    """torchvision's MobileNetV2 (``weights``: MobileNet_V2_Weights, its name, "DEFAULT" or None)."""
+    weights = _prologue("mobilenet_v2", weights, kwargs)
+    model = MobileNetV2TV(**kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+@register_builder(weights=WEIGHTS["mobilenet_v3_large"])
+def mobilenet_v3_large(*, weights=None, progress=True, **kwargs):
+    """torchvision's MobileNetV3-Large (``weights``: MobileNet_V3_Large_Weights, its name, "DEFAULT" or None)."""
+    weights = _prologue("mobilenet_v3_large", weights, kwargs)
+    model = MobileNetV3TV(_V3_LARGE, 1280, **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+@register_builder(weights=WEIGHTS["mobilenet_v3_small"])
+def mobilenet_v3_small(*, weights=None, progress=True, **kwargs):
+    """torchvision's MobileNetV3-Small (``weights``: MobileNet_V3_Small_Weights, its name, "DEFAULT" or None)."""
+    weights = _prologue("mobilenet_v3_small", weights, kwargs)
+    model = MobileNetV3TV(_V3_SMALL, 1024, **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+# --- ViT -------------------------------------------------------------------------------------------------
+
+class _MLPBlock(nn.Sequential):
+    def __init__(self, in_dim, mlp_dim, dropout):
+        super().__init__(nn.Linear(in_dim, mlp_dim), nn.GELU(), nn.Dropout(dropout), nn.Linear(mlp_dim, in_dim),
+                         nn.Dropout(dropout))
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.xavier_uniform_(m.weight)
+                nn.init.normal_(m.bias, std=1e-6)
+
+
+class _EncoderBlock(nn.Module):
+    def __init__(self, num_heads, hidden_dim, mlp_dim, dropout, attention_dropout, norm_layer):
+        super().__init__()
+        self.ln_1 = norm_layer(hidden_dim)
+        self.self_attention = nn.MultiheadAttention(hidden_dim, num_heads, dropout=attention_dropout,
+                                                    batch_first=True)
+        self.dropout = nn.Dropout(dropout)
+        self.ln_2 = norm_layer(hidden_dim)
+        self.mlp = _MLPBlock(hidden_dim, mlp_dim, dropout)
+
+    def forward(self, inp):
+        x = self.ln_1(inp)
+        x, _ = self.self_attention(x, x, x, need_weights=False)
+        x = self.dropout(x) + inp
+        return x + self.mlp(self.ln_2(x))
+
+
+class _Encoder(nn.Module):
+    def __init__(self, seq_length, num_layers, num_heads, hidden_dim, mlp_dim, dropout, attention_dropout,
+                 norm_layer):
+        super().__init__()
+        self.pos_embedding = nn.Parameter(flow.randn(1, seq_length, hidden_dim) * 0.02)
+        self.dropout = nn.Dropout(dropout)
+        self.layers = nn.Sequential(OrderedDict(
+            (f"encoder_layer_{i}", _EncoderBlock(num_heads, hidden_dim, mlp_dim, dropout, attention_dropout,
+                                                 norm_layer)) for i in range(num_layers)))
+        self.ln = norm_layer(hidden_dim)
+
+    def forward(self, x):
+        return self.ln(self.layers(self.dropout(x + self.pos_embedding)))
+
+
+class VisionTransformerTV(nn.Module):
+    """torchvision's ViT (``conv_proj``, ``class_token``, ``encoder.layers.encoder_layer_N``, ``heads.head``)."""
+
+    def __init__(self, image_size, patch_size, num_layers, num_heads, hidden_dim, mlp_dim, dropout=0.0,
+                 attention_dropout=0.0, num_classes=1000, representation_size=None):
+        super().__init__()
+        if image_size % patch_size:
+            raise ValueError("Input shape indivisible by patch size!")
+        self.image_size, self.patch_size, self.hidden_dim = image_size, patch_size, hidden_dim
+        self.num_classes = num_classes
+        self.conv_proj = nn.Conv2d(3, hidden_dim, kernel_size=patch_size, stride=patch_size)
+        seq_length = (image_size // patch_size) ** 2 + 1
+        self.class_token = nn.Parameter(flow.zeros(1, 1, hidden_dim))
+        self.encoder = _Encoder(seq_length, num_layers, num_heads, hidden_dim, mlp_dim, dropout, attention_dropout,
+                                partial(nn.LayerNorm, eps=1e-6))
+        self.seq_length = seq_length
+        heads = OrderedDict()
+        if representation_size is None:
+            heads["head"] = nn.Linear(hidden_dim, num_classes)
+        else:
+            heads["pre_logits"] = nn.Linear(hidden_dim, representation_size)
+            heads["act"] = nn.Tanh()
+            heads["head"] = nn.Linear(representation_size, num_classes)
+        self.heads = nn.Sequential(heads)
+        fan_in = 3 * patch_size * patch_size
+        from flowvision.layers import trunc_normal_
+        trunc_normal_(self.conv_proj.weight, std=math.sqrt(1 / fan_in))
+        nn.init.zeros_(self.conv_proj.bias)
+        nn.init.zeros_(self.heads.head.weight)
+        nn.init.zeros_(self.heads.head.bias)
+
+    def _process_input(self, x):
+        n, c, h, w = x.shape
+        if h != self.image_size or w != self.image_size:
+            raise ValueError(f"Wrong image height/width! Expected {self.image_size} but got {h}x{w}")
+        x = self.conv_proj(x)
+        return x.reshape(n, self.hidden_dim, -1).permute(0, 2, 1)
+
+    def forward(self, x):
+        x = self._process_input(x)
+        x = flow.cat([self.class_token.expand(x.shape[0], -1, -1), x], dim=1)
+        x = self.encoder(x)
+        return self.heads(x[:, 0])
+
+
+def _tv_vit(name, patch, layers, heads, hidden, mlp, weights, progress, kwargs):
+    weights = _prologue(name, weights, kwargs)
+    image_size = kwargs.pop("image_size", 224)
+    if weights is not None and image_size != weights.meta["min_size"][0]:
+        raise ValueError(f"{name}: the weights need image_size={weights.meta['min_size'][0]}")
+    model = VisionTransformerTV(image_size, patch, layers, heads, hidden, mlp, **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+@register_builder(weights=WEIGHTS["vit_b_16"])
+def vit_b_16(*, weights=None, progress=True, **kwargs):
+    """torchvision's ViT-B/16 (``weights``: ViT_B_16_Weights, its name, "DEFAULT" or None)."""
+    return _tv_vit("vit_b_16", 16, 12, 12, 768, 3072, weights, progress, kwargs)
+
+
+@register_builder(weights=WEIGHTS["vit_b_32"])
+def vit_b_32(*, weights=None, progress=True, **kwargs):
+    """torchvision's ViT-B/32 (``weights``: ViT_B_32_Weights, its name, "DEFAULT" or None)."""
+    return _tv_vit("vit_b_32", 32, 12, 12, 768, 3072, weights, progress, kwargs)
+
+
+@register_builder(weights=WEIGHTS["vit_l_16"])
+def vit_l_16(*, weights=None, progress=True, **kwargs):
+    """torchvision's ViT-L/16 (``weights``: ViT_L_16_Weights, its name, "DEFAULT" or None)."""
+    return _tv_vit("vit_l_16", 16, 24, 16, 1024, 4096, weights, progress, kwargs)
