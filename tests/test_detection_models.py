@@ -1,0 +1,131 @@
+"""Faster R-CNN vs torchvision 0.29 on the same random weights: eval detections and training losses/gradients.
+
+float64 on both sides (the float32 outputs of an untrained detector amplify 1e-6 convolution differences through
+box regression: ~1e-2 px); the float32 path is checked with a looser bound."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+tvd = pytest.importorskip("torchvision.models.detection")
+
+import flowvision.backend as flow  # noqa: E402
+import flowvision.models.detection as det  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _threads():
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(old)
+
+
+KW = dict(weights=None, weights_backbone=None, num_classes=5, min_size=64, max_size=96, box_score_thresh=0.0,
+          rpn_pre_nms_top_n_test=5000, box_detections_per_img=40)
+
+
+def _pair(**extra):
+    torch.manual_seed(0)
+    kw = {**KW, **extra}
+    ref = tvd.fasterrcnn_resnet50_fpn(**kw)
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for m in ref.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.copy_(torch.rand(m.num_features, generator=g) * 0.5 + 0.75)
+                m.bias.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+                m.momentum = 1.0  # statistics of one calibration batch: activations stay O(1)
+        ref.backbone.train()
+        ref.backbone(torch.rand(2, 3, 64, 96, generator=g) * 4 - 2)
+        for m in ref.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.momentum = 0.1
+    ref.eval()
+    ours = det.fasterrcnn_resnet50_fpn(**kw).eval()
+    sd = {k: v.detach().numpy() for k, v in ref.state_dict().items()}
+    assert list(ours.state_dict()) == list(sd)
+    ours.load_state_dict(sd, strict=True)
+    return ours, ref
+
+
+def _images(dtype):
+    rng = np.random.default_rng(0)
+    return [rng.random((3, 60, 75)).astype(dtype), rng.random((3, 50, 44)).astype(dtype)]
+
+
+def test_fasterrcnn_eval_parity_float64():
+    ours, ref = _pair()
+    ref.double()
+    ours.to(flow.float64)
+    imgs = _images(np.float64)
+    with torch.no_grad():
+        r = ref([torch.from_numpy(i) for i in imgs])
+    with flow.no_grad():
+        o = ours([flow.from_numpy(i) for i in imgs])
+    for a, b in zip(o, r):
+        assert sorted(a) == sorted(b) == ["boxes", "labels", "scores"]
+        assert len(b["scores"]) > 0
+        np.testing.assert_array_equal(a["labels"].numpy(), b["labels"].numpy())
+        np.testing.assert_allclose(a["boxes"].numpy(), b["boxes"].numpy(), atol=1e-6)
+        np.testing.assert_allclose(a["scores"].numpy(), b["scores"].numpy(), atol=1e-9)
+
+
+def test_fasterrcnn_eval_float32_close():
+    ours, ref = _pair()
+    imgs = _images(np.float32)
+    with torch.no_grad():
+        r = ref([torch.from_numpy(i) for i in imgs])
+    with flow.no_grad():
+        o = ours([flow.from_numpy(i) for i in imgs])
+    for a, b in zip(o, r):
+        assert a["boxes"].dtype == flow.float32 and a["labels"].dtype == flow.int64
+        n = min(10, len(b["scores"]))  # the top detections; the tail may reorder on near-ties
+        np.testing.assert_array_equal(a["labels"].numpy()[:n], b["labels"].numpy()[:n])
+        np.testing.assert_allclose(a["boxes"].numpy()[:n], b["boxes"].numpy()[:n], atol=0.1)
+        np.testing.assert_allclose(a["scores"].numpy()[:n], b["scores"].numpy()[:n], atol=1e-4)
+
+
+def test_fasterrcnn_training_losses_and_grads_float64():
+    # sampling made deterministic in both: batch sizes above the number of candidates keep every one
+    ours, ref = _pair(rpn_batch_size_per_image=100000, box_batch_size_per_image=100000)
+    ref.double()
+    ours.to(flow.float64)
+    ref.train()
+    ours.train()
+    imgs = _images(np.float64)
+    tg = [{"boxes": np.array([[5.0, 6, 40, 45], [30, 10, 70, 50]]), "labels": np.array([1, 3])},
+          {"boxes": np.array([[2.0, 3, 20, 30]]), "labels": np.array([4])}]
+    lr = ref([torch.from_numpy(i) for i in imgs], [{k: torch.from_numpy(v) for k, v in t.items()} for t in tg])
+    lo = ours([flow.from_numpy(i) for i in imgs], [{k: flow.from_numpy(v) for k, v in t.items()} for t in tg])
+    assert sorted(lo) == sorted(lr)
+    for k in lr:
+        np.testing.assert_allclose(float(lo[k]), float(lr[k]), rtol=1e-7, err_msg=k)
+    sum(lr.values()).backward()
+    sum(lo.values()).backward()
+    pr, po = dict(ref.named_parameters()), dict(ours.named_parameters())
+    for name in ["roi_heads.box_predictor.cls_score.weight", "roi_heads.box_predictor.bbox_pred.weight",
+                 "roi_heads.box_head.fc6.weight", "rpn.head.cls_logits.weight", "rpn.head.bbox_pred.bias",
+                 "backbone.fpn.layer_blocks.0.0.weight", "backbone.body.layer4.2.conv3.weight",
+                 "backbone.body.conv1.weight"]:
+        g1, g2 = po[name].grad.numpy(), pr[name].grad.numpy()
+        np.testing.assert_allclose(g1, g2, atol=1e-7 * max(1.0, np.abs(g2).max()), err_msg=name)
+
+
+def test_fasterrcnn_bad_inputs():
+    m = det.fasterrcnn_resnet50_fpn(weights_backbone=None, num_classes=3, min_size=32, max_size=48)
+    with pytest.raises(ValueError, match="targets"):
+        m([flow.zeros((3, 20, 20))])
+    with pytest.raises(ValueError, match="positive height"):
+        m([flow.zeros((3, 20, 20))], [{"boxes": flow.tensor([[5.0, 5, 3, 9]]), "labels": flow.tensor([1])}])
+    with pytest.raises(ValueError):
+        m([flow.zeros((3, 20, 20))], [])
+    m.eval()
+    with pytest.raises(TypeError, match="floating"):
+        m([flow.zeros((3, 20, 20), dtype=flow.uint8)])
+    with pytest.raises(ValueError, match="num_classes"):
+        det.fasterrcnn_resnet50_fpn(weights="DEFAULT", num_classes=3)
+    W = det.FasterRCNN_ResNet50_FPN_Weights
+    import torchvision.models.detection as tv
+    ref = tv.FasterRCNN_ResNet50_FPN_Weights.COCO_V1
+    assert W.COCO_V1.url == ref.url and W.COCO_V1.meta["categories"] == ref.meta["categories"]
+    assert W.COCO_V1.meta["num_params"] == ref.meta["num_params"]
