@@ -195,34 +195,28 @@ class ToTensor(Transform):
 
 
 class ToDtype(Transform):
-    """``dtype`` may be one dtype, or a dict ``{type: dtype}`` (``"others"`` for the rest)."""
+    """``dtype`` may be one dtype (applied to images and videos; with ``scale`` their values are rescaled),
+    or a dict ``{type: dtype}`` with ``"others"`` for the remaining types (``None`` leaves a type alone)."""
 
     def __init__(self, dtype, scale=False):
         if not isinstance(dtype, dict) and not (hasattr(dtype, "np") or isinstance(dtype, (type, np.dtype))):
             raise ValueError(f"dtype must be a dtype or a dict of dtypes, got {type(dtype)} instead.")
-        if isinstance(dtype, dict) and tv_tensors.Image not in dtype and "others" not in dtype:
-            pass
         self.dtype = dtype
         self.scale = scale
 
+    def _dtype_for(self, inpt):
+        if not isinstance(self.dtype, dict):
+            if isinstance(inpt, (BoundingBoxes, Mask)):
+                return None  # like torchvision: a single dtype converts images and videos only
+            return self.dtype
+        for cls in type(inpt).__mro__:
+            if cls in self.dtype:
+                return self.dtype[cls]
+        return self.dtype.get("others")
+
     def transform(self, inpt, params):
-        if isinstance(self.dtype, dict):
-            dtype = None
-            for cls in type(inpt).__mro__:
-                if cls in self.dtype:
-                    dtype = self.dtype[cls]
-                    break
-            else:
-                if is_pure_tensor(inpt) and "others" not in self.dtype:
-                    for k in self.dtype:
-                        if k is not tv_tensors.Image and isinstance(k, type) and issubclass(k, tv_tensors.TVTensor):
-                            continue
-                dtype = self.dtype.get("others")
-            if dtype is None:
-                return inpt
-        else:
-            dtype = self.dtype
-        if isinstance(inpt, _PILImage.Image):
+        dtype = self._dtype_for(inpt)
+        if dtype is None or isinstance(inpt, _PILImage.Image):
             return inpt
         scale = self.scale and not isinstance(inpt, (BoundingBoxes, Mask))
         return F.to_dtype(inpt, dtype=dtype, scale=scale)

@@ -331,10 +331,6 @@ hflip = horizontal_flip
 vflip = vertical_flip
 
 
-def _fill_for_mask(fill):
-    return fill
-
-
 def rotate(inpt, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
     interpolation = _check_interpolation(interpolation)
 
