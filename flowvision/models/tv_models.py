@@ -16,8 +16,8 @@ from flowvision.layers import make_divisible
 from ._api import classification_weights, load_weights, make_weights_enum, register_builder, resolve_weights
 from ._tv_weights import TV_URL, TV_WEIGHTS
 
-__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "mobilenet_v2", "mobilenet_v3_large",
-           "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16"]
+__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "ConvNeXtTV", "EfficientNetTV",
+           "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16"]
 
 
 def _make_enums():
@@ -144,9 +144,10 @@ for _name in ("vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vg
 # --- MobileNetV2 / V3 --------------------------------------------------------------------------------------
 
 def _conv_norm_act(in_chs, out_chs, kernel_size=3, stride=1, groups=1, norm_layer=nn.BatchNorm2d,
-                   act_layer=nn.ReLU):
+                   act_layer=nn.ReLU, padding=None, bias=False):
     """torchvision's Conv2dNormActivation as a Sequential (0 conv, 1 norm, 2 act)."""
-    layers = [nn.Conv2d(in_chs, out_chs, kernel_size, stride, (kernel_size - 1) // 2, groups=groups, bias=False),
+    padding = (kernel_size - 1) // 2 if padding is None else padding
+    layers = [nn.Conv2d(in_chs, out_chs, kernel_size, stride, padding, groups=groups, bias=bias),
               norm_layer(out_chs)]
     if act_layer is not None:
         layers.append(act_layer(inplace=True))
@@ -209,15 +210,15 @@ def _mobilenet_init(model):
 
 
 class _SqueezeExcitation(nn.Module):
-    """torchvision's SE: avgpool -> fc1 (1x1) -> ReLU -> fc2 (1x1) -> hard-sigmoid -> scale."""
+    """torchvision's SE: avgpool -> fc1 (1x1) -> act -> fc2 (1x1) -> gate (hard-sigmoid / sigmoid) -> scale."""
 
-    def __init__(self, input_channels, squeeze_channels):
+    def __init__(self, input_channels, squeeze_channels, activation=nn.ReLU, scale_activation=nn.Hardsigmoid):
         super().__init__()
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.fc1 = nn.Conv2d(input_channels, squeeze_channels, 1)
         self.fc2 = nn.Conv2d(squeeze_channels, input_channels, 1)
-        self.activation = nn.ReLU()
-        self.scale_activation = nn.Hardsigmoid()
+        self.activation = activation()
+        self.scale_activation = scale_activation()
 
     def forward(self, x):
         s = self.scale_activation(self.fc2(self.activation(self.fc1(self.avgpool(x)))))
@@ -418,3 +419,162 @@ def vit_b_32(*, weights=None, progress=True, **kwargs):
 def vit_l_16(*, weights=None, progress=True, **kwargs):
     """torchvision's ViT-L/16 (``weights``: ViT_L_16_Weights, its name, "DEFAULT" or None)."""
     return _tv_vit("vit_l_16", 16, 24, 16, 1024, 4096, weights, progress, kwargs)
+
+
+# --- ConvNeXt --------------------------------------------------------------------------------------------
+
+class _Permute(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = list(dims)
+
+    def forward(self, x):
+        return x.permute(*self.dims)
+
+
+class _CNBlock(nn.Module):
+    def __init__(self, dim, layer_scale, stochastic_depth_prob):
+        super().__init__()
+        from flowvision.layers import DropPath
+        self.block = nn.Sequential(
+            nn.Conv2d(dim, dim, kernel_size=7, padding=3, groups=dim, bias=True), _Permute([0, 2, 3, 1]),
+            nn.LayerNorm(dim, eps=1e-6), nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim),
+            _Permute([0, 3, 1, 2]))
+        self.layer_scale = nn.Parameter(flow.ones(dim, 1, 1) * layer_scale)
+        self.stochastic_depth = DropPath(stochastic_depth_prob)
+
+    def forward(self, x):
+        return self.stochastic_depth(self.layer_scale * self.block(x)) + x
+
+
+class ConvNeXtTV(nn.Module):
+    """torchvision's ConvNeXt (``features.N``: stem, stages of ``block``/``layer_scale``, downsamples;
+    ``classifier.0`` LayerNorm2d, ``classifier.2`` Linear)."""
+
+    def __init__(self, dims, depths, stochastic_depth_prob=0.0, layer_scale=1e-6, num_classes=1000):
+        super().__init__()
+        from flowvision.layers import LayerNorm2d, trunc_normal_
+        norm = partial(LayerNorm2d, eps=1e-6)
+        layers = [_conv_norm_act(3, dims[0], 4, 4, norm_layer=norm, act_layer=None, padding=0, bias=True)]
+        total, idx = sum(depths), 0
+        for i, (dim, depth) in enumerate(zip(dims, depths)):
+            stage = []
+            for _ in range(depth):
+                stage.append(_CNBlock(dim, layer_scale, stochastic_depth_prob * idx / (total - 1.0)))
+                idx += 1
+            layers.append(nn.Sequential(*stage))
+            if i + 1 < len(dims):
+                layers.append(nn.Sequential(norm(dim), nn.Conv2d(dim, dims[i + 1], kernel_size=2, stride=2)))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(norm(dims[-1]), nn.Flatten(1), nn.Linear(dims[-1], num_classes))
+        for m in self.modules():
+            if isinstance(m, (nn.Conv2d, nn.Linear)):
+                trunc_normal_(m.weight, std=0.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        return self.classifier(self.avgpool(self.features(x)))
+
+
+_CONVNEXT = {"convnext_tiny": ((96, 192, 384, 768), (3, 3, 9, 3), 0.1),
+             "convnext_small": ((96, 192, 384, 768), (3, 3, 27, 3), 0.4),
+             "convnext_base": ((128, 256, 512, 1024), (3, 3, 27, 3), 0.5),
+             "convnext_large": ((192, 384, 768, 1536), (3, 3, 27, 3), 0.5)}
+
+
+def _tv_convnext(name, weights=None, progress=True, **kwargs):
+    weights = _prologue(name, weights, kwargs)
+    dims, depths, sd = _CONVNEXT[name]
+    kwargs.setdefault("stochastic_depth_prob", sd)
+    model = ConvNeXtTV(dims, depths, **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+for _name in _CONVNEXT:
+    register_builder(_name, WEIGHTS[_name])(partial(_tv_convnext, _name))
+
+
+# --- EfficientNet B0-B7 ------------------------------------------------------------------------------------
+
+class _MBConv(nn.Module):
+    def __init__(self, expand_ratio, kernel, stride, inp, out, sd_prob, norm_layer):
+        super().__init__()
+        from flowvision.layers import DropPath
+        self.use_res_connect = stride == 1 and inp == out
+        expanded = make_divisible(inp * expand_ratio, 8)
+        layers = []
+        if expanded != inp:
+            layers.append(_conv_norm_act(inp, expanded, 1, norm_layer=norm_layer, act_layer=nn.SiLU))
+        layers.append(_conv_norm_act(expanded, expanded, kernel, stride, groups=expanded, norm_layer=norm_layer,
+                                     act_layer=nn.SiLU))
+        layers.append(_SqueezeExcitation(expanded, max(1, inp // 4), activation=partial(nn.SiLU, inplace=True),
+                                         scale_activation=nn.Sigmoid))
+        layers.append(_conv_norm_act(expanded, out, 1, norm_layer=norm_layer, act_layer=None))
+        self.block = nn.Sequential(*layers)
+        self.stochastic_depth = DropPath(sd_prob)
+        self.out_channels = out
+
+    def forward(self, x):
+        y = self.block(x)
+        return self.stochastic_depth(y) + x if self.use_res_connect else y
+
+
+_EFFNET_SETTING = [(1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2), (6, 3, 2, 40, 80, 3),
+                   (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4), (6, 3, 1, 192, 320, 1)]
+
+
+class EfficientNetTV(nn.Module):
+    """torchvision's EfficientNet (``features.N.M.block.*``, ``classifier.1``)."""
+
+    def __init__(self, width_mult, depth_mult, dropout, stochastic_depth_prob=0.2, num_classes=1000,
+                 norm_layer=None):
+        super().__init__()
+        norm_layer = norm_layer or nn.BatchNorm2d
+        setting = [(e, k, s, make_divisible(i * width_mult, 8), make_divisible(o * width_mult, 8),
+                    int(math.ceil(n * depth_mult))) for e, k, s, i, o, n in _EFFNET_SETTING]
+        layers = [_conv_norm_act(3, setting[0][3], 3, 2, norm_layer=norm_layer, act_layer=nn.SiLU)]
+        total, idx = sum(c[5] for c in setting), 0
+        for e, k, s, i, o, n in setting:
+            stage = []
+            for j in range(n):
+                stage.append(_MBConv(e, k, s if j == 0 else 1, i if j == 0 else o, o,
+                                     stochastic_depth_prob * idx / total, norm_layer))
+                idx += 1
+            layers.append(nn.Sequential(*stage))
+        last_in = setting[-1][4]
+        layers.append(_conv_norm_act(last_in, 4 * last_in, 1, norm_layer=norm_layer, act_layer=nn.SiLU))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Dropout(p=dropout, inplace=True), nn.Linear(4 * last_in, num_classes))
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out")
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.Linear):
+                r = 1.0 / math.sqrt(m.out_features)
+                nn.init.uniform_(m.weight, -r, r)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        return self.classifier(flow.flatten(self.avgpool(self.features(x)), 1))
+
+
+_EFFNET = {"efficientnet_b0": (1.0, 1.0, 0.2), "efficientnet_b1": (1.0, 1.1, 0.2), "efficientnet_b2": (1.1, 1.2, 0.3),
+           "efficientnet_b3": (1.2, 1.4, 0.3), "efficientnet_b4": (1.4, 1.8, 0.4), "efficientnet_b5": (1.6, 2.2, 0.4),
+           "efficientnet_b6": (1.8, 2.6, 0.5), "efficientnet_b7": (2.0, 3.1, 0.5)}
+
+
+def _tv_efficientnet(name, weights=None, progress=True, **kwargs):
+    weights = _prologue(name, weights, kwargs)
+    width, depth, dropout = _EFFNET[name]
+    if name in ("efficientnet_b5", "efficientnet_b6", "efficientnet_b7"):  # ported TF weights: BN eps 1e-3
+        kwargs.setdefault("norm_layer", partial(nn.BatchNorm2d, eps=0.001, momentum=0.01))
+    model = EfficientNetTV(width, depth, kwargs.pop("dropout", dropout), **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+for _name in _EFFNET:
+    register_builder(_name, WEIGHTS[_name])(partial(_tv_efficientnet, _name))
