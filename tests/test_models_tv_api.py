@@ -131,6 +131,8 @@ def _randomize(model, seed=0):
                 t.copy_(0.5 + 0.5 * torch.rand(t.shape, generator=g))
             elif leaf == "bias" and t.ndim == 1:
                 t.copy_(0.05 * torch.randn(t.shape, generator=g))
+            elif leaf == "relative_position_bias_table":
+                t.copy_(0.5 * torch.randn(t.shape, generator=g))
             elif leaf == "layer_scale":
                 t.copy_(0.5 + 0.5 * torch.rand(t.shape, generator=g))
             elif leaf in ("class_token", "pos_embedding") or (leaf == "weight" and "heads" in name):
@@ -162,10 +164,12 @@ def check_tv_parity(name, size, **kwargs):
 
 TV_CASES = [("resnet18", 64, {}), ("resnext50_32x4d", 64, {}), ("mobilenet_v3_large", 64, {}),
             ("mobilenet_v3_small", 64, dict(num_classes=10)), ("mobilenet_v2", 64, {}),
-            ("vit_b_16", 32, dict(image_size=32)), ("convnext_tiny", 32, {}), ("efficientnet_b0", 64, {})]
+            ("vit_b_16", 32, dict(image_size=32)), ("convnext_tiny", 32, {}), ("efficientnet_b0", 64, {}),
+            ("swin_t", 64, {})]  # 64 px: windows clipped at stage 3-4, shifted padded stage 2
 SLOW_TV_CASES = [("densenet121", 32, {}), ("vgg11", 32, {}), ("vgg16_bn", 32, {}), ("wide_resnet50_2", 64, {}), ("vit_b_32", 224, {}),
                  ("resnet50", 224, {}), ("mobilenet_v3_large", 224, {}),
-                 ("efficientnet_b5", 64, {}), ("efficientnet_b1", 64, {}), ("convnext_small", 64, {})]
+                 ("efficientnet_b5", 64, {}), ("efficientnet_b1", 64, {}), ("convnext_small", 64, {}),
+                 ("swin_t", 224, {}), ("swin_s", 96, {})]
 
 
 @pytest.mark.parametrize("name,size,kwargs", TV_CASES, ids=[c[0] for c in TV_CASES])

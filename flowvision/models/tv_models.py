@@ -9,6 +9,8 @@ import math
 from collections import OrderedDict
 from functools import partial
 
+import numpy as np
+
 from flowvision import backend as flow
 from flowvision.backend import nn
 from flowvision.layers import make_divisible
@@ -16,8 +18,9 @@ from flowvision.layers import make_divisible
 from ._api import classification_weights, load_weights, make_weights_enum, register_builder, resolve_weights
 from ._tv_weights import TV_URL, TV_WEIGHTS
 
-__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "ConvNeXtTV", "EfficientNetTV",
-           "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16"]
+__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "ConvNeXtTV", "EfficientNetTV", "SwinTransformerTV",
+           "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16", "swin_t",
+           "swin_s", "swin_b"]
 
 
 def _make_enums():
@@ -578,3 +581,180 @@ def _tv_efficientnet(name, weights=None, progress=True, **kwargs):
 
 for _name in _EFFNET:
     register_builder(_name, WEIGHTS[_name])(partial(_tv_efficientnet, _name))
+
+
+# --- Swin Transformer (v1) ---------------------------------------------------------------------------------
+
+def _relative_position_index(window_size):
+    wh, ww = window_size
+    coords = np.stack(np.meshgrid(np.arange(wh), np.arange(ww), indexing="ij")).reshape(2, -1)
+    rel = (coords[:, :, None] - coords[:, None, :]).transpose(1, 2, 0)
+    rel[:, :, 0] += wh - 1
+    rel[:, :, 1] += ww - 1
+    rel[:, :, 0] *= 2 * ww - 1
+    return rel.sum(-1).reshape(-1).astype(np.int64)
+
+
+def _shift_mask(pad_h, pad_w, window_size, shift_size):
+    """(num_windows, N, N) additive mask: -100 between tokens from different regions of the shifted map."""
+    img = np.zeros((pad_h, pad_w), dtype=np.float32)
+    count = 0
+    for h in ((0, -window_size[0]), (-window_size[0], -shift_size[0]), (-shift_size[0], None)):
+        for w in ((0, -window_size[1]), (-window_size[1], -shift_size[1]), (-shift_size[1], None)):
+            img[h[0]:h[1], w[0]:w[1]] = count
+            count += 1
+    win = img.reshape(pad_h // window_size[0], window_size[0], pad_w // window_size[1], window_size[1])
+    win = win.transpose(0, 2, 1, 3).reshape(-1, window_size[0] * window_size[1])
+    diff = win[:, None, :] - win[:, :, None]
+    return np.where(diff != 0, -100.0, 0.0).astype(np.float32)
+
+
+class _ShiftedWindowAttention(nn.Module):
+    def __init__(self, dim, window_size, shift_size, num_heads, qkv_bias=True, proj_bias=True,
+                 attention_dropout=0.0, dropout=0.0):
+        super().__init__()
+        from flowvision.layers import trunc_normal_
+        self.window_size, self.shift_size = list(window_size), list(shift_size)
+        self.num_heads = num_heads
+        self.attention_dropout, self.dropout = attention_dropout, dropout
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.proj = nn.Linear(dim, dim, bias=proj_bias)
+        n_rel = (2 * window_size[0] - 1) * (2 * window_size[1] - 1)
+        self.relative_position_bias_table = nn.Parameter(flow.zeros(n_rel, num_heads))
+        trunc_normal_(self.relative_position_bias_table, std=0.02)
+        self.register_buffer("relative_position_index", flow.from_numpy(_relative_position_index(window_size)))
+
+    def forward(self, x):
+        from flowvision.backend.nn import functional as F
+        b, h, w, c = x.shape
+        ws = self.window_size
+        n = ws[0] * ws[1]
+        bias = self.relative_position_bias_table.index_select(0, self.relative_position_index)
+        bias = bias.reshape(n, n, -1).permute(2, 0, 1).unsqueeze(0)
+        pad_r, pad_b = (ws[1] - w % ws[1]) % ws[1], (ws[0] - h % ws[0]) % ws[0]
+        x = F.pad(x, (0, 0, 0, pad_r, 0, pad_b))
+        _, ph, pw, _ = x.shape
+        shift = [0 if ws[0] >= ph else self.shift_size[0], 0 if ws[1] >= pw else self.shift_size[1]]
+        if sum(shift) > 0:
+            x = flow.roll(x, shifts=(-shift[0], -shift[1]), dims=(1, 2))
+        nw = (ph // ws[0]) * (pw // ws[1])
+        x = x.reshape(b, ph // ws[0], ws[0], pw // ws[1], ws[1], c).permute(0, 1, 3, 2, 4, 5).reshape(b * nw, n, c)
+        qkv = self.qkv(x).reshape(b * nw, n, 3, self.num_heads, c // self.num_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attn = (q * (c // self.num_heads) ** -0.5).matmul(k.transpose(-2, -1)) + bias
+        if sum(shift) > 0:
+            mask = flow.from_numpy(_shift_mask(ph, pw, ws, shift))
+            attn = attn.reshape(b, nw, self.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
+            attn = attn.reshape(-1, self.num_heads, n, n)
+        attn = F.dropout(F.softmax(attn, dim=-1), p=self.attention_dropout, training=self.training)
+        x = attn.matmul(v).transpose(1, 2).reshape(b * nw, n, c)
+        x = F.dropout(self.proj(x), p=self.dropout, training=self.training)
+        x = x.reshape(b, ph // ws[0], pw // ws[1], ws[0], ws[1], c).permute(0, 1, 3, 2, 4, 5).reshape(b, ph, pw, c)
+        if sum(shift) > 0:
+            x = flow.roll(x, shifts=(shift[0], shift[1]), dims=(1, 2))
+        return x[:, :h, :w, :]
+
+
+class _SwinBlock(nn.Module):
+    def __init__(self, dim, num_heads, window_size, shift_size, mlp_ratio=4.0, dropout=0.0, attention_dropout=0.0,
+                 stochastic_depth_prob=0.0, norm_layer=nn.LayerNorm):
+        super().__init__()
+        from flowvision.layers import DropPath
+        self.norm1 = norm_layer(dim)
+        self.attn = _ShiftedWindowAttention(dim, window_size, shift_size, num_heads,
+                                            attention_dropout=attention_dropout, dropout=dropout)
+        self.stochastic_depth = DropPath(stochastic_depth_prob)
+        self.norm2 = norm_layer(dim)
+        hidden = int(dim * mlp_ratio)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim),
+                                 nn.Dropout(dropout))
+        for m in self.mlp.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.xavier_uniform_(m.weight)
+                nn.init.normal_(m.bias, std=1e-6)
+
+    def forward(self, x):
+        x = x + self.stochastic_depth(self.attn(self.norm1(x)))
+        return x + self.stochastic_depth(self.mlp(self.norm2(x)))
+
+
+class _PatchMerging(nn.Module):
+    def __init__(self, dim, norm_layer=nn.LayerNorm):
+        super().__init__()
+        self.reduction = nn.Linear(4 * dim, 2 * dim, bias=False)
+        self.norm = norm_layer(4 * dim)
+
+    def forward(self, x):
+        from flowvision.backend.nn import functional as F
+        h, w = x.shape[-3], x.shape[-2]
+        x = F.pad(x, (0, 0, 0, w % 2, 0, h % 2))
+        x = flow.cat([x[..., 0::2, 0::2, :], x[..., 1::2, 0::2, :], x[..., 0::2, 1::2, :], x[..., 1::2, 1::2, :]], -1)
+        return self.reduction(self.norm(x))
+
+
+class SwinTransformerTV(nn.Module):
+    """torchvision's Swin v1 (``features.0`` patch embed, ``features.{1,3,5,7}`` stages,
+    ``features.{2,4,6}`` patch merging, ``norm``, ``head``); NHWC inside like torchvision."""
+
+    def __init__(self, patch_size, embed_dim, depths, num_heads, window_size, mlp_ratio=4.0, dropout=0.0,
+                 attention_dropout=0.0, stochastic_depth_prob=0.1, num_classes=1000):
+        super().__init__()
+        from flowvision.layers import trunc_normal_
+        norm = partial(nn.LayerNorm, eps=1e-5)
+        layers = [nn.Sequential(nn.Conv2d(3, embed_dim, kernel_size=patch_size, stride=patch_size),
+                                _Permute([0, 2, 3, 1]), norm(embed_dim))]
+        total, idx = sum(depths), 0
+        for i, depth in enumerate(depths):
+            dim = embed_dim * 2 ** i
+            stage = []
+            for j in range(depth):
+                stage.append(_SwinBlock(dim, num_heads[i], window_size, [0 if j % 2 == 0 else w // 2 for w in window_size],
+                                        mlp_ratio, dropout, attention_dropout,
+                                        stochastic_depth_prob * idx / (total - 1), norm))
+                idx += 1
+            layers.append(nn.Sequential(*stage))
+            if i < len(depths) - 1:
+                layers.append(_PatchMerging(dim, norm))
+        self.features = nn.Sequential(*layers)
+        num_features = embed_dim * 2 ** (len(depths) - 1)
+        self.norm = norm(num_features)
+        self.permute = _Permute([0, 3, 1, 2])
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.flatten = nn.Flatten(1)
+        self.head = nn.Linear(num_features, num_classes)
+        trunc_normal_(self.head.weight, std=0.02)
+        nn.init.zeros_(self.head.bias)
+
+    def forward(self, x):
+        x = self.permute(self.norm(self.features(x)))
+        return self.head(self.flatten(self.avgpool(x)))
+
+
+_SWIN = {"swin_t": (96, (2, 2, 6, 2), (3, 6, 12, 24), 0.2), "swin_s": (96, (2, 2, 18, 2), (3, 6, 12, 24), 0.3),
+         "swin_b": (128, (2, 2, 18, 2), (4, 8, 16, 32), 0.5)}
+
+
+def _tv_swin(name, weights, progress, kwargs):
+    weights = _prologue(name, weights, kwargs)
+    dim, depths, heads, sd = _SWIN[name]
+    kwargs.setdefault("stochastic_depth_prob", sd)
+    model = SwinTransformerTV([4, 4], dim, depths, heads, [7, 7], **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+@register_builder(weights=WEIGHTS["swin_t"])
+def swin_t(*, weights=None, progress=True, **kwargs):
+    """torchvision's Swin-T (``weights``: Swin_T_Weights, its name, "DEFAULT" or None)."""
+    return _tv_swin("swin_t", weights, progress, kwargs)
+
+
+@register_builder(weights=WEIGHTS["swin_s"])
+def swin_s(*, weights=None, progress=True, **kwargs):
+    """torchvision's Swin-S (``weights``: Swin_S_Weights, its name, "DEFAULT" or None)."""
+    return _tv_swin("swin_s", weights, progress, kwargs)
+
+
+@register_builder(weights=WEIGHTS["swin_b"])
+def swin_b(*, weights=None, progress=True, **kwargs):
+    """torchvision's Swin-B (``weights``: Swin_B_Weights, its name, "DEFAULT" or None)."""
+    return _tv_swin("swin_b", weights, progress, kwargs)
