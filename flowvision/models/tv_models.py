@@ -18,7 +18,7 @@ from flowvision.layers import make_divisible
 from ._api import classification_weights, load_weights, make_weights_enum, register_builder, resolve_weights
 from ._tv_weights import TV_URL, TV_WEIGHTS
 
-__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "ConvNeXtTV", "EfficientNetTV", "SwinTransformerTV",
+__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "ConvNeXtTV", "EfficientNetTV", "SwinTransformerTV", "RegNetTV",
            "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16", "swin_t",
            "swin_s", "swin_b"]
 
@@ -758,3 +758,98 @@ def swin_s(*, weights=None, progress=True, **kwargs):
 def swin_b(*, weights=None, progress=True, **kwargs):
     """torchvision's Swin-B (``weights``: Swin_B_Weights, its name, "DEFAULT" or None)."""
     return _tv_swin("swin_b", weights, progress, kwargs)
+
+
+# --- RegNet ------------------------------------------------------------------------------------------------
+
+class _ResBottleneckBlock(nn.Module):
+    def __init__(self, width_in, width_out, stride, group_width, se_ratio, norm_layer):
+        super().__init__()
+        self.proj = None
+        if width_in != width_out or stride != 1:
+            self.proj = _conv_norm_act(width_in, width_out, 1, stride, norm_layer=norm_layer, act_layer=None)
+        w_b = width_out
+        f = OrderedDict()
+        f["a"] = _conv_norm_act(width_in, w_b, 1, norm_layer=norm_layer)
+        f["b"] = _conv_norm_act(w_b, w_b, 3, stride, groups=w_b // group_width, norm_layer=norm_layer)
+        if se_ratio:
+            f["se"] = _SqueezeExcitation(w_b, int(round(se_ratio * width_in)), activation=nn.ReLU,
+                                         scale_activation=nn.Sigmoid)
+        f["c"] = _conv_norm_act(w_b, width_out, 1, norm_layer=norm_layer, act_layer=None)
+        self.f = nn.Sequential(f)
+        self.activation = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = self.f(x)
+        return self.activation((self.proj(x) if self.proj is not None else x) + y)
+
+
+class RegNetTV(nn.Module):
+    """torchvision's RegNet (``stem.0/1``, ``trunk_output.blockS.blockS-i.{proj,f.a,f.b,f.se,f.c}``, ``fc``)."""
+
+    def __init__(self, depth, w_0, w_a, w_m, group_width, se_ratio=None, num_classes=1000, stem_width=32):
+        super().__init__()
+        from .regnet import _adjust_widths_groups, generate_regnet
+        widths, num_stages, groups = generate_regnet(w_a, w_0, w_m, depth, group_width)
+        stage_widths, stage_depths = np.unique(widths, return_counts=True)
+        stage_widths, groups = _adjust_widths_groups(list(stage_widths), [1.0] * num_stages, groups, 0.9)
+        norm = partial(nn.BatchNorm2d, eps=1e-5, momentum=0.1)
+        self.stem = _conv_norm_act(3, stem_width, 3, 2, norm_layer=norm)
+        stages, prev = OrderedDict(), stem_width
+        for i, (w, d, g) in enumerate(zip(stage_widths, stage_depths, groups)):
+            blocks = OrderedDict()
+            for j in range(int(d)):
+                blocks[f"block{i + 1}-{j}"] = _ResBottleneckBlock(prev if j == 0 else w, w, 2 if j == 0 else 1, g,
+                                                                   se_ratio, norm)
+            stages[f"block{i + 1}"] = nn.Sequential(blocks)
+            prev = w
+        self.trunk_output = nn.Sequential(stages)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(prev, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels
+                nn.init.normal_(m.weight, mean=0.0, std=math.sqrt(2.0 / fan_out))
+            elif isinstance(m, nn.BatchNorm2d):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, mean=0.0, std=0.01)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = self.avgpool(self.trunk_output(self.stem(x)))
+        return self.fc(x.flatten(start_dim=1))
+
+
+_REGNET = {
+    "regnet_y_400mf": (16, 48, 27.89, 2.09, 8, 0.25), "regnet_y_800mf": (14, 56, 38.84, 2.4, 16, 0.25),
+    "regnet_y_1_6gf": (27, 48, 20.71, 2.65, 24, 0.25), "regnet_y_3_2gf": (21, 80, 42.63, 2.66, 24, 0.25),
+    "regnet_y_8gf": (17, 192, 76.82, 2.19, 56, 0.25), "regnet_y_16gf": (18, 200, 106.23, 2.48, 112, 0.25),
+    "regnet_y_32gf": (20, 232, 115.89, 2.53, 232, 0.25),
+    "regnet_x_400mf": (22, 24, 24.48, 2.54, 16, None), "regnet_x_800mf": (16, 56, 35.73, 2.28, 16, None),
+    "regnet_x_1_6gf": (18, 80, 34.01, 2.25, 24, None), "regnet_x_3_2gf": (25, 88, 26.31, 2.25, 48, None),
+    "regnet_x_8gf": (23, 80, 49.56, 2.88, 120, None), "regnet_x_16gf": (22, 216, 55.59, 2.1, 128, None),
+    "regnet_x_32gf": (23, 320, 69.86, 2.0, 168, None),
+}
+
+
+def _tv_regnet(name, weights=None, progress=True, **kwargs):
+    weights = _prologue(name, weights, kwargs)
+    model = RegNetTV(*_REGNET[name], **kwargs)
+    return load_weights(model, weights, progress) if weights is not None else model
+
+
+def _regnet_builder(name):
+    def builder(*, weights=None, progress=True, **kwargs):
+        return _tv_regnet(name, weights, progress, **kwargs)
+    builder.__name__ = builder.__qualname__ = name
+    builder.__module__ = __name__
+    builder.__doc__ = (f"torchvision's {name} (``weights``: {WEIGHTS[name].__name__}, its name, \"DEFAULT\" "
+                       f"or None).")
+    return register_builder(name, WEIGHTS[name])(builder)
+
+
+for _name in _REGNET:
+    globals()[_name] = _regnet_builder(_name)
+    __all__.append(_name)
