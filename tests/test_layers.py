@@ -105,3 +105,42 @@ def test_get_act_layer():
     assert L.get_act_layer("swish") is nn.SiLU and L.get_act_layer(None) is None
     with pytest.raises(ValueError, match="unknown activation"):
         L.get_act_layer("nope")
+
+
+def test_layer_norm_2d():
+    ref = tl.LayerNorm2d(12)
+    ours = L.LayerNorm2d(12)
+    with torch.no_grad():
+        ref.weight.uniform_(0.5, 1.5)
+        ref.bias.normal_()
+    _load(ours, ref)
+    _run(ours, ref, np.random.RandomState(0).randn(2, 12, 5, 7).astype(np.float32))
+
+
+def test_gated_mlp_with_spatial_gate():
+    from functools import partial
+    from timm.models.mlp_mixer import SpatialGatingUnit as RefSGU
+    from flowvision.models.mlp_mixer import SpatialGatingUnit
+    ref = tl.GatedMlp(16, 32, gate_layer=partial(RefSGU, seq_len=6))
+    ours = L.GatedMlp(16, 32, gate_layer=partial(SpatialGatingUnit, seq_len=6))
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    _load(ours, ref)
+    _run(ours, ref, np.random.RandomState(0).randn(2, 6, 16).astype(np.float32))
+
+
+@pytest.mark.parametrize("pool", ["avg", "max"])
+def test_classifier_heads(pool):
+    x = np.random.RandomState(0).randn(2, 8, 3, 3).astype(np.float32)
+    ref, ours = tl.ClassifierHead(8, 5, pool_type=pool), L.ClassifierHead(8, 5, pool_type=pool)
+    _load(ours, ref)
+    _run(ours, ref, x)
+    ref, ours = tl.NormMlpClassifierHead(8, 5, pool_type=pool), L.NormMlpClassifierHead(8, 5, pool_type=pool)
+    _load(ours, ref)
+    _run(ours, ref, x)
+    ref, ours = (tl.NormMlpClassifierHead(8, 5, hidden_size=6, pool_type=pool),
+                 L.NormMlpClassifierHead(8, 5, hidden_size=6, pool_type=pool, act_layer=flow.nn.Tanh))
+    _load(ours, ref)
+    _run(ours, ref, x)
+    ours.reset(3)
+    with flow.no_grad():
+        assert tuple(ours(flow.from_numpy(x)).shape) == (2, 3)
