@@ -151,3 +151,64 @@ def test_fasterrcnn_bad_inputs():
     ref = tv.FasterRCNN_ResNet50_FPN_Weights.COCO_V1
     assert W.COCO_V1.url == ref.url and W.COCO_V1.meta["categories"] == ref.meta["categories"]
     assert W.COCO_V1.meta["num_params"] == ref.meta["num_params"]
+
+
+# ------------------------------------------------------------------ RetinaNet
+def _small_retinanet(**kw):
+    from torchvision.models import resnet18
+    from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor as tv_ext
+    from torchvision.ops.feature_pyramid_network import LastLevelP6P7 as TvP6P7
+    from flowvision.models.detection.backbone_utils import _resnet, _resnet_fpn_extractor
+    from flowvision.ops import LastLevelP6P7
+    kw = {"min_size": 64, "max_size": 96, "score_thresh": 0.0, "detections_per_img": 40, "topk_candidates": 200,
+          **kw}
+    torch.manual_seed(0)
+    ref = tvd.RetinaNet(tv_ext(resnet18(norm_layer=torch.nn.BatchNorm2d), 5, returned_layers=[2, 3, 4],
+                               extra_blocks=TvP6P7(256, 256)), 5, **kw)
+    ref = _calibrate(ref)
+    ours = det.RetinaNet(_resnet_fpn_extractor(_resnet(18, flow.nn.BatchNorm2d), 5, returned_layers=[2, 3, 4],
+                                               extra_blocks=LastLevelP6P7(256, 256)), 5, **kw)
+    return _load(ours, ref)
+
+
+def test_retinanet_eval_and_training_parity_float64():
+    ours, ref = _small_retinanet()
+    ref.double()
+    ours.to(flow.float64)
+    imgs = _images(np.float64)
+    with torch.no_grad():
+        r = ref([torch.from_numpy(i) for i in imgs])
+    with flow.no_grad():
+        o = ours([flow.from_numpy(i) for i in imgs])
+    for a, b in zip(o, r):
+        assert sorted(a) == sorted(b) and len(b["scores"]) > 0
+        np.testing.assert_array_equal(a["labels"].numpy(), b["labels"].numpy())
+        np.testing.assert_allclose(a["boxes"].numpy(), b["boxes"].numpy(), atol=1e-6)
+        np.testing.assert_allclose(a["scores"].numpy(), b["scores"].numpy(), atol=1e-9)
+    ref.train()
+    ours.train()
+    tg = [{"boxes": np.array([[5.0, 6, 40, 45], [30, 10, 70, 50]]), "labels": np.array([1, 3])},
+          {"boxes": np.zeros((0, 4)), "labels": np.zeros((0,), np.int64)}]  # an image without objects
+    lr = ref([torch.from_numpy(i) for i in imgs], [{k: torch.from_numpy(v) for k, v in t.items()} for t in tg])
+    lo = ours([flow.from_numpy(i) for i in imgs], [{k: flow.from_numpy(v) for k, v in t.items()} for t in tg])
+    assert sorted(lo) == sorted(lr) == ["bbox_regression", "classification"]
+    for k in lr:
+        np.testing.assert_allclose(float(lo[k].detach()), float(lr[k].detach()), rtol=1e-7, err_msg=k)
+    sum(lr.values()).backward()
+    sum(lo.values()).backward()
+    pr, po = dict(ref.named_parameters()), dict(ours.named_parameters())
+    for name in ["head.classification_head.cls_logits.weight", "head.regression_head.bbox_reg.weight",
+                 "head.classification_head.conv.0.0.weight", "backbone.fpn.extra_blocks.p6.weight",
+                 "backbone.body.layer2.0.conv1.weight"]:
+        g1, g2 = po[name].grad.numpy(), pr[name].grad.numpy()
+        np.testing.assert_allclose(g1, g2, atol=1e-7 * max(1.0, np.abs(g2).max()), err_msg=name)
+
+
+def test_retinanet_builder_names_and_weights():
+    ref = tvd.retinanet_resnet50_fpn(weights=None, weights_backbone=None, num_classes=7)
+    ours = det.retinanet_resnet50_fpn(weights=None, weights_backbone=None, num_classes=7)
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    assert [tuple(v.shape) for v in ours.state_dict().values()] == [tuple(v.shape) for v in ref.state_dict().values()]
+    W, R = det.RetinaNet_ResNet50_FPN_Weights.COCO_V1, tvd.RetinaNet_ResNet50_FPN_Weights.COCO_V1
+    assert W.url == R.url and W.meta["num_params"] == R.meta["num_params"]
+    assert W.meta["_metrics"] == R.meta["_metrics"]

@@ -20,31 +20,10 @@ class GeneralizedRCNN(nn.Module):
         """Training: ``model(images, targets)`` -> dict of losses. Eval: ``model(images)`` -> list of
         ``{"boxes", "labels", "scores"}`` in original image coordinates."""
         if self.training:
-            if targets is None:
-                raise ValueError("targets should not be none when in training mode")
-            if len(targets) != len(images):
-                raise ValueError(f"got {len(images)} images but {len(targets)} targets")
-            for target in targets:
-                boxes = target.get("boxes")
-                if not isinstance(boxes, Tensor):
-                    raise TypeError(f"Expected target boxes to be of type Tensor, got {type(boxes)}.")
-                if boxes.ndim != 2 or boxes.shape[-1] != 4:
-                    raise ValueError(f"Expected target boxes to be a tensor of shape [N, 4], got {list(boxes.shape)}.")
-        original_image_sizes = []
-        for img in images:
-            if not isinstance(img, Tensor) or img.ndim != 3:
-                raise ValueError("images is expected to be a list of 3d tensors of shape [C, H, W], got "
-                                 f"{getattr(img, 'shape', type(img).__name__)}")
-            original_image_sizes.append((int(img.shape[-2]), int(img.shape[-1])))
+            _check_targets(images, targets)
+        original_image_sizes = _check_images(images)
         images, targets = self.transform(images, targets)
-        if targets is not None:
-            for i, target in enumerate(targets):
-                b = target["boxes"].detach().numpy()
-                degenerate = (b[:, 2:] <= b[:, :2]).any(axis=1)
-                if degenerate.any():
-                    j = int(np.nonzero(degenerate)[0][0])
-                    raise ValueError("All bounding boxes should have positive height and width. Found invalid box "
-                                     f"{b[j].tolist()} for target at index {i}.")
+        _check_degenerate(targets)
         features = self.backbone(images.tensors)
         if isinstance(features, Tensor):
             features = OrderedDict([("0", features)])
@@ -55,3 +34,40 @@ class GeneralizedRCNN(nn.Module):
         losses.update(detector_losses)
         losses.update(proposal_losses)
         return losses if self.training else detections
+
+
+def _check_targets(images, targets):
+    if targets is None:
+        raise ValueError("targets should not be none when in training mode")
+    if len(targets) != len(images):
+        raise ValueError(f"got {len(images)} images but {len(targets)} targets")
+    for target in targets:
+        boxes = target.get("boxes")
+        if not isinstance(boxes, Tensor):
+            raise TypeError(f"Expected target boxes to be of type Tensor, got {type(boxes)}.")
+        if boxes.ndim != 2 or boxes.shape[-1] != 4:
+            raise ValueError(f"Expected target boxes to be a tensor of shape [N, 4], got {list(boxes.shape)}.")
+
+
+def _check_images(images):
+    if not isinstance(images, (list, tuple)):
+        raise TypeError(f"images is expected to be a list of 3d tensors of shape [C, H, W], got {type(images).__name__}")
+    sizes = []
+    for img in images:
+        if not isinstance(img, Tensor) or img.ndim != 3:
+            raise ValueError("images is expected to be a list of 3d tensors of shape [C, H, W], got "
+                             f"{getattr(img, 'shape', type(img).__name__)}")
+        sizes.append((int(img.shape[-2]), int(img.shape[-1])))
+    return sizes
+
+
+def _check_degenerate(targets):
+    if targets is None:
+        return
+    for i, target in enumerate(targets):
+        b = target["boxes"].detach().numpy()
+        degenerate = (b[:, 2:] <= b[:, :2]).any(axis=1)
+        if degenerate.any():
+            j = int(np.nonzero(degenerate)[0][0])
+            raise ValueError("All bounding boxes should have positive height and width. Found invalid box "
+                             f"{b[j].tolist()} for target at index {i}.")
