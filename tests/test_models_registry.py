@@ -62,7 +62,9 @@ def test_create_model_kwargs_and_none_dropped():
 
 
 @pytest.mark.parametrize("name,size", [("resnet18", 32), ("tf_efficientnet_lite0", 32), ("vit_tiny_patch16_224", 224),
-                                       ("swin_tiny_patch4_window7_224", 224)])
+                                       ("swin_tiny_patch4_window7_224", 224), ("convnext_atto", 32),
+                                       ("mobilenetv3_small_050", 32), ("densenet121", 32), ("regnetx_002", 32),
+                                       ("mixer_s32_224", 224), ("mobilenetv2_050", 32)])
 def test_contract(name, size):
     m = M.create_model(name).eval()
     x = flow.randn(1, 3, size, size)
@@ -70,14 +72,15 @@ def test_contract(name, size):
         feats = m.forward_features(x)
         pre = m.forward_head(feats, pre_logits=True)
         logits = m.forward_head(feats)
-    assert tuple(pre.shape) == (1, m.num_features) and tuple(logits.shape) == (1, 1000)
+    hidden = m.head_hidden_size  # == num_features except where the head has its own layer (MobileNetV3, VGG)
+    assert tuple(pre.shape) == (1, hidden) and tuple(logits.shape) == (1, 1000)
     assert m.get_classifier() is not None
     m.reset_classifier(5)
     with flow.no_grad():
         assert tuple(m(x).shape) == (1, 5)
     m.reset_classifier(0)
     with flow.no_grad():
-        assert tuple(m(x).shape) == (1, m.num_features)
+        assert tuple(m(x).shape) == (1, hidden)
     assert isinstance(m.no_weight_decay(), set)
     m.set_grad_checkpointing(True)
     assert m.feature_info and all({"num_chs", "reduction", "module"} <= set(f) for f in m.feature_info)
@@ -96,6 +99,12 @@ def test_bad_inputs_raise_clear_errors():
         M.create_model("resnet18", global_pool="median")
     with pytest.raises(TypeError, match="resnet18 does not accept img_size"):
         M.create_model("resnet18", img_size=128)
+    with pytest.raises(ValueError, match="at least 32x32"):
+        M.create_model("vgg11", mlp_ratio=1 / 64)(flow.randn(1, 3, 16, 16))
+    with pytest.raises(ValueError, match="channels|expected"):
+        M.create_model("convnext_atto")(flow.randn(1, 1, 32, 32))
+    with pytest.raises(ValueError, match="does not match"):
+        M.create_model("mixer_s32_224")(flow.randn(1, 3, 64, 64))
 
 
 def test_cfgs_match_timm():

@@ -165,8 +165,10 @@ def check_tv_parity(name, size, **kwargs):
 TV_CASES = [("resnet18", 64, {}), ("resnext50_32x4d", 64, {}), ("mobilenet_v3_large", 64, {}),
             ("mobilenet_v3_small", 64, dict(num_classes=10)), ("mobilenet_v2", 64, {}),
             ("vit_b_16", 32, dict(image_size=32)), ("convnext_tiny", 32, {}), ("efficientnet_b0", 64, {}),
-            ("swin_t", 64, {}), ("regnet_y_400mf", 64, {})]  # 64 px: windows clipped at stage 3-4, shifted padded stage 2
-SLOW_TV_CASES = [("densenet121", 32, {}), ("vgg11", 32, {}), ("vgg16_bn", 32, {}), ("wide_resnet50_2", 64, {}), ("vit_b_32", 224, {}),
+            ("swin_t", 64, {}),  # 64 px: windows clipped at stages 3-4, padded shifted windows at stage 2
+            ("regnet_y_400mf", 64, {})]
+SLOW_TV_CASES = [("densenet121", 32, {}), ("vgg11", 32, {}), ("vgg16_bn", 32, {}), ("wide_resnet50_2", 64, {}),
+                 ("vit_b_32", 224, {}),
                  ("resnet50", 224, {}), ("mobilenet_v3_large", 224, {}),
                  ("efficientnet_b5", 64, {}), ("efficientnet_b1", 64, {}), ("convnext_small", 64, {}),
                  ("swin_t", 224, {}), ("swin_s", 96, {}),

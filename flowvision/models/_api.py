@@ -9,7 +9,6 @@ means ``DEFAULT`` (torchvision warns and picks V1).
 """
 import enum
 import fnmatch
-import sys
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Dict

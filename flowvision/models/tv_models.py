@@ -18,7 +18,8 @@ from flowvision.layers import make_divisible
 from ._api import classification_weights, load_weights, make_weights_enum, register_builder, resolve_weights
 from ._tv_weights import TV_URL, TV_WEIGHTS
 
-__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "ConvNeXtTV", "EfficientNetTV", "SwinTransformerTV", "RegNetTV",
+__all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "ConvNeXtTV", "EfficientNetTV",
+           "SwinTransformerTV", "RegNetTV",
            "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16", "swin_t",
            "swin_s", "swin_b"]
 
@@ -708,8 +709,8 @@ class SwinTransformerTV(nn.Module):
             dim = embed_dim * 2 ** i
             stage = []
             for j in range(depth):
-                stage.append(_SwinBlock(dim, num_heads[i], window_size, [0 if j % 2 == 0 else w // 2 for w in window_size],
-                                        mlp_ratio, dropout, attention_dropout,
+                shift = [0 if j % 2 == 0 else w // 2 for w in window_size]
+                stage.append(_SwinBlock(dim, num_heads[i], window_size, shift, mlp_ratio, dropout, attention_dropout,
                                         stochastic_depth_prob * idx / (total - 1), norm))
                 idx += 1
             layers.append(nn.Sequential(*stage))
@@ -722,8 +723,11 @@ class SwinTransformerTV(nn.Module):
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.flatten = nn.Flatten(1)
         self.head = nn.Linear(num_features, num_classes)
-        trunc_normal_(self.head.weight, std=0.02)
-        nn.init.zeros_(self.head.bias)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                trunc_normal_(m.weight, std=0.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
 
     def forward(self, x):
         x = self.permute(self.norm(self.features(x)))
