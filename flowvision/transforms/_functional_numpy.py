@@ -377,7 +377,12 @@ def resize(img, size, interpolation="bilinear", antialias=True, round_between=Fa
     wdt = _work_dtype(img)
     lead, c = img.shape[:-3], img.shape[-1]
     # planes: (P, H, W) contiguous float, P = N*C
-    planes = to_planar(img).reshape((-1, h, w)).astype(wdt, copy=False)
+    pv = hwc_to_chw(img)
+    if pv.flags.c_contiguous or (img.ndim == 3 and 1 < c <= 4 and img.dtype in _CV2_DTYPES
+                                 and _pixel_contiguous(img)):
+        planes = to_planar(img).reshape((-1, h, w)).astype(wdt, copy=False)
+    else:  # strided view of a planar buffer (a crop of a tensor): gather and convert in one pass
+        planes = np.asarray(pv, dtype=wdt, order="C").reshape((-1, h, w))
     p = planes.shape[0]
     if ow != w:
         tmp = np.empty((p * h, ow), wdt)

@@ -463,8 +463,23 @@ def center_crop(img, output_size):
 
 
 def resized_crop(img, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    if not _is_pil_image(img) and (_is_numpy(img) or _is_tensor(img)) and isinstance(interpolation, InterpolationMode) \
+            and interpolation.value in ("bilinear", "bicubic", "nearest", "nearest-exact"):
+        _, h, w = get_dimensions(img)
+        inside = 0 <= top and 0 <= left and top + height <= h and left + width <= w and height > 0 and width > 0
+        if inside:
+            _check_size_arg(size)
+            out_size = _compute_resized_output_size((height, width), [size] if isinstance(size, int) else list(size))
+            if out_size != [height, width]:
+                # resize straight from the crop view: no intermediate cropped copy
+                aa = bool(antialias) and interpolation.value in ("bilinear", "bicubic")
+                return _apply_array(_crop_resize, img, top, left, height, width, out_size, interpolation.value, aa)
     img = crop(img, top, left, height, width)
     return resize(img, size, interpolation, antialias=antialias)
+
+
+def _crop_resize(a, top, left, height, width, out_size, mode, aa):
+    return F_np.resize(a[..., top:top + height, left:left + width, :], out_size, mode, aa)
 
 
 def hflip(img):
