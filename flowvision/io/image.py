@@ -4,7 +4,7 @@ import os
 from enum import Enum
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image
 
 __all__ = [
     "ImageReadMode", "read_file", "write_file", "decode_image", "read_image", "decode_jpeg", "decode_png",

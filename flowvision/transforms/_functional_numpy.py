@@ -9,7 +9,6 @@ casting back to an integer dtype, resize/blur/geometric ops round, float images 
 uint8 images take OpenCV / lookup-table fast paths that give the same numbers.
 """
 import functools
-import math
 
 import cv2
 import numpy as np

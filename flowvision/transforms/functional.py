@@ -7,7 +7,6 @@ viewed channels-last without a copy).
 """
 import math
 import numbers
-import sys
 import warnings
 from enum import Enum
 

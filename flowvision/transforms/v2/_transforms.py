@@ -1,7 +1,6 @@
 """torchvision.transforms.v2 classes: one parameter draw per call, applied to images, videos, masks and
 bounding boxes alike."""
 import math
-import numbers
 import warnings
 from collections.abc import Sequence
 

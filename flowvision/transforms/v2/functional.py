@@ -5,7 +5,6 @@ functional kernels; ``Mask`` uses nearest interpolation; ``BoundingBoxes`` are t
 coordinates (numpy, in the boxes' float dtype like torchvision) and keep their ``canvas_size`` in step.
 ``register_kernel(functional, cls)`` adds a kernel for a custom type.
 """
-import math
 import numbers
 
 import numpy as np
