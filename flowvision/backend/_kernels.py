@@ -45,3 +45,53 @@ def _as_3d(x, batch):
     if not x.flags["C_CONTIGUOUS"] and xt.flags["C_CONTIGUOUS"] and x.ndim >= 2:
         return xt.reshape(bsz, c, r), True
     return np.ascontiguousarray(x).reshape(bsz, r, c), False
+
+
+# ------------------------------------------------------------------ weights packed once
+# id(weight tensor) -> (weakref to it, its data array, version, isa, _C.PackedB). A cached entry is used only
+# while the tensor still holds the same array at the same version (every in-place op, optimizer step and
+# load_state_dict bumps `_version[0]`) and the same ISA is in use; otherwise the weight is packed again.
+# Writes that bypass the tensor API (e.g. `w.numpy()[:] = ...`) are not seen: call clear_packed_cache().
+_PACKED = {}
+
+
+def clear_packed_cache():
+    _PACKED.clear()
+
+
+def packed_weight(w, kind="linear"):
+    """Weight tensor `w` packed once per version: kind "linear" -> `_C.PackedB` of an (N, K) Linear weight (the
+    right operand, transposed); kind "conv1x1" -> `_C.PackedA` of an (O, C, 1, 1) conv weight (the left operand)."""
+    import weakref
+    key = (id(w), kind)
+    isa = _C.cpu_isa()
+    e = _PACKED.get(key)
+    if e is not None and e[0]() is w and e[1] is w._data and e[2] == w._version[0] and e[3] == isa:
+        return e[4]
+    if kind == "linear":
+        pk = _C.pack_b(w._data, True)
+    else:
+        pk = _C.pack_a(np.ascontiguousarray(w._data).reshape(w._data.shape[0], -1))
+    _PACKED[key] = (weakref.ref(w, lambda _r, k=key: _PACKED.pop(k, None)), w._data, w._version[0], isa, pk)
+    return pk
+
+
+def linear_packed(x, w, b=None, epilogue="none", residual=None):
+    """y = epilogue(x @ w.T + b + residual) for arrays x (..., K) / b / residual (..., N) and weight *tensor* w
+    (N, K), with the weight packed once (see packed_weight). float32/float64 only."""
+    pk = packed_weight(w)
+    lead = x.shape[:-1]
+    x2 = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    r2 = None if residual is None else np.ascontiguousarray(residual).reshape(-1, pk.N)
+    y = _C.gemm_packed(x2, pk, b, epilogue, r2)
+    return y.reshape(lead + (pk.N,))
+
+
+def conv1x1_packed(x, w, b=None, epilogue="none", residual=None):
+    """NCHW 1x1 stride-1 unpadded ungrouped convolution of array x (N, C, H, W) with weight *tensor* w (O, C, 1, 1)
+    (packed once, see packed_weight), bias b (O,) fused; returns (N, O, H, W)."""
+    pk = packed_weight(w, "conv1x1")
+    n, c, h, wd = x.shape
+    x3 = np.ascontiguousarray(x).reshape(n, c, h * wd)
+    r3 = None if residual is None else np.ascontiguousarray(residual).reshape(n, pk.M, h * wd)
+    return _C.gemm_packed_a(pk, x3, b, epilogue, r3).reshape(n, pk.M, h, wd)

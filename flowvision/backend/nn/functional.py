@@ -147,7 +147,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             raise RuntimeError(f"Calculated padded input size per channel: ({x.shape[2] + 2 * padding[0]} x "
                                f"{x.shape[3] + 2 * padding[1]}). Kernel size: ({k_eff[0]} x {k_eff[1]}). Kernel size "
                                "can't be greater than actual input size")
-    y = Conv2d.apply(x, weight, bias, stride, padding, dilation, int(groups))
+    if (weight.shape[2] == 1 and weight.shape[3] == 1 and stride == (1, 1) and padding == (0, 0) and groups == 1
+            and _linear_fast_ok(x, weight, bias, conv=True)):
+        from .. import _kernels  # inference: 1x1 conv as a GEMM with the weight packed once, bias fused
+        y = Tensor._wrap(_kernels.conv1x1_packed(x._data, weight, None if bias is None else bias._data), x._dtype)
+    else:
+        y = Conv2d.apply(x, weight, bias, stride, padding, dilation, int(groups))
     return S.squeeze(y, 0) if unbatched else y
 
 
@@ -217,8 +222,29 @@ def linear(input, weight, bias=None):
     if input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(f"linear(): mat1 and mat2 shapes cannot be multiplied (input {list(input.shape)}, "
                            f"weight {list(weight.shape)}: in_features {weight.shape[-1]} != {input.shape[-1]})")
+    if _linear_fast_ok(input, weight, bias):
+        from .. import _kernels
+        y = _kernels.linear_packed(input._data, weight, None if bias is None else bias._data)
+        return Tensor._wrap(y, input._dtype)
     out = L.matmul(input, S.t(weight))
     return out + bias if bias is not None else out
+
+
+_PACKED_PATHS = True  # benchmarks/bench_models.py --compare-unpacked switches this off for a before/after run
+
+
+def _linear_fast_ok(x, w, b, conv=False):
+    """Inference path of linear / 1x1 conv (no autograd recorded): the weight packed once, bias fused."""
+    from ..autograd.grad_mode import is_grad_enabled
+    if not _PACKED_PATHS:
+        return False
+    if is_grad_enabled() and (x.requires_grad or w.requires_grad or (b is not None and b.requires_grad)):
+        return False
+    if not hasattr(_C, "gemm_packed_a") or x.ndim < 1 or w.ndim != (4 if conv else 2):
+        return False
+    dt = x._data.dtype
+    return (dt in (np.float32, np.float64) and w._data.dtype == dt and (b is None or (b._data.dtype == dt and b.ndim == 1))
+            and x._device == w._device)
 
 
 def bilinear(input1, input2, weight, bias=None):

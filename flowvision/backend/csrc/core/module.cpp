@@ -4,7 +4,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
@@ -179,6 +181,140 @@ py::object gemm_impl(py::handle a_, py::handle b_, bool ta, bool tb) {
     {
         py::gil_scoped_release rel;
         ks<T>().gemm(a.data(), b.data(), c.mutable_data(), B, M, N, K, ta, tb);
+    }
+    return std::move(c);
+}
+
+
+// ---------------------------------------------------------------- packed GEMM (weights packed once)
+struct PackedB {
+    py::array data;  // 1-D, the ISA's packed layout
+    int64_t K = 0, N = 0;
+    bool f64 = false;
+    const KernelTable* isa = nullptr;  // the layout depends on the ISA's register tile
+};
+
+template <class T>
+T* packed_ptr(T* p) {
+    return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63));
+}
+
+template <class T>
+PackedB pack_b_impl(py::handle b_, bool tb) {
+    auto b = as<T>(b_, "pack_b", "b");
+    need_ndim(b, 2, "pack_b", "b");
+    PackedB pk;
+    pk.K = tb ? b.shape(1) : b.shape(0);
+    pk.N = tb ? b.shape(0) : b.shape(1);
+    pk.f64 = sizeof(T) == 8;
+    pk.isa = &table();
+    // the micro-kernel uses aligned vector loads: over-allocate and start at a 64-byte boundary
+    auto out = empty<T>({ks<T>().packed_b_size(pk.K, pk.N) + int64_t(64 / sizeof(T))});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().pack_b(b.data(), tb, pk.K, pk.N, packed_ptr(out.mutable_data()));
+    }
+    pk.data = std::move(out);
+    return pk;
+}
+
+int parse_epilogue(const std::string& s) {
+    static const char* names[] = {"none", "relu", "relu6", "gelu", "gelu_tanh", "silu", "hardswish", "clamp"};
+    for (int i = 0; i < 8; ++i)
+        if (s == names[i]) return i;
+    fail("gemm_packed: unknown epilogue '" + s + "' (none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp)");
+}
+
+template <class T>
+py::object gemm_packed_impl(py::handle a_, const PackedB& pk, py::object bias_, const std::string& ep,
+                            py::object res_, double lo, double hi) {
+    const char* fn = "gemm_packed";
+    if (pk.isa != &table())
+        fail(std::string(fn) + ": the weight was packed for ISA '" + pk.isa->isa + "' but '" + table().isa +
+             "' is in use; pack it again");
+    auto a = as<T>(a_, fn, "a");
+    need_ndim(a, 2, fn, "a");
+    if (a.shape(1) != pk.K) {
+        std::ostringstream os;
+        os << fn << ": a has shape " << shp(a) << " but the packed weight has K=" << pk.K << " (N=" << pk.N << ")";
+        fail(os.str());
+    }
+    const int act = parse_epilogue(ep);
+    const int64_t M = a.shape(0);
+    Arr<T> bk, rk;
+    const T* bias = opt_ptr<T>(bias_, bk, fn, "bias", pk.N);
+    const T* res = nullptr;
+    if (!res_.is_none()) {
+        rk = as<T>(res_, fn, "residual");
+        if (rk.ndim() != 2 || rk.shape(0) != M || rk.shape(1) != pk.N)
+            fail(std::string(fn) + ": residual must have shape (" + std::to_string(M) + ", " + std::to_string(pk.N) +
+                 "), got " + shp(rk));
+        res = rk.data();
+    }
+    auto c = empty<T>({M, pk.N});
+    const T* bp = packed_ptr(static_cast<T*>(const_cast<void*>(pk.data.data())));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().gemm_packed(a.data(), M, pk.K, pk.N, bp, c.mutable_data(), bias, res, act, T(lo), T(hi));
+    }
+    return std::move(c);
+}
+
+struct PackedA {
+    py::array data;
+    int64_t M = 0, K = 0;
+    bool f64 = false;
+    const KernelTable* isa = nullptr;
+};
+
+template <class T>
+PackedA pack_a_impl(py::handle a_) {
+    auto a = as<T>(a_, "pack_a", "a");
+    need_ndim(a, 2, "pack_a", "a");
+    PackedA pk;
+    pk.M = a.shape(0);
+    pk.K = a.shape(1);
+    pk.f64 = sizeof(T) == 8;
+    pk.isa = &table();
+    auto out = empty<T>({ks<T>().packed_a_size(pk.M, pk.K) + int64_t(64 / sizeof(T))});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().pack_a(a.data(), pk.M, pk.K, packed_ptr(out.mutable_data()));
+    }
+    pk.data = std::move(out);
+    return pk;
+}
+
+template <class T>
+py::object gemm_packed_a_impl(const PackedA& pk, py::handle b_, py::object bias_, const std::string& ep,
+                              py::object res_, double lo, double hi) {
+    const char* fn = "gemm_packed_a";
+    if (pk.isa != &table())
+        fail(std::string(fn) + ": the weight was packed for ISA '" + pk.isa->isa + "' but '" + table().isa +
+             "' is in use; pack it again");
+    auto b = as<T>(b_, fn, "b");
+    if ((b.ndim() != 2 && b.ndim() != 3) || b.shape(b.ndim() - 2) != pk.K) {
+        std::ostringstream os;
+        os << fn << ": b must be (K, N) or (batch, K, N) with K=" << pk.K << ", got " << shp(b);
+        fail(os.str());
+    }
+    const bool three = b.ndim() == 3;
+    const int64_t batch = three ? b.shape(0) : 1, N = b.shape(b.ndim() - 1), M = pk.M;
+    const int act = parse_epilogue(ep);
+    Arr<T> bk, rk;
+    const T* bias = opt_ptr<T>(bias_, bk, fn, "bias", M);
+    auto c = three ? empty<T>({batch, M, N}) : empty<T>({M, N});
+    const T* res = nullptr;
+    if (!res_.is_none()) {
+        rk = as<T>(res_, fn, "residual");
+        if (rk.ndim() != c.ndim() || rk.size() != c.size() || rk.shape(0) != c.shape(0) || rk.shape(rk.ndim() - 1) != c.shape(c.ndim() - 1))
+            fail(std::string(fn) + ": residual must have the output's shape " + shp(c) + ", got " + shp(rk));
+        res = rk.data();
+    }
+    const T* ap = packed_ptr(static_cast<T*>(const_cast<void*>(pk.data.data())));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().gemm_packed_a(ap, M, pk.K, N, batch, b.data(), c.mutable_data(), bias, res, act, T(lo), T(hi));
     }
     return std::move(c);
 }
@@ -864,10 +1000,75 @@ PYBIND11_MODULE(_C, m) {
     }, py::arg("n"));
     m.def("get_num_threads", []() { return fv::get_num_threads(); });
     bind_detection(m);
+    m.def("fma_peak_gflops", [](double seconds, int threads) {
+        // best of short bursts (the machine is shared): each burst runs the FMA loop on `threads`
+        // threads (0 = the pool size) and is timed as a whole
+        py::gil_scoped_release rel;
+        const int nt = threads > 0 ? threads : fv::get_num_threads();
+        const auto loop = table().fma_loop;
+        const int64_t iters = 200000;
+        double best = 0.0;
+        const auto t_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        do {
+            std::atomic<double> flops{0.0};
+            auto t0 = std::chrono::steady_clock::now();
+            struct Ctx { decltype(loop) f; int64_t it; std::atomic<double>* fl; } ctx{loop, iters, &flops};
+            fv::parallel_for_raw(0, nt, 1, [](void* c, int64_t b, int64_t e) {
+                auto* x = static_cast<Ctx*>(c);
+                for (int64_t i = b; i < e; ++i) {
+                    double f = x->f(x->it), cur = x->fl->load();
+                    while (!x->fl->compare_exchange_weak(cur, cur + f)) {}
+                }
+            }, &ctx, nt);
+            double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (dt > 0) best = std::max(best, flops.load() / dt * 1e-9);
+        } while (std::chrono::steady_clock::now() < t_end);
+        return best;
+    }, py::arg("seconds") = 1.0, py::arg("threads") = 0,
+       "Measured FMA peak in GFLOP/s of the current ISA's vector FMA loop (best of short bursts)");
 
     m.def("gemm", [](hnd a, hnd b, bool ta, bool tb) { return FV_DISPATCH(gemm_impl, is_f64(a) || is_f64(b), a, b, ta, tb); },
           py::arg("a"), py::arg("b"), py::arg("trans_a") = false, py::arg("trans_b") = false);
 
+    py::class_<PackedB>(m, "PackedB", "A GEMM right-hand side packed once for the ISA in use (from pack_b)")
+        .def_readonly("K", &PackedB::K)
+        .def_readonly("N", &PackedB::N)
+        .def_property_readonly("dtype", [](const PackedB& p) { return p.data.dtype(); })
+        .def_property_readonly("isa", [](const PackedB& p) { return std::string(p.isa->isa); })
+        .def_property_readonly("nbytes", [](const PackedB& p) { return p.data.nbytes(); })
+        .def("__repr__", [](const PackedB& p) {
+            return "PackedB(K=" + std::to_string(p.K) + ", N=" + std::to_string(p.N) + ", " +
+                   (p.f64 ? "float64" : "float32") + ", isa=" + p.isa->isa + ")";
+        });
+    m.def("pack_b", [](hnd b, bool tb) { return is_f64(b) ? pack_b_impl<double>(b, tb) : pack_b_impl<float>(b, tb); },
+          py::arg("b"), py::arg("trans_b") = false,
+          "Pack the right-hand side of C = A @ op(B) once (op(B) is (K, N); trans_b: b is (N, K), a Linear weight)");
+    m.def("gemm_packed", [](hnd a, const PackedB& pk, obj bias, const std::string& ep, obj res, double lo, double hi) {
+        return pk.f64 ? gemm_packed_impl<double>(a, pk, bias, ep, res, lo, hi)
+                      : gemm_packed_impl<float>(a, pk, bias, ep, res, lo, hi);
+    }, py::arg("a"), py::arg("packed"), py::arg("bias") = py::none(), py::arg("epilogue") = "none",
+       py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0,
+       "C = epilogue(a @ packed + bias + residual); a (M, K) is cast to the packed dtype; epilogue: none, relu, "
+       "relu6, gelu, gelu_tanh, silu, hardswish, clamp (to [lo, hi])");
+    py::class_<PackedA>(m, "PackedA", "A GEMM left-hand side (e.g. a 1x1 conv weight) packed once (from pack_a)")
+        .def_readonly("M", &PackedA::M)
+        .def_readonly("K", &PackedA::K)
+        .def_property_readonly("dtype", [](const PackedA& p) { return p.data.dtype(); })
+        .def_property_readonly("isa", [](const PackedA& p) { return std::string(p.isa->isa); })
+        .def_property_readonly("nbytes", [](const PackedA& p) { return p.data.nbytes(); })
+        .def("__repr__", [](const PackedA& p) {
+            return "PackedA(M=" + std::to_string(p.M) + ", K=" + std::to_string(p.K) + ", " +
+                   (p.f64 ? "float64" : "float32") + ", isa=" + p.isa->isa + ")";
+        });
+    m.def("pack_a", [](hnd a) { return is_f64(a) ? pack_a_impl<double>(a) : pack_a_impl<float>(a); }, py::arg("a"),
+          "Pack the left operand A (M, K) of C = A @ B once (a 1x1 convolution weight (O, C))");
+    m.def("gemm_packed_a", [](const PackedA& pk, hnd b, obj bias, const std::string& ep, obj res, double lo, double hi) {
+        return pk.f64 ? gemm_packed_a_impl<double>(pk, b, bias, ep, res, lo, hi)
+                      : gemm_packed_a_impl<float>(pk, b, bias, ep, res, lo, hi);
+    }, py::arg("packed"), py::arg("b"), py::arg("bias") = py::none(), py::arg("epilogue") = "none",
+       py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0,
+       "C[i] = epilogue(packed @ b[i] + bias[:, None] + residual[i]) for b (K, N) or (batch, K, N): an NCHW 1x1 "
+       "stride-1 convolution with x reshaped to (N, C, H*W); bias is per output row (channel)");
     m.def("conv2d_forward", [](hnd x, hnd w, obj bias, v64 s, v64 p, v64 d, int64_t g) {
         return FV_DISPATCH(conv2d_forward_impl, is_f64(x) || is_f64(w), x, w, bias, s, p, d, g);
     }, py::arg("x"), py::arg("weight"), py::arg("bias"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),

@@ -163,5 +163,10 @@ template <class T>
 void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
                   const T* B, int64_t rsb, int64_t csb, T* C, int64_t ldc, bool accumulate);
 
+// In-place GELU (erf / tanh) or SiLU over n contiguous elements, the same math as gelu_forward /
+// silu_forward (defined in softmax.cpp; serial when called inside a parallel region).
+template <class T>
+void act_inplace(int act, T* p, int64_t n);
+
 }  // namespace FV_ISA_NAMESPACE
 }  // namespace fv

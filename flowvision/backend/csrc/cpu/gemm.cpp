@@ -203,6 +203,198 @@ void gemm_small(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_
     });
 }
 
+
+// ---------------------------------------------------------------- weights packed once
+// Layout of a packed B (K, N): K blocks of kKC rows; inside block pc (kc rows) the NR-wide column panels
+// follow each other, each kc x NR contiguous (zero padded past N): element (k, j) of panel p in block pc is
+// at pc * Npad + p * kc * NR + (k - pc) * NR + (j - p * NR), Npad = ceil(N / NR) * NR.
+template <class T>
+int64_t packed_b_size(int64_t K, int64_t N) {
+    constexpr int NR = Cfg<T>::NR;
+    return mx<int64_t>(K, 1) * ceil_div(mx<int64_t>(N, 1), NR) * NR;
+}
+
+template <class T>
+void pack_b_all(const T* B, bool tb, int64_t K, int64_t N, T* out) {
+    constexpr int NR = Cfg<T>::NR;
+    const int64_t npanels = ceil_div(N, NR), Npad = npanels * NR;
+    const int64_t rsb = tb ? 1 : N, csb = tb ? K : 1;
+    const int64_t nkb = ceil_div(K, kKC);
+    parallel_for(0, nkb * npanels, grain_for(kKC * NR, 1 << 16), [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t pc = (t / npanels) * kKC, p = t % npanels;
+            const int64_t kc = mn<int64_t>(kKC, K - pc);
+            pack_b_panel(B, rsb, csb, pc, kc, p * NR, mn<int64_t>(NR, N - p * NR), out + pc * Npad + p * kc * NR);
+        }
+    });
+}
+
+template <class T>
+void epilogue_rows(T* C, int64_t ldc, int64_t i0, int64_t i1, int64_t j0, int64_t j1, const T* bias,
+                   const T* res, int act, T lo, T hi, bool bias_per_row = false) {
+    const int64_t n = j1 - j0;
+    if (n <= 0) return;
+    if (act == kEpRelu) { lo = T(0); hi = T(INFINITY); }
+    if (act == kEpRelu6) { lo = T(0); hi = T(6); }
+    const bool clampit = act == kEpRelu || act == kEpRelu6 || act == kEpClamp;
+    for (int64_t i = i0; i < i1; ++i) {
+        T* __restrict c = C + i * ldc + j0;
+        if (bias && bias_per_row) {
+            const T bi = bias[i];
+            for (int64_t j = 0; j < n; ++j) c[j] += bi;
+        } else if (bias) {
+            const T* __restrict b = bias + j0;
+            for (int64_t j = 0; j < n; ++j) c[j] += b[j];
+        }
+        if (res) {
+            const T* __restrict r = res + i * ldc + j0;
+            for (int64_t j = 0; j < n; ++j) c[j] += r[j];
+        }
+        if (clampit) {
+            // NaN propagates (comparisons with NaN are false), like torch's clamp/relu
+            for (int64_t j = 0; j < n; ++j) {
+                const T v = c[j];
+                c[j] = v < lo ? lo : (v > hi ? hi : v);
+            }
+        } else if (act == kEpHardswish) {
+            for (int64_t j = 0; j < n; ++j) {
+                const T v = c[j], u = v + T(3);
+                c[j] = v * (u < T(0) ? T(0) : (u > T(6) ? T(6) : u)) / T(6);
+            }
+        } else if (act == kEpGelu || act == kEpGeluTanh || act == kEpSilu) {
+            act_inplace<T>(act, c, n);
+        }
+    }
+}
+
+// C(M, N) (row-major, ldc = N) = epilogue(A(M, K) @ packed B). Tasks are (row block x column range) pairs
+// handed out dynamically; each packs its own A block per K block; the epilogue runs on the task's tile right
+// after its last K block, while it is still in cache.
+template <class T>
+void gemm_packed_impl(const T* A, int64_t M, int64_t K, int64_t N, const T* Bp, T* C, const T* bias, const T* res,
+                      int act, T lo, T hi) {
+    constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        for (int64_t i = 0; i < M; ++i) memset(C + i * N, 0, sizeof(T) * N);
+        epilogue_rows(C, N, 0, M, 0, N, bias, res, act, lo, hi);
+        return;
+    }
+    const int nt = in_parallel_region() ? 1 : get_num_threads();
+    const int64_t npanels = ceil_div(N, NR), Npad = npanels * NR;
+    int64_t mblocks = ceil_div(M, kMC);
+    int64_t mc_blk = ceil_div(ceil_div(M, mblocks), MR) * MR;
+    mblocks = ceil_div(M, mc_blk);
+    // enough tasks (>= 8 per thread when the shape allows) for dynamic balancing on a shared machine,
+    // but column ranges of >= 2 panels so each task's packed A block is reused
+    int64_t nsplit = 1;
+    if (nt > 1) nsplit = mx<int64_t>(1, mn<int64_t>(ceil_div(8 * nt, mblocks), npanels / 2));
+    const int64_t ntasks = mblocks * nsplit;
+    const int64_t kc_max = mn<int64_t>(kKC, K);
+    auto task_fn = [&](int64_t t0, int64_t t1) {
+        Buf<T> Ap(mc_blk * kc_max);
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t ib = t / nsplit, js = t % nsplit;
+            const int64_t i0 = ib * mc_blk, mc = mn<int64_t>(mc_blk, M - i0);
+            const int64_t p0 = npanels * js / nsplit, p1 = npanels * (js + 1) / nsplit;
+            if (p0 >= p1) continue;
+            for (int64_t pc = 0; pc < K; pc += kKC) {
+                const int64_t kc = mn<int64_t>(kKC, K - pc);
+                pack_a(A, K, int64_t(1), i0, mc, pc, kc, Ap.get());
+                const T* bblk = Bp + pc * Npad;
+                for (int64_t p = p0; p < p1; ++p) {
+                    const T* bpp = bblk + p * kc * NR;
+                    const int64_t nr = mn<int64_t>(NR, N - p * NR);
+                    for (int64_t ir = 0; ir < mc; ir += MR)
+                        micro_kernel<T>(kc, Ap.get() + ir * kc, bpp, C + (i0 + ir) * N + p * NR, N,
+                                        mn<int64_t>(MR, mc - ir), nr, pc > 0);
+                }
+            }
+            if (bias || res || act != kEpNone)
+                epilogue_rows(C, N, i0, i0 + mc, p0 * NR, mn<int64_t>(N, p1 * NR), bias, res, act, lo, hi);
+        }
+    };
+    if (ntasks > 1 && nt > 1 && double(M) * N * K > 1.0e6) parallel_for_dynamic(0, ntasks, task_fn);
+    else task_fn(0, ntasks);
+}
+
+// Packed A (M, K): K blocks of kKC columns; inside block pc the MR-row micro-panels (pack_a's format, zero padded
+// past M) follow each other: panel ir (a multiple of MR) of block pc starts at pc * Mpad + ir * kc.
+template <class T>
+int64_t packed_a_size(int64_t M, int64_t K) {
+    constexpr int MR = Cfg<T>::MR;
+    return mx<int64_t>(K, 1) * ceil_div(mx<int64_t>(M, 1), MR) * MR;
+}
+
+template <class T>
+void pack_a_all(const T* A, int64_t M, int64_t K, T* out) {
+    constexpr int MR = Cfg<T>::MR;
+    const int64_t mpanels = ceil_div(M, MR), Mpad = mpanels * MR;
+    const int64_t nkb = ceil_div(K, kKC);
+    parallel_for(0, nkb * mpanels, grain_for(kKC * MR, 1 << 16), [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t pc = (t / mpanels) * kKC, ir = (t % mpanels) * MR;
+            const int64_t kc = mn<int64_t>(kKC, K - pc);
+            pack_a(A, K, int64_t(1), ir, mn<int64_t>(MR, M - ir), pc, kc, out + pc * Mpad + ir * kc);
+        }
+    });
+}
+
+// For each b < batch: C_b = epilogue(A @ B_b), A packed (pack_a_all), B_b (K, N) row-major. Tasks are
+// (image, column block of <= 512 columns, row range): each packs its B block per K block into L2 and sweeps
+// its rows of the packed weight over it.
+template <class T>
+void gemm_packed_a_impl(const T* Ap, int64_t M, int64_t K, int64_t N, int64_t batch, const T* B, T* C,
+                        const T* bias, const T* res, int act, T lo, T hi) {
+    constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
+    if (M <= 0 || N <= 0 || batch <= 0) return;
+    if (K <= 0) {
+        for (int64_t b = 0; b < batch; ++b) {
+            memset(C + b * M * N, 0, sizeof(T) * M * N);
+            epilogue_rows(C + b * M * N, N, 0, M, 0, N, bias, res ? res + b * M * N : nullptr, act, lo, hi, true);
+        }
+        return;
+    }
+    const int nt = in_parallel_region() ? 1 : get_num_threads();
+    const int64_t mpanels = ceil_div(M, MR), Mpad = mpanels * MR;
+    const int64_t ncb = ceil_div(512, NR) * NR;
+    const int64_t nblocks = ceil_div(N, ncb);
+    const int64_t base = batch * nblocks;
+    int64_t msplit = 1;
+    if (nt > 1) msplit = mx<int64_t>(1, mn<int64_t>(ceil_div(8 * nt, base), ceil_div(mpanels, 8)));
+    const int64_t kc_max = mn<int64_t>(kKC, K);
+    auto task_fn = [&](int64_t t0, int64_t t1) {
+        Buf<T> Bp(kc_max * ncb);
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t ms = t % msplit, bb = t / msplit;
+            const int64_t img = bb / nblocks, jb = bb % nblocks;
+            const int64_t i0 = mpanels * ms / msplit * MR, i1 = mn<int64_t>(M, mpanels * (ms + 1) / msplit * MR);
+            if (i0 >= i1) continue;
+            const int64_t j0 = jb * ncb, nc = mn<int64_t>(ncb, N - j0), np_ = ceil_div(nc, NR);
+            const T* Bi = B + img * K * N;
+            T* Ci = C + img * M * N;
+            for (int64_t pc = 0; pc < K; pc += kKC) {
+                const int64_t kc = mn<int64_t>(kKC, K - pc);
+                for (int64_t p = 0; p < np_; ++p)
+                    pack_b_panel(Bi, N, int64_t(1), pc, kc, j0 + p * NR, mn<int64_t>(NR, nc - p * NR),
+                                 Bp.get() + p * kc * NR);
+                const T* ablk = Ap + pc * Mpad;
+                for (int64_t p = 0; p < np_; ++p) {
+                    const T* bpp = Bp.get() + p * kc * NR;
+                    const int64_t nr = mn<int64_t>(NR, nc - p * NR);
+                    for (int64_t ir = i0; ir < i1; ir += MR)
+                        micro_kernel<T>(kc, ablk + ir * kc, bpp, Ci + ir * N + j0 + p * NR, N,
+                                        mn<int64_t>(MR, i1 - ir), nr, pc > 0);
+                }
+            }
+            if (bias || res || act != kEpNone)
+                epilogue_rows(Ci, N, i0, i1, j0, j0 + nc, bias, res ? res + img * M * N : nullptr, act, lo, hi, true);
+        }
+    };
+    const int64_t ntasks = base * msplit;
+    if (ntasks > 1 && nt > 1 && double(M) * N * K * batch > 1.0e6) parallel_for_dynamic(0, ntasks, task_fn);
+    else task_fn(0, ntasks);
+}
 }  // namespace
 
 template <class T>
@@ -341,8 +533,42 @@ void gemm_batched(const T* a, const T* b, T* c, int64_t batch, int64_t M, int64_
 
 }  // namespace
 
+namespace {
+double fma_loop(int64_t iters) {
+    typedef vec_t<float> V;
+    constexpr int W = vec_width<float>();
+    constexpr int NA = 24;
+    V acc[NA];
+    for (int i = 0; i < NA; ++i) acc[i] = V{} + float(i) * 1e-3f;
+    V b = V{} + 0.999999f, c = V{} + 1e-7f;
+    for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 24
+        for (int i = 0; i < NA; ++i) acc[i] = acc[i] * b + c;
+        __asm__ volatile("" : "+v"(b));  // keep the loop from being folded
+    }
+    V s = V{};
+    for (int i = 0; i < NA; ++i) s += acc[i];
+    volatile float sink = s[0];
+    (void)sink;
+    return 2.0 * W * NA * double(iters);
+}
+}  // namespace
+
 void fill_gemm(KernelTable& t) {
+    t.fma_loop = &fma_loop;
     t.f32.gemm = &gemm_batched<float>;
+    t.f32.packed_b_size = &packed_b_size<float>;
+    t.f64.packed_b_size = &packed_b_size<double>;
+    t.f32.pack_b = &pack_b_all<float>;
+    t.f64.pack_b = &pack_b_all<double>;
+    t.f32.gemm_packed = &gemm_packed_impl<float>;
+    t.f32.packed_a_size = &packed_a_size<float>;
+    t.f64.packed_a_size = &packed_a_size<double>;
+    t.f32.pack_a = &pack_a_all<float>;
+    t.f64.pack_a = &pack_a_all<double>;
+    t.f32.gemm_packed_a = &gemm_packed_a_impl<float>;
+    t.f64.gemm_packed_a = &gemm_packed_a_impl<double>;
+    t.f64.gemm_packed = &gemm_packed_impl<double>;
     t.f64.gemm = &gemm_batched<double>;
 }
 

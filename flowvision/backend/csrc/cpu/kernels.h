@@ -34,6 +34,18 @@ template <class T>
 struct KernelSet {
     // C[b] = op(A[b]) @ op(B[b]); op(A) is (M,K), op(B) is (K,N)
     void (*gemm)(const T* a, const T* b, T* c, int64_t batch, int64_t M, int64_t N, int64_t K, bool ta, bool tb);
+    // Weights packed once: packed_b_size(K, N) elements; pack_b packs op(B) (K, N) (tb: B is (N, K));
+    // gemm_packed: C(M, N) = act(A(M, K) @ op(B) + bias[N] + residual(M, N)), row-major, act = Epilogue
+    int64_t (*packed_b_size)(int64_t K, int64_t N);
+    void (*pack_b)(const T* b, bool tb, int64_t K, int64_t N, T* out);
+    void (*gemm_packed)(const T* a, int64_t M, int64_t K, int64_t N, const T* bp, T* c, const T* bias,
+                        const T* residual, int act, T lo, T hi);
+    // Left operand packed once (a 1x1 convolution's weight in NCHW): packed_a_size(M, K) elements; then for each
+    // of `batch` pairs C_b(M, N) = act(A @ B_b(K, N) + bias[M] (per row) + residual_b), all row-major, contiguous
+    int64_t (*packed_a_size)(int64_t M, int64_t K);
+    void (*pack_a)(const T* a, int64_t M, int64_t K, T* out);
+    void (*gemm_packed_a)(const T* ap, int64_t M, int64_t K, int64_t N, int64_t batch, const T* b, T* c,
+                          const T* bias, const T* residual, int act, T lo, T hi);
     void (*conv2d_forward)(const T* x, const T* w, const T* bias, T* y, const ConvParams& p);
     void (*conv2d_backward_input)(const T* gy, const T* w, T* gx, const ConvParams& p);
     void (*conv2d_backward_weight)(const T* gy, const T* x, T* gw, const ConvParams& p);
@@ -75,8 +87,15 @@ struct KernelSet {
     void (*silu_backward)(const T* gy, const T* x, T* gx, int64_t n);
 };
 
+// Fused GEMM epilogues (applied after bias and residual): clamp uses lo/hi.
+enum Epilogue : int { kEpNone = 0, kEpRelu = 1, kEpRelu6 = 2, kEpGelu = 3, kEpGeluTanh = 4, kEpSilu = 5,
+                      kEpHardswish = 6, kEpClamp = 7 };
+
 struct KernelTable {
     const char* isa;
+    // Runs `iters` iterations of an FMA loop (24 independent vector accumulators) on the calling thread;
+    // returns the FLOPs done (the harness times it and divides: the measured FMA peak).
+    double (*fma_loop)(int64_t iters);
     KernelSet<float> f32;
     KernelSet<double> f64;
 };

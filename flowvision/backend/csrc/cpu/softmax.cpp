@@ -319,6 +319,17 @@ void silu_bwd_f32(const float* gy, const float* x, float* gx, int64_t n) {
 
 }  // namespace
 
+template <>
+void act_inplace<float>(int act, float* p, int64_t n) {
+    if (act == kEpGelu || act == kEpGeluTanh) gelu_fwd_f32(p, p, n, act == kEpGeluTanh);
+    else if (act == kEpSilu) silu_fwd_f32(p, p, n);
+}
+template <>
+void act_inplace<double>(int act, double* p, int64_t n) {
+    if (act == kEpGelu || act == kEpGeluTanh) gelu_fwd<double>(p, p, n, act == kEpGeluTanh);
+    else if (act == kEpSilu) silu_fwd<double>(p, p, n);
+}
+
 void fill_softmax(KernelTable& t) {
     t.f32.softmax_forward = &softmax_f32;
     t.f64.softmax_forward = &softmax_f64;

@@ -1,0 +1,180 @@
+"""Packed GEMM (`_C.pack_b` / `_C.gemm_packed`), its fused epilogues, the FMA-peak probe, and F.linear's
+inference path (weight packed once, re-packed when the weight's version or the ISA changes)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+_C = pytest.importorskip("flowvision.backend._C")
+
+from flowvision import backend as flow  # noqa: E402
+from flowvision.backend import _kernels  # noqa: E402
+import flowvision.backend.nn.functional as F  # noqa: E402
+
+ISAS = list(_C.supported_isas())
+TF = torch.nn.functional
+EPILOGUES = {
+    "none": lambda t: t, "relu": torch.relu, "relu6": TF.relu6, "gelu": TF.gelu,
+    "gelu_tanh": lambda t: TF.gelu(t, approximate="tanh"), "silu": TF.silu, "hardswish": TF.hardswish,
+    "clamp": lambda t: t.clamp(-0.5, 0.7),
+}
+
+
+@pytest.fixture(params=ISAS)
+def isa(request):
+    old = _C.cpu_isa()
+    _C._set_isa_for_testing(request.param)
+    yield request.param
+    _C._set_isa_for_testing(old)
+
+
+@pytest.mark.parametrize("shape", [(1, 1000, 300), (3, 5, 7), (7, 70, 3), (197, 130, 300), (300, 77, 513),
+                                   (400, 257, 260)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_packed_epilogues(isa, shape, dtype):
+    M, N, K = shape
+    rng = np.random.default_rng(M + N + K)
+    a = rng.standard_normal((M, K)).astype(dtype)
+    w = rng.standard_normal((N, K)).astype(dtype)
+    b = rng.standard_normal(N).astype(dtype)
+    r = rng.standard_normal((M, N)).astype(dtype)
+    pk = _C.pack_b(w, True)
+    assert (pk.K, pk.N, pk.isa, pk.dtype) == (K, N, isa, np.dtype(dtype))
+    pre = torch.from_numpy(a.astype(np.float64) @ w.astype(np.float64).T + b + r)
+    scale = float(pre.abs().max())
+    tol = 2e-6 * np.sqrt(K) if dtype == np.float32 else 1e-12
+    for ep, fn in EPILOGUES.items():
+        y = _C.gemm_packed(a, pk, b, ep, r, -0.5, 0.7)
+        assert y.dtype == dtype and y.shape == (M, N)
+        assert np.abs(y - fn(pre).numpy()).max() <= tol * scale, ep
+    # no bias / residual, and B given as (K, N)
+    y = _C.gemm_packed(a, _C.pack_b(np.ascontiguousarray(w.T)))
+    np.testing.assert_allclose(y, a @ w.T, rtol=1e-4, atol=1e-4 * np.sqrt(K))
+
+
+def test_gemm_packed_matches_gemm_bitwise():
+    """Same micro-kernel and K blocking as _C.gemm: identical results (F.linear's fast path relies on it)."""
+    rng = np.random.default_rng(1)
+    for M, N, K in [(197, 768, 768), (600, 300, 600), (64, 3072, 260)]:
+        a = rng.standard_normal((M, K), dtype=np.float32)
+        w = rng.standard_normal((N, K), dtype=np.float32)
+        np.testing.assert_array_equal(_C.gemm_packed(a, _C.pack_b(w, True)), _C.gemm(a, w, False, True))
+
+
+def test_gemm_packed_errors():
+    pk = _C.pack_b(np.ones((4, 3), np.float32), True)
+    with pytest.raises(ValueError, match="K=3"):
+        _C.gemm_packed(np.ones((2, 4), np.float32), pk)
+    with pytest.raises(ValueError, match="epilogue"):
+        _C.gemm_packed(np.ones((2, 3), np.float32), pk, None, "tanh")
+    with pytest.raises(ValueError, match="residual"):
+        _C.gemm_packed(np.ones((2, 3), np.float32), pk, None, "none", np.ones((2, 5), np.float32))
+    if len(ISAS) > 1:
+        old = _C.cpu_isa()
+        try:
+            _C._set_isa_for_testing(ISAS[0])
+            with pytest.raises(ValueError, match="pack it again"):
+                _C.gemm_packed(np.ones((2, 3), np.float32), pk)
+        finally:
+            _C._set_isa_for_testing(old)
+
+
+def test_fma_peak_probe():
+    g = _C.fma_peak_gflops(0.05, 1)
+    assert g > 0.5
+
+
+def test_linear_inference_path_repacks_on_version_and_isa():
+    rng = np.random.default_rng(2)
+    x = flow.from_numpy(rng.standard_normal((2, 5, 16), dtype=np.float32))
+    w = flow.from_numpy(rng.standard_normal((8, 16), dtype=np.float32))
+    b = flow.from_numpy(rng.standard_normal(8, dtype=np.float32))
+    w.requires_grad_()
+    ref = lambda: x.numpy() @ w.detach().numpy().T + b.numpy()  # noqa: E731
+    with flow.no_grad():
+        np.testing.assert_allclose(F.linear(x, w, b).numpy(), ref(), rtol=1e-5, atol=1e-5)
+        pk = _kernels.packed_weight(w)
+        F.linear(x, w, b)
+        assert _kernels.packed_weight(w) is pk  # cached
+        w.mul_(2.0)  # in-place: version bump -> re-pack
+        np.testing.assert_allclose(F.linear(x, w, b).numpy(), ref(), rtol=1e-5, atol=1e-5)
+        assert _kernels.packed_weight(w) is not pk
+        for isa_name in ISAS:  # the packed layout follows the ISA in use
+            old = _C.cpu_isa()
+            _C._set_isa_for_testing(isa_name)
+            try:
+                np.testing.assert_allclose(F.linear(x, w, b).numpy(), ref(), rtol=1e-5, atol=1e-5)
+            finally:
+                _C._set_isa_for_testing(old)
+    # with autograd the composed path is used (gradients flow)
+    y = F.linear(x, w, b)
+    assert y.requires_grad
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.broadcast_to(x.numpy().reshape(-1, 16).sum(0), (8, 16)), rtol=1e-5)
+    # optimizer steps bump the version too
+    opt = flow.optim.SGD([w], lr=0.1)
+    with flow.no_grad():
+        F.linear(x, w, b)
+    opt.step()
+    with flow.no_grad():
+        np.testing.assert_allclose(F.linear(x, w, b).numpy(), ref(), rtol=1e-5, atol=1e-5)
+    # the cache entry goes away with the weight
+    n = len(_kernels._PACKED)
+    del w, opt, y
+    import gc
+    gc.collect()
+    assert len(_kernels._PACKED) < n
+
+
+def test_linear_float64_and_1d():
+    w = flow.from_numpy(np.arange(12.0).reshape(3, 4))
+    with flow.no_grad():
+        y = F.linear(flow.from_numpy(np.ones(4)), w)
+    assert y.dtype == flow.float64 and tuple(y.shape) == (3,)
+    np.testing.assert_allclose(y.numpy(), np.arange(12.0).reshape(3, 4).sum(1))
+
+
+@pytest.mark.parametrize("shape", [(1, 64, 256, 56), (2, 2048, 512, 7), (3, 5, 7, 3), (1, 13, 300, 20)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_packed_a_conv1x1(isa, shape, dtype):
+    n, o, c, hw = shape
+    rng = np.random.default_rng(o + c)
+    x = rng.standard_normal((n, c, hw, hw)).astype(dtype)
+    w = rng.standard_normal((o, c, 1, 1)).astype(dtype)
+    b = rng.standard_normal(o).astype(dtype)
+    ref = TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b)).numpy()
+    pk = _C.pack_a(w.reshape(o, c))
+    assert (pk.M, pk.K, pk.isa) == (o, c, isa)
+    tol = 2e-6 * np.sqrt(c) if dtype == np.float32 else 1e-12
+    scale = np.abs(ref).max()
+    y = _C.gemm_packed_a(pk, x.reshape(n, c, -1), b).reshape(ref.shape)
+    assert np.abs(y - ref).max() <= tol * scale
+    r = rng.standard_normal(ref.shape).astype(dtype)
+    y = _C.gemm_packed_a(pk, x.reshape(n, c, -1), b, "relu", r.reshape(n, o, -1)).reshape(ref.shape)
+    assert np.abs(y - np.maximum(ref + r, 0)).max() <= tol * scale
+    y2 = _C.gemm_packed_a(pk, x[0].reshape(c, -1))  # 2-D b
+    assert np.abs(y2 - (ref[0] - b[:, None, None]).reshape(o, -1)).max() <= tol * scale
+    # the existing conv kernel computes the same GEMM
+    np.testing.assert_allclose(y.reshape(ref.shape) * 0 + _C.gemm_packed_a(pk, x.reshape(n, c, -1), b).reshape(ref.shape),
+                               _C.conv2d_forward(x, w, b, [1, 1], [0, 0], [1, 1], 1), rtol=1e-4, atol=tol * scale)
+
+
+def test_conv2d_1x1_inference_path():
+    rng = np.random.default_rng(3)
+    x = flow.from_numpy(rng.standard_normal((2, 16, 9, 9), dtype=np.float32))
+    w = flow.from_numpy(rng.standard_normal((24, 16, 1, 1), dtype=np.float32))
+    b = flow.from_numpy(rng.standard_normal(24, dtype=np.float32))
+    w.requires_grad_()
+    ref = lambda: TF.conv2d(torch.from_numpy(x.numpy()), torch.from_numpy(w.detach().numpy()),  # noqa: E731
+                            torch.from_numpy(b.numpy())).numpy()
+    with flow.no_grad():
+        np.testing.assert_allclose(F.conv2d(x, w, b).numpy(), ref(), rtol=1e-4, atol=1e-4)
+        pk = _kernels.packed_weight(w, "conv1x1")
+        w.add_(1.0)
+        np.testing.assert_allclose(F.conv2d(x, w, b).numpy(), ref(), rtol=1e-4, atol=1e-4)
+        assert _kernels.packed_weight(w, "conv1x1") is not pk
+        np.testing.assert_allclose(F.conv2d(x[0], w).numpy(), ref()[0] - b.numpy()[:, None, None], rtol=1e-4,
+                                   atol=1e-4)  # unbatched, no bias
+    y = F.conv2d(x, w, b)  # autograd: the Conv2d Function
+    assert y.requires_grad
+    y.sum().backward()
+    assert w.grad is not None and tuple(w.grad.shape) == (24, 16, 1, 1)
