@@ -534,7 +534,7 @@ def adjust_hue(img, hue_factor):
     if img.shape[-1] == 1:
         return img
     orig = img.dtype
-    f = convert_image_dtype(img, np.float32) if not _is_float(img) else img
+    f = convert_image_dtype(img, np.float32)  # torchvision computes hue in float32 for every dtype
     if f.dtype == np.float32 and _cv2_ok(f):
         hsv = cv2.cvtColor(to_interleaved(f), cv2.COLOR_RGB2HSV)  # H in degrees
         h = hsv[..., 0] * np.float32(1.0 / 360.0)
