@@ -59,12 +59,20 @@ def test_transforms_preset():
 def test_builder_forms_and_errors():
     m = M.resnet50(weights=None, num_classes=10)
     assert type(m).__name__ == "ResNet" and m.fc.out_features == 10
-    assert type(M.vgg11(weights=None)).__name__ == "VGGTV"  # torchvision's VGG structure
-    assert type(M.vgg11(mlp_ratio=1 / 64)).__name__ == "VGG"  # timm form keeps timm's
+    assert type(M.efficientnet_b0(weights=None)).__name__ == "EfficientNetTV"  # torchvision's structure
+    assert type(M.efficientnet_b0(progress=False)).__name__ == "EfficientNetTV"
+    assert type(M.efficientnet_b0()).__name__ == "EfficientNet"  # timm form keeps timm's
+    assert type(M.get_model("efficientnet_b0")).__name__ == "EfficientNetTV"
     with pytest.raises(ValueError, match="num_classes"):
         M.mobilenet_v3_small(weights="DEFAULT", num_classes=10)
     with pytest.raises(TypeError):
         M.vit_b_16(M.ViT_B_16_Weights.DEFAULT)  # keyword-only like torchvision
+
+
+@pytest.mark.slow
+def test_vgg_dispatch():
+    assert type(M.vgg11(weights=None)).__name__ == "VGGTV"
+    assert type(M.vgg11(mlp_ratio=1 / 64)).__name__ == "VGG"
 
 
 def _save_torch(model, path):
@@ -184,3 +192,26 @@ def test_tv_parity(name, size, kwargs):
 @pytest.mark.parametrize("name,size,kwargs", SLOW_TV_CASES, ids=[c[0] for c in SLOW_TV_CASES])
 def test_tv_parity_slow(name, size, kwargs):
     check_tv_parity(name, size, **kwargs)
+
+
+@pytest.mark.parametrize("tv_name,timm_name,size", [
+    ("regnet_y_400mf", "regnety_004", 64), pytest.param("vgg11", "vgg11", 32, marks=pytest.mark.slow),
+    pytest.param("densenet121", "densenet121", 32, marks=pytest.mark.slow)])
+def test_torchvision_checkpoint_into_timm_named_model(tv_name, timm_name, size):
+    """The families' checkpoint filters convert torchvision keys to timm's (the pretrained-loading path)."""
+    tvm = pytest.importorskip("torchvision.models")
+    import importlib
+
+    import torch
+    torch.manual_seed(0)
+    ref = tvm.get_model(tv_name).eval()
+    _randomize(ref)
+    ours = M.create_model(timm_name).eval()
+    family = importlib.import_module(type(ours).__module__)
+    sd = family.checkpoint_filter_fn({k: v.numpy().copy() for k, v in ref.state_dict().items()}, ours)
+    ours.load_state_dict({k: flow.from_numpy(np.ascontiguousarray(v)) for k, v in sd.items()}, strict=True)
+    x = np.random.RandomState(0).randn(1, 3, size, size).astype(np.float32)
+    with torch.no_grad():
+        expected = ref(torch.from_numpy(x)).numpy()
+    with flow.no_grad():
+        _close(expected, ours(flow.from_numpy(x)).numpy(), f"{tv_name} -> {timm_name}")
