@@ -17,7 +17,7 @@ from flowvision.transforms import autoaugment as FA
 from _tv_helpers import assert_float_close, assert_image_close, assert_u8_close, fb_chw, hwc_to_chw, pil_of, \
     rand_u8, to_np, torch_chw
 
-KINDS = ["pil", "np_u8", "fb_u8", "fb_f32"]
+KINDS = ["pil", "np_u8", "fb_u8", "fb_f32", "fb_u8_batch"]
 
 
 def _inputs(kind, a):
@@ -30,6 +30,9 @@ def _inputs(kind, a):
     if kind == "fb_f32":
         f = a.astype(np.float32) / 255
         return fb_chw(f), torch_chw(f)
+    if kind == "fb_u8_batch":  # (N, C, H, W): one draw for the whole batch, like torchvision
+        b = np.ascontiguousarray(np.stack([a, a[::-1]]).transpose(0, 3, 1, 2))
+        return fb.from_numpy(b), torch.from_numpy(b.copy())
     raise ValueError(kind)
 
 
