@@ -443,3 +443,17 @@ def test_channel_permutation_and_erasing_v2(monkeypatch):
     o = V2.RandomErasing(p=1.0, value=0.3)(ours)
     r = TV2.RandomErasing(p=1.0, value=0.3)(ref)
     compare(o, r)
+
+
+def test_custom_v2_transform_subclass():
+    class MyFlip(V2.Transform):
+        def make_params(self, flat_inputs):
+            return {"do": True}
+
+        def transform(self, inpt, params):
+            return self._call_kernel(F2.horizontal_flip, inpt) if params["do"] else inpt
+
+    ours, ref = sample()
+    out = MyFlip()(ours)
+    r = {k: (TF2.horizontal_flip(v) if k in ("image", "mask", "boxes") else v) for k, v in ref.items()}
+    compare(out, r)

@@ -146,6 +146,10 @@ class Transform:
     def transform(self, inpt, params):
         raise NotImplementedError
 
+    def _call_kernel(self, functional, inpt, *args, **kwargs):
+        """torchvision's hook for custom transforms: run ``functional`` (it dispatches on type)."""
+        return functional(inpt, *args, **kwargs)
+
     def forward(self, *inputs):
         sample = inputs if len(inputs) > 1 else inputs[0]
         flat, spec = tree_flatten(sample)
