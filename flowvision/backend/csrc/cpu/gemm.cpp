@@ -267,6 +267,39 @@ void epilogue_rows(T* C, int64_t ldc, int64_t i0, int64_t i1, int64_t j0, int64_
     }
 }
 
+
+// Few rows (M < MR, e.g. a classifier at batch 1): read A unpacked, only R accumulator rows, so no FMAs are
+// spent on padding; streams each packed B panel once.
+template <class T, int R>
+void rows_kernel(int64_t K, const T* __restrict A, int64_t lda, const T* __restrict Bp, int64_t Npad, T* __restrict C,
+                 int64_t ldc, int64_t p, int64_t nr) {
+    typedef vec_t<T> V;
+    constexpr int NV = Cfg<T>::NV, W = Cfg<T>::W, NR = Cfg<T>::NR;
+    V c[R][NV];
+    for (int i = 0; i < R; ++i)
+        for (int j = 0; j < NV; ++j) c[i][j] = V{};
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+        const int64_t kc = mn<int64_t>(kKC, K - pc);
+        const T* bpp = Bp + pc * Npad + p * kc * NR;
+        for (int64_t k = 0; k < kc; ++k) {
+            V b[NV];
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(bpp + k * NR + j * W);
+#pragma GCC unroll 4
+            for (int i = 0; i < R; ++i) {
+                const T a = A[i * lda + pc + k];
+#pragma GCC unroll 4
+                for (int j = 0; j < NV; ++j) c[i][j] += b[j] * a;
+            }
+        }
+    }
+    alignas(64) T tmp[NR];
+    for (int i = 0; i < R; ++i) {
+        for (int j = 0; j < NV; ++j) *reinterpret_cast<V*>(tmp + j * W) = c[i][j];
+        for (int64_t j = 0; j < nr; ++j) C[i * ldc + p * NR + j] = tmp[j];
+    }
+}
+
 // C(M, N) (row-major, ldc = N) = epilogue(A(M, K) @ packed B). Tasks are (row block x column range) pairs
 // handed out dynamically; each packs its own A block per K block; the epilogue runs on the task's tile right
 // after its last K block, while it is still in cache.
@@ -282,6 +315,22 @@ void gemm_packed_impl(const T* A, int64_t M, int64_t K, int64_t N, const T* Bp, 
     }
     const int nt = in_parallel_region() ? 1 : get_num_threads();
     const int64_t npanels = ceil_div(N, NR), Npad = npanels * NR;
+    if (M < MR && M <= 4) {
+        parallel_for(0, npanels, grain_for(K * NR * M, 1 << 17), [&](int64_t p0, int64_t p1) {
+            for (int64_t p = p0; p < p1; ++p) {
+                const int64_t nr = mn<int64_t>(NR, N - p * NR);
+                switch (M) {
+                    case 1: rows_kernel<T, 1>(K, A, K, Bp, Npad, C, N, p, nr); break;
+                    case 2: rows_kernel<T, 2>(K, A, K, Bp, Npad, C, N, p, nr); break;
+                    case 3: rows_kernel<T, 3>(K, A, K, Bp, Npad, C, N, p, nr); break;
+                    default: rows_kernel<T, 4>(K, A, K, Bp, Npad, C, N, p, nr); break;
+                }
+            }
+            if (bias || res || act != kEpNone)
+                epilogue_rows(C, N, 0, M, p0 * NR, mn<int64_t>(N, p1 * NR), bias, res, act, lo, hi);
+        });
+        return;
+    }
     int64_t mblocks = ceil_div(M, kMC);
     int64_t mc_blk = ceil_div(ceil_div(M, mblocks), MR) * MR;
     mblocks = ceil_div(M, mc_blk);
