@@ -33,7 +33,7 @@ def test_registry_functions():
     assert M.get_model_weights("vit_b_16") is M.ViT_B_16_Weights
     assert M.get_model_weights(M.mobilenet_v3_large) is M.MobileNet_V3_Large_Weights
     assert M.get_model_weights(M.resnet50) is M.ResNet50_Weights  # the shared timm/torchvision name
-    assert M.list_models(module=M, include="vit_*") == ["vit_b_16", "vit_b_32", "vit_l_16"]
+    assert M.list_models(module=M, include="vit_*") == ["vit_b_16", "vit_b_32", "vit_h_14", "vit_l_16", "vit_l_32"]
     assert "resnet50" in M.list_models(include="res*", exclude="*101*")
     assert "resnet101" not in M.list_models(include="res*", exclude="*101*")
     assert "resnet50d" in M.list_models("resnet50*")  # timm-style filters unchanged
@@ -42,6 +42,22 @@ def test_registry_functions():
         M.get_model("vit_b_61")
     with pytest.raises(ValueError):
         M.get_weight("ResNet50_Weights")
+
+
+def test_weights_data_equal_torchvision():
+    tvm = pytest.importorskip("torchvision.models")
+    for name in M.list_models(module=M):
+        ours, ref = M.get_model_weights(name), tvm.get_model_weights(name)
+        assert ours.__name__ == ref.__name__ and ours.DEFAULT.name == ref.DEFAULT.name, name
+        for w in ours:
+            r = ref[w.name]
+            assert w.url == r.url, (name, w)
+            assert w.meta["num_params"] == r.meta["num_params"] and w.meta["min_size"] == tuple(r.meta["min_size"])
+            t, rt = w.transforms(), r.transforms()
+            assert (t.crop_size, t.resize_size, t.interpolation.value) == (rt.crop_size, rt.resize_size,
+                                                                           rt.interpolation.value), (name, w)
+    with pytest.raises(ValueError, match="image_size"):
+        M.vit_b_16(weights="IMAGENET1K_SWAG_E2E_V1", image_size=224)
 
 
 def test_transforms_preset():

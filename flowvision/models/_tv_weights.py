@@ -1,7 +1,7 @@
 """torchvision checkpoints as data: builder -> (enum name, DEFAULT member, members).
 
 Each member: (name, file under https://download.pytorch.org/models/, num_params, min_size, crop size,
-resize size, interpolation) - the ImageNet-1k classification weights of torchvision 0.29.
+resize size, interpolation) - the ImageNet-1k classification weights of torchvision 0.29 (incl. SWAG).
 """
 
 TV_URL = "https://download.pytorch.org/models/"
@@ -93,12 +93,23 @@ TV_WEIGHTS = {
     ]),
     "vit_b_16": ("ViT_B_16_Weights", "IMAGENET1K_V1", [
         ("IMAGENET1K_V1", "vit_b_16-c867db91.pth", 86567656, (224, 224), 224, 256, "bilinear"),
+        ("IMAGENET1K_SWAG_E2E_V1", "vit_b_16_swag-9ac1b537.pth", 86859496, (384, 384), 384, 384, "bicubic"),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "vit_b_16_lc_swag-4e70ced5.pth", 86567656, (224, 224), 224, 224, "bicubic"),
     ]),
     "vit_b_32": ("ViT_B_32_Weights", "IMAGENET1K_V1", [
         ("IMAGENET1K_V1", "vit_b_32-d86f8d99.pth", 88224232, (224, 224), 224, 256, "bilinear"),
     ]),
     "vit_l_16": ("ViT_L_16_Weights", "IMAGENET1K_V1", [
         ("IMAGENET1K_V1", "vit_l_16-852ce7e3.pth", 304326632, (224, 224), 224, 242, "bilinear"),
+        ("IMAGENET1K_SWAG_E2E_V1", "vit_l_16_swag-4f3808c9.pth", 305174504, (512, 512), 512, 512, "bicubic"),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "vit_l_16_lc_swag-4d563306.pth", 304326632, (224, 224), 224, 224, "bicubic"),
+    ]),
+    "vit_l_32": ("ViT_L_32_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vit_l_32-c7638314.pth", 306535400, (224, 224), 224, 256, "bilinear"),
+    ]),
+    "vit_h_14": ("ViT_H_14_Weights", "IMAGENET1K_SWAG_E2E_V1", [
+        ("IMAGENET1K_SWAG_E2E_V1", "vit_h_14_swag-80465313.pth", 633470440, (518, 518), 518, 518, "bicubic"),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "vit_h_14_lc_swag-c1eb923e.pth", 632045800, (224, 224), 224, 224, "bicubic"),
     ]),
     "swin_t": ("Swin_T_Weights", "IMAGENET1K_V1", [
         ("IMAGENET1K_V1", "swin_t-704ceda3.pth", 28288354, (224, 224), 224, 232, "bicubic"),
@@ -169,10 +180,14 @@ TV_WEIGHTS = {
     "regnet_y_16gf": ("RegNet_Y_16GF_Weights", "IMAGENET1K_V2", [
         ("IMAGENET1K_V1", "regnet_y_16gf-9e6ed7dd.pth", 83590140, (1, 1), 224, 256, "bilinear"),
         ("IMAGENET1K_V2", "regnet_y_16gf-3e4a00f9.pth", 83590140, (1, 1), 224, 232, "bilinear"),
+        ("IMAGENET1K_SWAG_E2E_V1", "regnet_y_16gf_swag-43afe44d.pth", 83590140, (1, 1), 384, 384, "bicubic"),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "regnet_y_16gf_lc_swag-f3ec0043.pth", 83590140, (1, 1), 224, 224, "bicubic"),
     ]),
     "regnet_y_32gf": ("RegNet_Y_32GF_Weights", "IMAGENET1K_V2", [
         ("IMAGENET1K_V1", "regnet_y_32gf-4dee3f7a.pth", 145046770, (1, 1), 224, 256, "bilinear"),
         ("IMAGENET1K_V2", "regnet_y_32gf-8db6d4b5.pth", 145046770, (1, 1), 224, 232, "bilinear"),
+        ("IMAGENET1K_SWAG_E2E_V1", "regnet_y_32gf_swag-04fdfa75.pth", 145046770, (1, 1), 384, 384, "bicubic"),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "regnet_y_32gf_lc_swag-e1583746.pth", 145046770, (1, 1), 224, 224, "bicubic"),
     ]),
     "regnet_x_400mf": ("RegNet_X_400MF_Weights", "IMAGENET1K_V2", [
         ("IMAGENET1K_V1", "regnet_x_400mf-adf1edd5.pth", 5495976, (1, 1), 224, 256, "bilinear"),

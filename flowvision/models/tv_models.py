@@ -20,7 +20,7 @@ from ._tv_weights import TV_URL, TV_WEIGHTS
 
 __all__ = ["VGGTV", "MobileNetV2TV", "MobileNetV3TV", "VisionTransformerTV", "ConvNeXtTV", "EfficientNetTV",
            "SwinTransformerTV", "RegNetTV",
-           "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16", "swin_t",
+           "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14", "swin_t",
            "swin_s", "swin_b"]
 
 
@@ -400,9 +400,13 @@ class VisionTransformerTV(nn.Module):
 
 def _tv_vit(name, patch, layers, heads, hidden, mlp, weights, progress, kwargs):
     weights = _prologue(name, weights, kwargs)
-    image_size = kwargs.pop("image_size", 224)
-    if weights is not None and image_size != weights.meta["min_size"][0]:
-        raise ValueError(f"{name}: the weights need image_size={weights.meta['min_size'][0]}")
+    image_size = kwargs.pop("image_size", None)
+    if weights is not None:  # SWAG E2E weights are for 384 / 512 / 518 px
+        need = weights.meta["min_size"][0]
+        if image_size not in (None, need):
+            raise ValueError(f"The parameter 'image_size' expected value {need} but got {image_size} instead.")
+        image_size = need
+    image_size = image_size or 224
     model = VisionTransformerTV(image_size, patch, layers, heads, hidden, mlp, **kwargs)
     return load_weights(model, weights, progress) if weights is not None else model
 
@@ -423,6 +427,18 @@ def vit_b_32(*, weights=None, progress=True, **kwargs):
 def vit_l_16(*, weights=None, progress=True, **kwargs):
     """torchvision's ViT-L/16 (``weights``: ViT_L_16_Weights, its name, "DEFAULT" or None)."""
     return _tv_vit("vit_l_16", 16, 24, 16, 1024, 4096, weights, progress, kwargs)
+
+
+@register_builder(weights=WEIGHTS["vit_l_32"])
+def vit_l_32(*, weights=None, progress=True, **kwargs):
+    """torchvision's ViT-L/32 (``weights``: ViT_L_32_Weights, its name, "DEFAULT" or None)."""
+    return _tv_vit("vit_l_32", 32, 24, 16, 1024, 4096, weights, progress, kwargs)
+
+
+@register_builder(weights=WEIGHTS["vit_h_14"])
+def vit_h_14(*, weights=None, progress=True, **kwargs):
+    """torchvision's ViT-H/14 (``weights``: ViT_H_14_Weights, its name, "DEFAULT" (SWAG E2E, 518 px) or None)."""
+    return _tv_vit("vit_h_14", 14, 32, 16, 1280, 5120, weights, progress, kwargs)
 
 
 # --- ConvNeXt --------------------------------------------------------------------------------------------
