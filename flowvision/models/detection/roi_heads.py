@@ -4,11 +4,36 @@ import numpy as np
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
-from flowvision.ops import batched_nms, box_iou, clip_boxes_to_image, remove_small_boxes
+from flowvision.ops import batched_nms, box_iou, clip_boxes_to_image, remove_small_boxes, roi_align
 
 from . import _utils as det_utils
 
-__all__ = ["RoIHeads", "fastrcnn_loss"]
+__all__ = ["RoIHeads", "fastrcnn_loss", "maskrcnn_loss", "maskrcnn_inference"]
+
+
+def maskrcnn_inference(x, labels):
+    """Per detection, the sigmoid mask of its predicted class: list of [N_i, 1, M, M]."""
+    mask_prob = x.sigmoid()
+    boxes_per_image = [int(lab.shape[0]) for lab in labels]
+    lab = np.concatenate([lab.numpy() for lab in labels]) if labels else np.zeros((0,), np.int64)
+    mask_prob = mask_prob[flow.from_numpy(np.arange(lab.shape[0])), flow.from_numpy(lab)][:, None]
+    return mask_prob.split(boxes_per_image, dim=0)
+
+
+def project_masks_on_boxes(gt_masks, boxes, matched_idxs, M):
+    rois = flow.cat([flow.from_numpy(np.asarray(matched_idxs)).to(boxes.dtype)[:, None], boxes.detach()], dim=1)
+    return roi_align(gt_masks[:, None].to(rois.dtype), rois, (M, M), 1.0)[:, 0]
+
+
+def maskrcnn_loss(mask_logits, proposals, gt_masks, gt_labels, mask_matched_idxs):
+    M = mask_logits.shape[-1]
+    labels = np.concatenate([gl.numpy()[idx] for gl, idx in zip(gt_labels, mask_matched_idxs)])
+    mask_targets = flow.cat([project_masks_on_boxes(m, p, i, M)
+                             for m, p, i in zip(gt_masks, proposals, mask_matched_idxs)], dim=0)
+    if mask_targets.numel() == 0:
+        return mask_logits.sum() * 0
+    picked = mask_logits[flow.from_numpy(np.arange(labels.shape[0])), flow.from_numpy(labels.astype(np.int64))]
+    return F.binary_cross_entropy_with_logits(picked, mask_targets)
 
 
 def fastrcnn_loss(class_logits, box_regression, labels, regression_targets):
@@ -30,9 +55,8 @@ class RoIHeads(nn.Module):
                  mask_roi_pool=None, mask_head=None, mask_predictor=None, keypoint_roi_pool=None, keypoint_head=None,
                  keypoint_predictor=None):
         super().__init__()
-        if any(m is not None for m in (mask_roi_pool, mask_head, mask_predictor, keypoint_roi_pool, keypoint_head,
-                                       keypoint_predictor)):
-            raise NotImplementedError("mask and keypoint branches are not implemented yet")
+        if any(m is not None for m in (keypoint_roi_pool, keypoint_head, keypoint_predictor)):
+            raise NotImplementedError("the keypoint branch (Keypoint R-CNN) is not implemented yet")
         self.box_similarity = box_iou
         self.proposal_matcher = det_utils.Matcher(fg_iou_thresh, bg_iou_thresh, allow_low_quality_matches=False)
         self.fg_bg_sampler = det_utils.BalancedPositiveNegativeSampler(batch_size_per_image, positive_fraction)
@@ -45,11 +69,13 @@ class RoIHeads(nn.Module):
         self.score_thresh = score_thresh
         self.nms_thresh = nms_thresh
         self.detections_per_img = detections_per_img
-        self.mask_roi_pool = self.mask_head = self.mask_predictor = None
+        self.mask_roi_pool = mask_roi_pool
+        self.mask_head = mask_head
+        self.mask_predictor = mask_predictor
         self.keypoint_roi_pool = self.keypoint_head = self.keypoint_predictor = None
 
     def has_mask(self):
-        return False
+        return self.mask_roi_pool is not None and self.mask_head is not None and self.mask_predictor is not None
 
     def has_keypoint(self):
         return False
@@ -61,6 +87,8 @@ class RoIHeads(nn.Module):
             raise ValueError("Every element of targets should have a boxes key")
         if not all("labels" in t for t in targets):
             raise ValueError("Every element of targets should have a labels key")
+        if self.has_mask() and not all("masks" in t for t in targets):
+            raise ValueError("Every element of targets should have a masks key")
 
     def assign_targets_to_proposals(self, proposals, gt_boxes, gt_labels):
         matched_idxs, labels = [], []
@@ -147,4 +175,23 @@ class RoIHeads(nn.Module):
                                                                     proposals, image_shapes)
             for b, s, lab in zip(boxes, scores, labels):
                 result.append({"boxes": b, "labels": lab, "scores": s})
+        if self.has_mask():
+            if self.training:
+                mask_proposals, pos_matched_idxs = [], []
+                for i in range(len(proposals)):
+                    pos = np.nonzero(labels[i].numpy() > 0)[0]
+                    mask_proposals.append(proposals[i][flow.from_numpy(pos)])
+                    pos_matched_idxs.append(matched_idxs[i][pos])
+            else:
+                mask_proposals = [r["boxes"] for r in result]
+            mask_features = self.mask_roi_pool(features, mask_proposals, image_shapes)
+            mask_logits = self.mask_predictor(self.mask_head(mask_features))
+            if self.training:
+                losses["loss_mask"] = maskrcnn_loss(mask_logits, mask_proposals, [t["masks"] for t in targets],
+                                                    [t["labels"] for t in targets], pos_matched_idxs)
+            else:
+                with flow.no_grad():
+                    probs = maskrcnn_inference(mask_logits.detach(), [r["labels"] for r in result])
+                for p, r in zip(probs, result):
+                    r["masks"] = p
         return result, losses
