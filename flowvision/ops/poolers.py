@@ -1,5 +1,4 @@
 """MultiScaleRoIAlign with torchvision's LevelMapper (FPN paper eq. 1: canonical scale 224 at level 4)."""
-import math
 
 import numpy as np
 
