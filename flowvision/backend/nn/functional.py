@@ -168,6 +168,10 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 class ConvTranspose2d(Function):
+    """The transposed convolution as conv2d's input gradient. When output_padding >= stride in a dim (allowed
+    while it is < dilation), the output is not the input-gradient shape of any conv2d with this padding: the
+    unpadded full result is computed then and the output window [p, p + size) cut out of it (zeros past it)."""
+
     @staticmethod
     def forward(ctx, x, w, b, stride, padding, output_padding, groups, dilation):
         xk, wk = _kin(x), _kin(w)
@@ -176,9 +180,18 @@ class ConvTranspose2d(Function):
         oh = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1
         ow = (wd - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1
         out_shape = (n, wk.shape[1] * groups, oh, ow)
+        full = None
+        if any(op >= s for op, s in zip(output_padding, stride)):
+            full = ((h - 1) * stride[0] + dilation[0] * (kh - 1) + 1, (wd - 1) * stride[1] + dilation[1] * (kw - 1) + 1)
         ctx.save_for_backward(xk, wk)
-        ctx.args = (stride, padding, dilation, groups, b is not None)
-        y = _C.conv2d_backward_input(xk, wk, out_shape, stride, padding, dilation, groups)
+        ctx.args = (stride, padding, dilation, groups, b is not None, out_shape, full)
+        if full is None:
+            y = _C.conv2d_backward_input(xk, wk, out_shape, stride, padding, dilation, groups)
+        else:
+            yf = _C.conv2d_backward_input(xk, wk, out_shape[:2] + full, stride, (0, 0), dilation, groups)
+            y = np.zeros(out_shape, yf.dtype)
+            rh, rw = _overlap(full, padding, (oh, ow))
+            y[:, :, :rh, :rw] = yf[:, :, padding[0]:padding[0] + rh, padding[1]:padding[1] + rw]
         if b is not None:
             y += _kin(b).astype(y.dtype).reshape(1, -1, 1, 1)
         return y.astype(x.dtype, copy=False)
@@ -186,13 +199,24 @@ class ConvTranspose2d(Function):
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved
-        stride, padding, dilation, groups, has_b = ctx.args
+        stride, padding, dilation, groups, has_b, out_shape, full = ctx.args
         gk = _kin(g).astype(x.dtype, copy=False)
         need = ctx.needs_input_grad
-        gx = _C.conv2d_forward(gk, w, None, stride, padding, dilation, groups) if need[0] else None
-        gw = _C.conv2d_backward_weight(x, gk, w.shape, stride, padding, dilation, groups) if need[1] else None
         gb = gk.sum(axis=(0, 2, 3)) if has_b and need[2] else None
+        pad = padding
+        if full is not None:  # the gradient of cutting the window out of the full result
+            gf = np.zeros(out_shape[:2] + full, gk.dtype)
+            rh, rw = _overlap(full, padding, out_shape[2:])
+            gf[:, :, padding[0]:padding[0] + rh, padding[1]:padding[1] + rw] = gk[:, :, :rh, :rw]
+            gk, pad = gf, (0, 0)
+        gx = _C.conv2d_forward(gk, w, None, stride, pad, dilation, groups) if need[0] else None
+        gw = _C.conv2d_backward_weight(x, gk, w.shape, stride, pad, dilation, groups) if need[1] else None
         return gx, gw, gb
+
+
+def _overlap(full, padding, out_hw):
+    """Rows/cols of the output window [p, p + out) that lie inside the full transposed-conv result."""
+    return tuple(max(0, min(o, f - p)) for f, p, o in zip(full, padding, out_hw))
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -207,6 +231,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         if op >= max(s, d):
             raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
                                f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
+    out_hw = [(x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (weight.shape[2 + i] - 1) +
+              output_padding[i] + 1 for i in range(2)]
+    if min(out_hw) < 0:
+        raise RuntimeError(f"conv_transpose2d(): given input size per channel ({x.shape[2]} x {x.shape[3]}), the "
+                           f"calculated output size per channel ({out_hw[0]} x {out_hw[1]}) is too small (weight "
+                           f"{list(weight.shape)}, stride {stride}, padding {padding}, dilation {dilation})")
     y = ConvTranspose2d.apply(x, weight, bias, stride, padding, output_padding, int(groups), dilation)
     return S.squeeze(y, 0) if unbatched else y
 
