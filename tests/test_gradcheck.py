@@ -68,7 +68,7 @@ def test_conv2d_depthwise_and_conv1d():
 
 @pytest.mark.parametrize("kw", [
     dict(), dict(stride=2), dict(stride=2, padding=1, output_padding=1), dict(dilation=2, padding=(1, 0)),
-    dict(groups=2, stride=(1, 2)),
+    dict(groups=2, stride=(1, 2)), dict(dilation=3, output_padding=2, padding=1),
 ], ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()) or "plain")
 def test_conv_transpose2d(kw):
     g = kw.get("groups", 1)
