@@ -11,7 +11,7 @@ from PIL import Image
 import flowvision.backend as fb
 import flowvision.io as fio
 
-from _tv_helpers import assert_u8_close, rand_u8, to_np
+from test_transforms_helpers import assert_u8_close, rand_u8, to_np
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # torchvision 0.29 deprecates its codecs
 warnings.filterwarnings("ignore", category=UserWarning)

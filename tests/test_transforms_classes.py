@@ -14,7 +14,7 @@ import flowvision.transforms as T
 from flowvision.transforms import _random
 from flowvision.transforms import autoaugment as FA
 
-from _tv_helpers import assert_float_close, assert_image_close, assert_u8_close, fb_chw, hwc_to_chw, pil_of, \
+from test_transforms_helpers import assert_float_close, assert_image_close, assert_u8_close, fb_chw, hwc_to_chw, pil_of, \
     rand_u8, to_np, torch_chw
 
 KINDS = ["pil", "np_u8", "fb_u8", "fb_f32", "fb_u8_batch"]

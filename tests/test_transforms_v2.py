@@ -13,7 +13,7 @@ import flowvision.transforms.v2 as V2
 import flowvision.transforms.v2.functional as F2
 from flowvision.transforms.v2 import tv_tensors as FVT
 
-from _tv_helpers import assert_float_close, assert_u8_close, rand_u8, to_np
+from test_transforms_helpers import assert_float_close, assert_u8_close, rand_u8, to_np
 
 H, W = 37, 53
 FORMATS = ["XYXY", "XYWH", "CXCYWH"]

@@ -8,7 +8,7 @@ from PIL import Image
 import flowvision.backend as fb
 import flowvision.utils as U
 
-from _tv_helpers import assert_float_close, assert_u8_close, rand_u8, to_np
+from test_transforms_helpers import assert_float_close, assert_u8_close, rand_u8, to_np
 
 
 def _img(c=3, h=40, w=50, dtype=np.uint8, seed=0):
