@@ -9,7 +9,7 @@ import importlib
 __version__ = "0.3.0.dev0"
 
 _SUBMODULES = (
-    "backend", "models", "transforms", "datasets", "ops", "utils", "io", "data", "layers", "hub",
+    "backend", "models", "transforms", "datasets", "ops", "utils", "io", "data", "layers", "hub", "tv_tensors",
 )
 
 __all__ = list(_SUBMODULES) + ["__version__"]
