@@ -162,10 +162,10 @@ def test_paste_masks_edge_boxes():
     assert not ours[4].any()  # entirely outside the image: empty (torchvision raises a shape error here)
     # many masks, float64: the batched separable resize equals torchvision's per-box interpolate
     m64 = rng.random((40, 1, 28, 28))
-    b64 = rng.random((40, 4)) * 90 - 10
-    b64[:, 2:] = b64[:, :2] + rng.random((40, 2)) * 60 + 0.5
-    np.testing.assert_allclose(npy(det.paste_masks_in_image(T(m64), T(b64), (70, 90))),
-                               npy(tv_paste(R(m64), R(b64), (70, 90))), atol=1e-12)
+    b64 = rng.random((40, 4)) * 200
+    b64[:, 2:] = b64[:, :2] + rng.random((40, 2)) * 120 + 1  # some cross the right/bottom border
+    np.testing.assert_allclose(npy(det.paste_masks_in_image(T(m64), T(b64), (240, 300))),
+                               npy(tv_paste(R(m64), R(b64), (240, 300))), atol=1e-12)
 
 
 def test_transform_bad_inputs():
