@@ -267,3 +267,53 @@ def test_maskrcnn_eval_and_training_parity_float64():
         np.testing.assert_allclose(g1, g2, atol=1e-7 * max(1.0, np.abs(g2).max()), err_msg=name)
     W, R = det.MaskRCNN_ResNet50_FPN_Weights.COCO_V1, tvd.MaskRCNN_ResNet50_FPN_Weights.COCO_V1
     assert W.url == R.url and W.meta["num_params"] == R.meta["num_params"] and W.meta["_metrics"] == R.meta["_metrics"]
+
+
+# ------------------------------------------------------------------ FCOS
+def test_fcos_eval_and_training_parity_float64():
+    from torchvision.models import resnet18
+    from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor as tv_ext
+    from torchvision.ops.feature_pyramid_network import LastLevelP6P7 as TvP6P7
+    from flowvision.models.detection.backbone_utils import _resnet, _resnet_fpn_extractor
+    from flowvision.ops import LastLevelP6P7
+    kw = {"min_size": 64, "max_size": 96, "score_thresh": 0.05, "detections_per_img": 40, "topk_candidates": 200}
+    torch.manual_seed(0)
+    ref = _calibrate(tvd.FCOS(tv_ext(resnet18(norm_layer=torch.nn.BatchNorm2d), 5, returned_layers=[2, 3, 4],
+                                     extra_blocks=TvP6P7(256, 256)), 5, **kw))
+    ours = det.FCOS(_resnet_fpn_extractor(_resnet(18, flow.nn.BatchNorm2d), 5, returned_layers=[2, 3, 4],
+                                          extra_blocks=LastLevelP6P7(256, 256)), 5, **kw)
+    ours, ref = _load(ours, ref)
+    ref.double()
+    ours.to(flow.float64)
+    imgs = _images(np.float64)
+    with torch.no_grad():
+        r = ref([torch.from_numpy(i) for i in imgs])
+    with flow.no_grad():
+        o = ours([flow.from_numpy(i) for i in imgs])
+    for a, b in zip(o, r):
+        assert sorted(a) == sorted(b) and len(b["scores"]) > 0
+        np.testing.assert_array_equal(a["labels"].numpy(), b["labels"].numpy())
+        np.testing.assert_allclose(a["boxes"].numpy(), b["boxes"].numpy(), atol=1e-6)
+        np.testing.assert_allclose(a["scores"].numpy(), b["scores"].numpy(), atol=1e-9)
+    ref.train()
+    ours.train()
+    tg = [{"boxes": np.array([[5.0, 6, 40, 45], [30, 10, 70, 50]]), "labels": np.array([1, 3])},
+          {"boxes": np.array([[2.0, 3, 20, 30]]), "labels": np.array([4])}]
+    lr = ref([torch.from_numpy(i) for i in imgs], [{k: torch.from_numpy(v) for k, v in t.items()} for t in tg])
+    lo = ours([flow.from_numpy(i) for i in imgs], [{k: flow.from_numpy(v) for k, v in t.items()} for t in tg])
+    assert sorted(lo) == sorted(lr) == ["bbox_ctrness", "bbox_regression", "classification"]
+    for k in lr:
+        np.testing.assert_allclose(float(lo[k].detach()), float(lr[k].detach()), rtol=1e-6, err_msg=k)
+    sum(lr.values()).backward()
+    sum(lo.values()).backward()
+    pr, po = dict(ref.named_parameters()), dict(ours.named_parameters())
+    for name in ["head.classification_head.cls_logits.weight", "head.regression_head.bbox_reg.weight",
+                 "head.regression_head.bbox_ctrness.weight", "head.regression_head.conv.1.weight",
+                 "backbone.body.layer3.0.conv1.weight"]:
+        g1, g2 = po[name].grad.numpy(), pr[name].grad.numpy()
+        np.testing.assert_allclose(g1, g2, atol=1e-7 * max(1.0, np.abs(g2).max()), err_msg=name)
+    W, R = det.FCOS_ResNet50_FPN_Weights.COCO_V1, tvd.FCOS_ResNet50_FPN_Weights.COCO_V1
+    assert W.url == R.url and W.meta["num_params"] == R.meta["num_params"] and W.meta["_metrics"] == R.meta["_metrics"]
+    a = det.fcos_resnet50_fpn(weights_backbone=None, num_classes=3)
+    b = tvd.fcos_resnet50_fpn(weights_backbone=None, num_classes=3)
+    assert list(a.state_dict()) == list(b.state_dict())

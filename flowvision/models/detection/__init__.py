@@ -1,10 +1,11 @@
 """flowvision.models.detection: torchvision's detection building blocks (anchors, box coding, matching,
-sampling, the R-CNN input transform) Faster R-CNN, Mask R-CNN and RetinaNet (ResNet-50-FPN)."""
+sampling, the R-CNN input transform) Faster R-CNN, Mask R-CNN, RetinaNet and FCOS (ResNet-50-FPN)."""
 from ._utils import BalancedPositiveNegativeSampler, BoxCoder, BoxLinearCoder, Matcher, SSDMatcher
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import BackboneWithFPN, resnet_fpn_backbone
 from .faster_rcnn import (FasterRCNN, FasterRCNN_ResNet50_FPN_Weights, FastRCNNPredictor, TwoMLPHead,
                           fasterrcnn_resnet50_fpn)
+from .fcos import FCOS, FCOS_ResNet50_FPN_Weights, FCOSHead, fcos_resnet50_fpn
 from .generalized_rcnn import GeneralizedRCNN
 from .mask_rcnn import (MaskRCNN, MaskRCNN_ResNet50_FPN_Weights, MaskRCNNHeads, MaskRCNNPredictor,
                         maskrcnn_resnet50_fpn)
@@ -20,4 +21,5 @@ __all__ = ["AnchorGenerator", "BoxCoder", "BoxLinearCoder", "Matcher", "SSDMatch
            "FasterRCNN_ResNet50_FPN_Weights", "FastRCNNPredictor", "TwoMLPHead", "fasterrcnn_resnet50_fpn",
            "GeneralizedRCNN", "RoIHeads", "RegionProposalNetwork", "RPNHead", "RetinaNet", "RetinaNetHead",
            "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn", "MaskRCNN", "MaskRCNNHeads",
-           "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights", "maskrcnn_resnet50_fpn"]
+           "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights", "maskrcnn_resnet50_fpn", "FCOS", "FCOSHead",
+           "FCOS_ResNet50_FPN_Weights", "fcos_resnet50_fpn"]
