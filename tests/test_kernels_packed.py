@@ -178,3 +178,16 @@ def test_conv2d_1x1_inference_path():
     assert y.requires_grad
     y.sum().backward()
     assert w.grad is not None and tuple(w.grad.shape) == (24, 16, 1, 1)
+
+
+@pytest.mark.parametrize("stride", [(2, 2), (2, 1), (3, 3)])
+def test_conv2d_1x1_strided_inference_path(stride):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 8, 11, 10), dtype=np.float32)
+    w = rng.standard_normal((12, 8, 1, 1), dtype=np.float32)
+    b = rng.standard_normal(12, dtype=np.float32)
+    ref = TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), stride).numpy()
+    with flow.no_grad():
+        y = F.conv2d(flow.from_numpy(x), flow.from_numpy(w), flow.from_numpy(b), stride)
+    assert tuple(y.shape) == ref.shape
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)

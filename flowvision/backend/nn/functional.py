@@ -147,10 +147,13 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             raise RuntimeError(f"Calculated padded input size per channel: ({x.shape[2] + 2 * padding[0]} x "
                                f"{x.shape[3] + 2 * padding[1]}). Kernel size: ({k_eff[0]} x {k_eff[1]}). Kernel size "
                                "can't be greater than actual input size")
-    if (weight.shape[2] == 1 and weight.shape[3] == 1 and stride == (1, 1) and padding == (0, 0) and groups == 1
+    if (weight.shape[2] == 1 and weight.shape[3] == 1 and padding == (0, 0) and groups == 1
             and _linear_fast_ok(x, weight, bias, conv=True)):
-        from .. import _kernels  # inference: 1x1 conv as a GEMM with the weight packed once, bias fused
-        y = Tensor._wrap(_kernels.conv1x1_packed(x._data, weight, None if bias is None else bias._data), x._dtype)
+        # inference: 1x1 conv as a GEMM with the weight packed once, bias fused; a strided 1x1 conv reads the
+        # subsampled input (one compact copy, like oneDNN's "reduce to unit stride")
+        from .. import _kernels
+        xa = x._data if stride == (1, 1) else x._data[:, :, ::stride[0], ::stride[1]]
+        y = Tensor._wrap(_kernels.conv1x1_packed(xa, weight, None if bias is None else bias._data), x._dtype)
     else:
         y = Conv2d.apply(x, weight, bias, stride, padding, dilation, int(groups))
     return S.squeeze(y, 0) if unbatched else y
