@@ -119,6 +119,12 @@ def test_fasterrcnn_training_losses_and_grads_float64():
           {"boxes": np.array([[2.0, 3, 20, 30]]), "labels": np.array([4])}]
     lr = ref([torch.from_numpy(i) for i in imgs], [{k: torch.from_numpy(v) for k, v in t.items()} for t in tg])
     lo = ours([flow.from_numpy(i) for i in imgs], [{k: flow.from_numpy(v) for k, v in t.items()} for t in tg])
+    # an image without objects (empty target) takes torchvision's background-only path
+    empty = [tg[0], {"boxes": np.zeros((0, 4)), "labels": np.zeros((0,), np.int64)}]
+    le_r = ref([torch.from_numpy(i) for i in imgs], [{k: torch.from_numpy(v) for k, v in t.items()} for t in empty])
+    le_o = ours([flow.from_numpy(i) for i in imgs], [{k: flow.from_numpy(v) for k, v in t.items()} for t in empty])
+    for k in le_r:
+        np.testing.assert_allclose(float(le_o[k].detach()), float(le_r[k].detach()), rtol=1e-6, err_msg=k)
     assert sorted(lo) == sorted(lr)
     for k in lr:
         # rtol 1e-6: torch returns binary_cross_entropy_with_logits(float64 logits, float32 labels) in float32
