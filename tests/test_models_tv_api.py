@@ -46,7 +46,10 @@ def test_registry_functions():
 
 def test_weights_data_equal_torchvision():
     tvm = pytest.importorskip("torchvision.models")
-    for name in M.list_models(module=M):
+    from flowvision.models import tv_models
+    names = M.list_models(module=tv_models)
+    assert len(names) == 59
+    for name in names:
         ours, ref = M.get_model_weights(name), tvm.get_model_weights(name)
         assert ours.__name__ == ref.__name__ and ours.DEFAULT.name == ref.DEFAULT.name, name
         for w in ours:
@@ -58,6 +61,17 @@ def test_weights_data_equal_torchvision():
                                                                            rt.interpolation.value), (name, w)
     with pytest.raises(ValueError, match="image_size"):
         M.vit_b_16(weights="IMAGENET1K_SWAG_E2E_V1", image_size=224)
+
+
+def test_task_subpackage_builders_in_the_registry():
+    seg = pytest.importorskip("flowvision.models.segmentation")
+    assert M.get_model_builder("fcn_resnet50") is seg.fcn_resnet50
+    assert M.get_model_weights("fcn_resnet50").__name__ == "FCN_ResNet50_Weights"
+    assert "fcn_resnet50" in M.list_models(module=seg)
+    assert M.get_weight("FCN_ResNet50_Weights.COCO_WITH_VOC_LABELS_V1").url.endswith(".pth")
+    det = pytest.importorskip("flowvision.models.detection")
+    assert "fasterrcnn_resnet50_fpn" in M.list_models(module=det)
+    assert not [n for n in M.list_models(module=det) if "backbone" in n]
 
 
 def test_transforms_preset():

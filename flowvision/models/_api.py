@@ -124,8 +124,44 @@ def register_builder(name=None, weights=None):
     return wrapper
 
 
+_SUBPACKAGES = ("flowvision.models.segmentation", "flowvision.models.detection")
+_subpackages_loaded = False
+
+
+def _load_subpackages():
+    """Register the builders of the task subpackages (segmentation, detection) on first use.
+
+    Their builders are the functions of each package's ``__all__`` with a keyword-only ``weights`` and a
+    ``*_Weights`` enum whose lowercased name is the builder's (``fcn_resnet50`` <-> ``FCN_ResNet50_Weights``).
+    """
+    global _subpackages_loaded
+    if _subpackages_loaded:
+        return
+    _subpackages_loaded = True
+    import importlib
+    import inspect
+    for pkg_name in _SUBPACKAGES:
+        try:
+            pkg = importlib.import_module(pkg_name)
+        except ImportError:  # a subpackage that is not there (yet)
+            continue
+        public = {n: getattr(pkg, n) for n in getattr(pkg, "__all__", []) if hasattr(pkg, n)}
+        enums = {n[:-len("_Weights")].lower(): v for n, v in public.items()
+                 if n.endswith("_Weights") and isinstance(v, type) and issubclass(v, enum.Enum)}
+        for n, fn in public.items():
+            if n in _BUILDERS or n not in enums or not inspect.isfunction(fn):
+                continue
+            param = inspect.signature(fn).parameters.get("weights")
+            if param is None or param.kind is not param.KEYWORD_ONLY:
+                continue
+            _BUILDERS[n] = fn
+            _BUILDER_WEIGHTS[n] = enums[n]
+
+
 def get_model_builder(name):
     name = name.lower()
+    if name not in _BUILDERS:
+        _load_subpackages()
     try:
         return _BUILDERS[name]
     except KeyError:
@@ -143,13 +179,15 @@ def get_model(name, **config):
 def get_model_weights(name):
     """The ``*_Weights`` enum class of a builder (given by name or as the builder function)."""
     if callable(name):
+        _load_subpackages()
         match = [k for k, v in _BUILDERS.items() if v is name]
         if not match:
             match = [k for k in _BUILDERS if k == getattr(name, "__name__", None)]
         if not match:
             raise ValueError(f"{name!r} is not a registered builder")
         name = match[0]
-    get_model_builder(name)
+    if not callable(name):
+        get_model_builder(name)
     if name not in _BUILDER_WEIGHTS:
         raise ValueError(f"The weight enum for {name} could not be found")
     return _BUILDER_WEIGHTS[name]
@@ -161,9 +199,11 @@ def get_weight(name):
         enum_name, value_name = name.split(".")
     except ValueError:
         raise ValueError(f"Invalid weight name provided: {name!r}") from None
-    for cls in _BUILDER_WEIGHTS.values():
-        if cls.__name__ == enum_name:
-            return cls.verify(value_name)
+    for attempt in range(2):
+        for cls in _BUILDER_WEIGHTS.values():
+            if cls.__name__ == enum_name:
+                return cls.verify(value_name)
+        _load_subpackages()
     raise ValueError(f"The weight enum {enum_name!r} for the specific method couldn't be retrieved.")
 
 
@@ -173,6 +213,7 @@ def _builder_module(fn):
 
 def list_builders(module=None, include=None, exclude=None):
     """torchvision's ``list_models``: builder names, optionally of a module and fnmatch include/exclude."""
+    _load_subpackages()
     names = set(_BUILDERS)
     if module is not None:
         modname = module if isinstance(module, str) else module.__name__
