@@ -176,3 +176,24 @@ def test_transform_bad_inputs():
         tr([T(np.zeros((8, 8), np.float32))])
     with pytest.raises(ValueError):
         tr([T(np.zeros((3, 8, 8), np.float32))], [])
+
+
+@pytest.mark.parametrize("kw,grids,img", [
+    (dict(aspect_ratios=[[2], [2, 3], [2, 3], [2, 3], [2], [2]], scales=[0.07, 0.15, 0.33, 0.51, 0.69, 0.87, 1.05],
+          steps=[8, 16, 32, 64, 100, 300]), [(38, 38), (19, 19), (10, 10), (5, 5), (3, 3), (1, 1)], (300, 300)),
+    (dict(aspect_ratios=[[2, 3]] * 6, min_ratio=0.2, max_ratio=0.95), [(20, 20), (10, 10), (5, 5), (3, 3), (2, 2),
+                                                                       (1, 1)], (320, 320)),
+    (dict(aspect_ratios=[[2]], clip=False), [(4, 6)], (64, 96)),
+])
+def test_default_box_generator(kw, grids, img):
+    from torchvision.models.detection.anchor_utils import DefaultBoxGenerator as TvDBG
+    ours, ref = det.DefaultBoxGenerator(**kw), TvDBG(**kw)
+    assert ours.num_anchors_per_location() == ref.num_anchors_per_location()
+    assert ours.scales == ref.scales
+    feats = [np.zeros((2, 1) + g, np.float32) for g in grids]
+    x = np.zeros((2, 3) + img, np.float32)
+    a = ours(det.ImageList(T(x), [img, img]), [T(f) for f in feats])
+    b = ref(TvImageList(R(x), [img, img]), [R(f) for f in feats])
+    assert len(a) == len(b) == 2
+    for p, q in zip(a, b):
+        np.testing.assert_allclose(npy(p), npy(q), rtol=0, atol=1e-5)

@@ -1,7 +1,7 @@
 """flowvision.models.detection: torchvision's detection building blocks (anchors, box coding, matching,
 sampling, the R-CNN input transform) Faster R-CNN, Mask R-CNN, RetinaNet and FCOS (ResNet-50-FPN)."""
 from ._utils import BalancedPositiveNegativeSampler, BoxCoder, BoxLinearCoder, Matcher, SSDMatcher
-from .anchor_utils import AnchorGenerator
+from .anchor_utils import AnchorGenerator, DefaultBoxGenerator
 from .backbone_utils import BackboneWithFPN, resnet_fpn_backbone
 from .faster_rcnn import (FasterRCNN, FasterRCNN_ResNet50_FPN_Weights, FastRCNNPredictor, TwoMLPHead,
                           fasterrcnn_resnet50_fpn)
@@ -15,7 +15,7 @@ from .rpn import RegionProposalNetwork, RPNHead
 from .image_list import ImageList
 from .transform import GeneralizedRCNNTransform, paste_masks_in_image, resize_boxes, resize_keypoints
 
-__all__ = ["AnchorGenerator", "BoxCoder", "BoxLinearCoder", "Matcher", "SSDMatcher",
+__all__ = ["AnchorGenerator", "DefaultBoxGenerator", "BoxCoder", "BoxLinearCoder", "Matcher", "SSDMatcher",
            "BalancedPositiveNegativeSampler", "GeneralizedRCNNTransform", "ImageList", "resize_boxes",
            "resize_keypoints", "paste_masks_in_image", "BackboneWithFPN", "resnet_fpn_backbone", "FasterRCNN",
            "FasterRCNN_ResNet50_FPN_Weights", "FastRCNNPredictor", "TwoMLPHead", "fasterrcnn_resnet50_fpn",

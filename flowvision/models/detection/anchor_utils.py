@@ -1,10 +1,12 @@
-"""AnchorGenerator (Faster R-CNN / RetinaNet) with torchvision's anchor arithmetic."""
+"""AnchorGenerator (Faster R-CNN / RetinaNet) and DefaultBoxGenerator (SSD) with torchvision's anchor arithmetic."""
+import math
+
 import numpy as np
 
 import flowvision.backend as flow
 from flowvision.backend import nn
 
-__all__ = ["AnchorGenerator"]
+__all__ = ["AnchorGenerator", "DefaultBoxGenerator"]
 
 
 class AnchorGenerator(nn.Module):
@@ -65,3 +67,76 @@ class AnchorGenerator(nn.Module):
         per_level = self.grid_anchors(grid_sizes, strides)
         all_levels = flow.cat(per_level) if len(per_level) > 1 else per_level[0]
         return [all_levels.clone() for _ in range(len(image_list.image_sizes))]
+
+
+class DefaultBoxGenerator(nn.Module):
+    """SSD's default boxes: per feature map k, scales s_k and sqrt(s_k s_k+1) plus one (w, h) and (h, w) pair per
+    aspect ratio, centred on the cells (or on ``steps``); ``forward`` returns xyxy boxes in pixels per image."""
+
+    def __init__(self, aspect_ratios, min_ratio=0.15, max_ratio=0.9, scales=None, steps=None, clip=True):
+        super().__init__()
+        if steps is not None and len(aspect_ratios) != len(steps):
+            raise ValueError("aspect_ratios and steps should have the same length")
+        self.aspect_ratios = aspect_ratios
+        self.steps = steps
+        self.clip = clip
+        num_outputs = len(aspect_ratios)
+        if scales is None:
+            if num_outputs > 1:
+                range_ratio = max_ratio - min_ratio
+                self.scales = [min_ratio + range_ratio * k / (num_outputs - 1.0) for k in range(num_outputs)]
+                self.scales.append(1.0)
+            else:
+                self.scales = [min_ratio, max_ratio]
+        else:
+            self.scales = scales
+        self._wh_pairs = self._generate_wh_pairs(num_outputs)
+
+    def _generate_wh_pairs(self, num_outputs, dtype=flow.float32, device=None):
+        out = []
+        for k in range(num_outputs):
+            s_k = self.scales[k]
+            s_prime_k = math.sqrt(self.scales[k] * self.scales[k + 1])
+            wh = [[s_k, s_k], [s_prime_k, s_prime_k]]
+            for ar in self.aspect_ratios[k]:
+                sq = math.sqrt(ar)
+                w, h = self.scales[k] * sq, self.scales[k] / sq
+                wh.extend([[w, h], [h, w]])
+            out.append(np.asarray(wh, dtype=dtype.np))
+        return out
+
+    def num_anchors_per_location(self):
+        return [2 + 2 * len(r) for r in self.aspect_ratios]
+
+    def _grid_default_boxes(self, grid_sizes, image_size, dtype=flow.float32):
+        f32 = np.float32
+        boxes = []
+        for k, f_k in enumerate(grid_sizes):
+            if self.steps is not None:
+                x_f_k, y_f_k = image_size[1] / self.steps[k], image_size[0] / self.steps[k]
+            else:
+                y_f_k, x_f_k = f_k
+            sx = ((np.arange(f_k[1]) + f32(0.5)).astype(f32) / f32(x_f_k)).astype(dtype.np)
+            sy = ((np.arange(f_k[0]) + f32(0.5)).astype(f32) / f32(y_f_k)).astype(dtype.np)
+            yy, xx = np.meshgrid(sy, sx, indexing="ij")
+            wh = self._wh_pairs[k].astype(dtype.np)
+            if self.clip:
+                wh = np.clip(wh, 0, 1)
+            a = wh.shape[0]
+            shifts = np.repeat(np.stack([xx.reshape(-1), yy.reshape(-1)], axis=1), a, axis=0)
+            boxes.append(np.concatenate([shifts, np.tile(wh, (f_k[0] * f_k[1], 1))], axis=1))
+        return np.concatenate(boxes, axis=0)
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__}(aspect_ratios={self.aspect_ratios}, clip={self.clip}, "
+                f"scales={self.scales}, steps={self.steps})")
+
+    def forward(self, image_list, feature_maps):
+        grid_sizes = [tuple(f.shape[-2:]) for f in feature_maps]
+        image_size = tuple(image_list.tensors.shape[-2:])
+        dt = feature_maps[0].dtype
+        d = self._grid_default_boxes(grid_sizes, image_size, dtype=dt)
+        xy = np.asarray([image_size[1], image_size[0]], dtype=d.dtype)
+        half = d.dtype.type(0.5)
+        out = np.concatenate([(d[:, :2] - half * d[:, 2:]) * xy, (d[:, :2] + half * d[:, 2:]) * xy], axis=-1)
+        return [flow.from_numpy(out.copy()) for _ in image_list.image_sizes]
