@@ -191,3 +191,16 @@ def test_conv2d_1x1_strided_inference_path(stride):
         y = F.conv2d(flow.from_numpy(x), flow.from_numpy(w), flow.from_numpy(b), stride)
     assert tuple(y.shape) == ref.shape
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [1, 3, 9])
+def test_conv2d_1x1_one_pixel_inference_path(n):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((n, 40, 1, 1), dtype=np.float32)
+    w = rng.standard_normal((96, 40, 1, 1), dtype=np.float32)
+    b = rng.standard_normal(96, dtype=np.float32)
+    ref = TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b)).numpy()
+    with flow.no_grad():
+        y = F.conv2d(flow.from_numpy(x), flow.from_numpy(w), flow.from_numpy(b))
+    assert tuple(y.shape) == ref.shape
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)

@@ -70,6 +70,8 @@ def packed_weight(w, kind="linear"):
         return e[4]
     if kind == "linear":
         pk = _C.pack_b(w._data, True)
+    elif kind == "conv1x1_b":  # a 1x1 conv weight as the right operand (inputs with one pixel: SE blocks)
+        pk = _C.pack_b(np.ascontiguousarray(w._data).reshape(w._data.shape[0], -1), True)
     else:
         pk = _C.pack_a(np.ascontiguousarray(w._data).reshape(w._data.shape[0], -1))
     _PACKED[key] = (weakref.ref(w, lambda _r, k=key: _PACKED.pop(k, None)), w._data, w._version[0], isa, pk)
@@ -90,8 +92,12 @@ def linear_packed(x, w, b=None, epilogue="none", residual=None):
 def conv1x1_packed(x, w, b=None, epilogue="none", residual=None):
     """NCHW 1x1 stride-1 unpadded ungrouped convolution of array x (N, C, H, W) with weight *tensor* w (O, C, 1, 1)
     (packed once, see packed_weight), bias b (O,) fused; returns (N, O, H, W)."""
-    pk = packed_weight(w, "conv1x1")
     n, c, h, wd = x.shape
+    if h * wd == 1:  # one pixel (squeeze-excitation convs): a Linear over the images, few-row GEMM kernel
+        pk = packed_weight(w, "conv1x1_b")
+        r2 = None if residual is None else np.ascontiguousarray(residual).reshape(n, pk.N)
+        return _C.gemm_packed(np.ascontiguousarray(x).reshape(n, c), pk, b, epilogue, r2).reshape(n, pk.N, 1, 1)
+    pk = packed_weight(w, "conv1x1")
     x3 = np.ascontiguousarray(x).reshape(n, c, h * wd)
     r3 = None if residual is None else np.ascontiguousarray(residual).reshape(n, pk.M, h * wd)
     return _C.gemm_packed_a(pk, x3, b, epilogue, r3).reshape(n, pk.M, h, wd)
