@@ -323,3 +323,22 @@ def test_fcos_eval_and_training_parity_float64():
     a = det.fcos_resnet50_fpn(weights_backbone=None, num_classes=3)
     b = tvd.fcos_resnet50_fpn(weights_backbone=None, num_classes=3)
     assert list(a.state_dict()) == list(b.state_dict())
+
+
+def test_fasterrcnn_v2_builder_and_conv_fc_head():
+    from torchvision.models.detection.faster_rcnn import FastRCNNConvFCHead as TvHead
+    ref = tvd.fasterrcnn_resnet50_fpn_v2(weights=None, weights_backbone=None, num_classes=4)
+    ours = det.fasterrcnn_resnet50_fpn_v2(weights=None, weights_backbone=None, num_classes=4)
+    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in ref.state_dict().items()]
+    W, R = det.FasterRCNN_ResNet50_FPN_V2_Weights.COCO_V1, tvd.FasterRCNN_ResNet50_FPN_V2_Weights.COCO_V1
+    assert W.url == R.url and W.meta["num_params"] == R.meta["num_params"] and W.meta["_metrics"] == R.meta["_metrics"]
+    torch.manual_seed(0)
+    th = TvHead((8, 7, 7), [16, 16], [32], norm_layer=torch.nn.BatchNorm2d).eval()
+    oh = det.FastRCNNConvFCHead((8, 7, 7), [16, 16], [32], norm_layer=flow.nn.BatchNorm2d).eval()
+    _sd = {k: v.detach().numpy() for k, v in th.state_dict().items()}
+    oh.load_state_dict(_sd, strict=True)
+    x = np.random.default_rng(0).standard_normal((5, 8, 7, 7)).astype(np.float32)
+    with torch.no_grad():
+        np.testing.assert_allclose(oh(flow.from_numpy(x)).detach().numpy(), th(torch.from_numpy(x)).numpy(),
+                                   atol=1e-5)

@@ -3,8 +3,9 @@ sampling, the R-CNN input transform) Faster R-CNN, Mask R-CNN, RetinaNet and FCO
 from ._utils import BalancedPositiveNegativeSampler, BoxCoder, BoxLinearCoder, Matcher, SSDMatcher
 from .anchor_utils import AnchorGenerator, DefaultBoxGenerator
 from .backbone_utils import BackboneWithFPN, resnet_fpn_backbone
-from .faster_rcnn import (FasterRCNN, FasterRCNN_ResNet50_FPN_Weights, FastRCNNPredictor, TwoMLPHead,
-                          fasterrcnn_resnet50_fpn)
+from .faster_rcnn import (FasterRCNN, FasterRCNN_ResNet50_FPN_V2_Weights, FasterRCNN_ResNet50_FPN_Weights,
+                          FastRCNNConvFCHead, FastRCNNPredictor, TwoMLPHead, fasterrcnn_resnet50_fpn,
+                          fasterrcnn_resnet50_fpn_v2)
 from .fcos import FCOS, FCOS_ResNet50_FPN_Weights, FCOSHead, fcos_resnet50_fpn
 from .generalized_rcnn import GeneralizedRCNN
 from .mask_rcnn import (MaskRCNN, MaskRCNN_ResNet50_FPN_Weights, MaskRCNNHeads, MaskRCNNPredictor,
@@ -18,7 +19,8 @@ from .transform import GeneralizedRCNNTransform, paste_masks_in_image, resize_bo
 __all__ = ["AnchorGenerator", "DefaultBoxGenerator", "BoxCoder", "BoxLinearCoder", "Matcher", "SSDMatcher",
            "BalancedPositiveNegativeSampler", "GeneralizedRCNNTransform", "ImageList", "resize_boxes",
            "resize_keypoints", "paste_masks_in_image", "BackboneWithFPN", "resnet_fpn_backbone", "FasterRCNN",
-           "FasterRCNN_ResNet50_FPN_Weights", "FastRCNNPredictor", "TwoMLPHead", "fasterrcnn_resnet50_fpn",
+           "FasterRCNN_ResNet50_FPN_Weights", "FasterRCNN_ResNet50_FPN_V2_Weights", "FastRCNNConvFCHead",
+           "fasterrcnn_resnet50_fpn_v2", "FastRCNNPredictor", "TwoMLPHead", "fasterrcnn_resnet50_fpn",
            "GeneralizedRCNN", "RoIHeads", "RegionProposalNetwork", "RPNHead", "RetinaNet", "RetinaNetHead",
            "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn", "MaskRCNN", "MaskRCNNHeads",
            "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights", "maskrcnn_resnet50_fpn", "FCOS", "FCOSHead",

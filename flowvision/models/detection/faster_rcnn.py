@@ -1,6 +1,6 @@
 """Faster R-CNN (torchvision's FasterRCNN class, defaults, builder and parameter names)."""
 from flowvision.backend import nn
-from flowvision.ops import FrozenBatchNorm2d, MultiScaleRoIAlign
+from flowvision.ops import Conv2dNormActivation, FrozenBatchNorm2d, MultiScaleRoIAlign
 
 from ..segmentation._utils import _ovewrite_value_param
 from ..segmentation._weights import ResNet50_Weights, Weights, WeightsEnum
@@ -11,8 +11,9 @@ from .roi_heads import RoIHeads
 from .rpn import RegionProposalNetwork, RPNHead
 from .transform import GeneralizedRCNNTransform
 
-__all__ = ["FasterRCNN", "TwoMLPHead", "FastRCNNPredictor", "FasterRCNN_ResNet50_FPN_Weights",
-           "fasterrcnn_resnet50_fpn", "COCO_CATEGORIES"]
+__all__ = ["FasterRCNN", "TwoMLPHead", "FastRCNNConvFCHead", "FastRCNNPredictor", "FasterRCNN_ResNet50_FPN_Weights",
+           "FasterRCNN_ResNet50_FPN_V2_Weights", "fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
+           "COCO_CATEGORIES"]
 
 COCO_CATEGORIES = [
     "__background__", "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
@@ -42,6 +43,30 @@ class TwoMLPHead(nn.Module):
         x = x.flatten(start_dim=1)
         x = self.fc6(x).relu()
         return self.fc7(x).relu()
+
+
+class FastRCNNConvFCHead(nn.Sequential):
+    """The v2 box head: Conv2dNormActivation layers, Flatten, then Linear+ReLU layers."""
+
+    def __init__(self, input_size, conv_layers, fc_layers, norm_layer=None):
+        in_channels, in_height, in_width = input_size
+        blocks = []
+        prev = in_channels
+        for cur in conv_layers:
+            blocks.append(Conv2dNormActivation(prev, cur, norm_layer=norm_layer))
+            prev = cur
+        blocks.append(nn.Flatten())
+        prev = prev * in_height * in_width
+        for cur in fc_layers:
+            blocks.append(nn.Linear(prev, cur))
+            blocks.append(nn.ReLU(inplace=True))
+            prev = cur
+        super().__init__(*blocks)
+        for layer in self.modules():
+            if isinstance(layer, nn.Conv2d):
+                nn.init.kaiming_normal_(layer.weight, mode="fan_out", nonlinearity="relu")
+                if layer.bias is not None:
+                    nn.init.zeros_(layer.bias)
 
 
 class FastRCNNPredictor(nn.Module):
@@ -145,4 +170,39 @@ def fasterrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
         model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
         if weights == FasterRCNN_ResNet50_FPN_Weights.COCO_V1:
             overwrite_eps(model, 0.0)
+    return model
+
+
+class FasterRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):
+    COCO_V1 = Weights(url="https://download.pytorch.org/models/fasterrcnn_resnet50_fpn_v2_coco-dd69338a.pth",
+                      transforms=None,
+                      meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 43712278,
+                            "_metrics": {"COCO-val2017": {"box_map": 46.7}}})
+    DEFAULT = COCO_V1
+
+
+def fasterrcnn_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, weights_backbone=None,
+                               trainable_backbone_layers=None, **kwargs):
+    """Faster R-CNN v2 (torchvision's builder: BatchNorm FPN, two-conv RPN head, 4-conv + 1-fc box head)."""
+    weights = FasterRCNN_ResNet50_FPN_V2_Weights.verify(weights)
+    weights_backbone = ResNet50_Weights.verify(weights_backbone)
+    if weights is not None:
+        weights_backbone = None
+        num_classes = _ovewrite_value_param("num_classes", num_classes, len(weights.meta["categories"]))
+    elif num_classes is None:
+        num_classes = 91
+    is_trained = weights is not None or weights_backbone is not None
+    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
+    backbone = _resnet(50, nn.BatchNorm2d)
+    if weights_backbone is not None:
+        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, norm_layer=nn.BatchNorm2d)
+    rpn_anchor_generator = _default_anchorgen()
+    rpn_head = RPNHead(backbone.out_channels, rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
+    box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
+                                  norm_layer=nn.BatchNorm2d)
+    model = FasterRCNN(backbone, num_classes=num_classes, rpn_anchor_generator=rpn_anchor_generator,
+                       rpn_head=rpn_head, box_head=box_head, **kwargs)
+    if weights is not None:
+        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
     return model
