@@ -89,7 +89,7 @@ def peak_rss_mb(fw, name, batch, weights):
         return float("nan")
 
 
-def _bench(fns, repeat, min_time, rounds=2):
+def _bench(fns, repeat, min_time, rounds=2, clock=time.perf_counter):
     """fns: {label: fn}. Rounds of blocks (fv x R, torch x R, ...), each block after one untimed call, so
     neither runtime's idle-spinning threads (OpenMP's, ours) are measured against the other while load
     spikes still hit every contender. Returns {label: (best_s, median_s)}."""
@@ -100,9 +100,9 @@ def _bench(fns, repeat, min_time, rounds=2):
             t0 = time.perf_counter()
             n = 0
             while n < repeat or (time.perf_counter() - t0 < min_time / rounds and n < 4 * repeat):
-                s = time.perf_counter()
+                s = clock()
                 f()
-                times[k].append(time.perf_counter() - s)
+                times[k].append(clock() - s)
                 n += 1
     return {k: (min(v), statistics.median(v)) for k, v in times.items()}
 
@@ -135,6 +135,8 @@ def main():
     ap.add_argument("--min-time", type=float, default=1.0, help="seconds per contender and case (at least)")
     ap.add_argument("--onnx", action="store_true", help="also ONNX Runtime (if onnxruntime imports)")
     ap.add_argument("--no-rss", action="store_true")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time with process CPU time (use with --threads 1: independent of other users' load)")
     ap.add_argument("--check", action="store_true", help="also print max |fv - torch| / max |torch|")
     ap.add_argument("--compare-unpacked", action="store_true",
                     help="also flowvision with the packed-weight Linear/1x1-conv paths off (before/after in one run)")
@@ -211,7 +213,8 @@ def main():
                     sess = _ort_session(ref, x, t, mdir)
                     if sess is not None:
                         fns["ort"] = lambda: sess.run(None, {"x": x})
-                res = _bench(fns, args.repeat, args.min_time)
+                res = _bench(fns, args.repeat, args.min_time,
+                             clock=time.process_time if args.cpu_time else time.perf_counter)
                 fv, tt = res["fv"], res["torch"]
                 row = f"| {name} | {b} | {t} | "
                 if args.compare_unpacked:
