@@ -444,6 +444,8 @@ py::object col2im_impl(py::handle c_, std::vector<int64_t> out_hw, std::vector<i
     need_ndim(cols, 3, fn, "cols");
     auto k = pair(kernel, fn, "kernel_size");
     auto o = pair(out_hw, fn, "output_size");
+    if (k[0] < 1 || k[1] < 1)  // before the modulo below (kernel_size 0 was an integer division by zero)
+        fail(std::string(fn) + ": kernel_size must be positive, got " + vstr(k));
     if (cols.shape(1) % (k[0] * k[1]) != 0)
         fail(std::string(fn) + ": cols shape " + shp(cols) + " dim 1 is not divisible by kernel size " + vstr(k));
     const int64_t C = cols.shape(1) / (k[0] * k[1]);

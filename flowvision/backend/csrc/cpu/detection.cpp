@@ -156,6 +156,10 @@ template <class T>
 void roi_align_forward(const T* x, const T* rois, T* y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
                        int64_t PH, int64_t PW, double scale_, int64_t sampling_ratio, bool aligned) {
     const T scale = static_cast<T>(scale_);
+    if (H <= 0 || W <= 0) {  // empty feature map: nothing to sample (bilinear() would index before the plane)
+        std::fill(y, y + K * C * PH * PW, static_cast<T>(0));
+        return;
+    }
     fv::parallel_for(0, K, 1, [&](int64_t kb, int64_t ke) {
         std::vector<Sample<T>> smp;
         std::vector<uint8_t> valid;
@@ -191,6 +195,7 @@ template <class T>
 void roi_align_backward(const T* gy, const T* rois, T* gx, int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
                         int64_t PH, int64_t PW, double scale_, int64_t sampling_ratio, bool aligned) {
     const T scale = static_cast<T>(scale_);
+    if (H <= 0 || W <= 0) return;  // empty grad_x: nothing to scatter into
     fv::parallel_for(0, C, 1, [&](int64_t cb, int64_t ce) {
         std::vector<Sample<T>> smp;
         std::vector<uint8_t> valid;
@@ -282,7 +287,7 @@ void roi_pool_backward(const T* gy, const int64_t* argmax, const T* rois, T* gx,
                 const int64_t o = (k * C + c) * PH * PW;
                 for (int64_t b = 0; b < PH * PW; ++b) {
                     const int64_t a = argmax[o + b];
-                    if (a >= 0) gxc[a] += gy[o + b];
+                    if (a >= 0 && a < H * W) gxc[a] += gy[o + b];  // argmax comes from the caller: bounds-check it
                 }
             }
         }
