@@ -115,8 +115,16 @@ def _ort_session(ref, x, threads, tmpdir):
     import torch
     path = os.path.join(tmpdir, "model.onnx")
     if not os.path.exists(path):
-        torch.onnx.export(ref, torch.from_numpy(x), path, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17)
+        try:  # the TorchScript exporter where it still exists, else torch's default (dynamo) exporter
+            torch.onnx.export(ref, torch.from_numpy(x), path, input_names=["x"], output_names=["y"],
+                              dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17, dynamo=False)
+        except Exception as e:  # noqa: BLE001
+            try:
+                torch.onnx.export(ref, (torch.from_numpy(x),), path, input_names=["x"], output_names=["y"],
+                                  dynamic_shapes=({0: torch.export.Dim("n")},))
+            except Exception as e2:  # noqa: BLE001
+                print(f"# ONNX export failed: {type(e).__name__}: {e} / {type(e2).__name__}: {e2}"[:400])
+                return None
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
