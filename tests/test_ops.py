@@ -185,6 +185,22 @@ def test_roi_align_forward_backward(aligned, sampling_ratio, scale, out):
     close(xf.grad, xt.grad, atol=1e-5)
 
 
+@pytest.mark.parametrize("box", [[1, 9.0, 2.0, 3.0, 8.0], [0, 9.0, 8.0, 3.0, 2.0], [1, 3.0, 8.0, 9.0, 2.0]])
+def test_roi_align_inverted_box_aligned(box):
+    # x2 < x1 and/or y2 < y1 with aligned=True: a negative sampling grid has no samples, so the output and its
+    # gradient are 0. torchvision gives 0 when both sides are inverted and raises (a C++ vector-size error) when
+    # only one is; we give 0 in every case.
+    x, _ = _roi_inputs()
+    rois = np.array([box], np.float32)
+    xf = T(x, True)
+    y = ops.roi_align(xf, T(rois), (3, 2), 1.0, -1, True)
+    assert tuple(y.shape) == (1, 3, 3, 2) and not np.any(npy(y))
+    y.sum().backward()
+    assert not np.any(npy(xf.grad))
+    if box[1] > box[3] and box[2] > box[4]:
+        close(y, tvops.roi_align(R(x), R(rois), (3, 2), 1.0, -1, True), atol=0)
+
+
 def test_roi_align_list_boxes_module_and_empty():
     x, rois = _roi_inputs(np.float64, seed=3)
     boxes = [rois[rois[:, 0] == i, 1:] for i in range(2)]

@@ -90,6 +90,9 @@ RoiGeom<T> roi_geom(const T* roi, T scale, int64_t ph, int64_t pw, int64_t sampl
     g.bin_w = rw / static_cast<T>(pw);
     g.grid_h = sampling_ratio > 0 ? static_cast<int>(sampling_ratio) : static_cast<int>(std::ceil(rh / ph));
     g.grid_w = sampling_ratio > 0 ? static_cast<int>(sampling_ratio) : static_cast<int>(std::ceil(rw / pw));
+    // an inverted box with aligned=True gives negative sizes: no samples, output 0 (torchvision's result)
+    g.grid_h = std::max(g.grid_h, 0);
+    g.grid_w = std::max(g.grid_w, 0);
     return g;
 }
 
