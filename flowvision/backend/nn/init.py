@@ -99,7 +99,17 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                       "The distribution of values may be incorrect.", stacklevel=2)
     with no_grad():
         lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        u = _rng(generator).uniform(2 * lo - 1, 2 * hi - 1, tuple(tensor.shape))
+        rng = _rng(generator)
+        shape = tuple(tensor.shape)
+        if hi - lo >= 0.25:
+            # most draws land inside [a, b]: redraw only the few outside (same distribution, no erfinv)
+            v = rng.normal(mean, std, shape)
+            bad = (v < a) | (v > b)
+            while bad.any():
+                v[bad] = rng.normal(mean, std, int(bad.sum()))
+                bad = (v < a) | (v > b)
+            return _write(tensor, v)
+        u = rng.uniform(2 * lo - 1, 2 * hi - 1, shape)
         v = _erfinv(u) * (std * math.sqrt(2.0)) + mean
         return _write(tensor, np.clip(v, a, b))
 
