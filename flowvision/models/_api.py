@@ -74,6 +74,10 @@ class WeightsEnum(enum.Enum):
                 return cls.__members__[name]
             raise ValueError(f"Failed to find Weights {obj!r} in {cls.__name__}; "
                              f"available: {', '.join(cls.__members__)}")
+        # the same enum from another package (e.g. torchvision's ResNet50_Weights.IMAGENET1K_V2): match by name
+        name = getattr(obj, "name", None)
+        if type(obj).__name__ == cls.__name__ and isinstance(name, str) and name in cls.__members__:
+            return cls.__members__[name]
         raise TypeError(f"Invalid Weight class provided; expected {cls.__name__} but received "
                         f"{obj.__class__.__name__}.")
 

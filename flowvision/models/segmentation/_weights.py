@@ -1,9 +1,11 @@
-"""A minimal torchvision-style weights API (``Weights`` / ``WeightsEnum``) for the segmentation builders, and the
-``SemanticSegmentation`` preset transform. Checkpoints load through flowvision.hub (torch files are read without
+"""Segmentation weights data (VOC categories, the ``SemanticSegmentation`` preset) on the zoo's shared
+``Weights``/``WeightsEnum`` API. Checkpoints load through flowvision.hub (torch files are read without
 torch)."""
-from dataclasses import dataclass, field
-from enum import Enum
 from functools import partial
+
+# one weights API for the whole zoo: the classification builders' Weights/WeightsEnum and backbone enums
+from .._api import Weights, WeightsEnum
+from ..tv_models import ResNet50_Weights, ResNet101_Weights
 
 __all__ = ["Weights", "WeightsEnum", "SemanticSegmentation", "ResNet50_Weights", "ResNet101_Weights",
            "VOC_CATEGORIES"]
@@ -15,54 +17,6 @@ VOC_CATEGORIES = [
     "__background__", "aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow",
     "diningtable", "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train", "tvmonitor",
 ]
-
-
-@dataclass(eq=True, frozen=True)
-class Weights:
-    url: str
-    transforms: object = field(compare=False)
-    meta: dict = field(compare=False)
-
-
-class WeightsEnum(Enum):
-    @classmethod
-    def verify(cls, obj):
-        if obj is None:
-            return None
-        if isinstance(obj, str):
-            name = obj.replace(cls.__name__ + ".", "")
-            try:
-                return cls[name]
-            except KeyError:
-                raise ValueError(f"Failed to find Weights {obj!r} in {cls.__name__} "
-                                 f"(available: {', '.join(cls.__members__)})") from None
-        if isinstance(obj, cls):
-            return obj
-        # torchvision's own enum (or another one) with the same member name
-        name = getattr(obj, "name", None)
-        if isinstance(name, str) and name in cls.__members__:
-            return cls[name]
-        raise TypeError(f"Invalid Weight class provided; expected {cls.__name__} but received "
-                        f"{type(obj).__name__}.")
-
-    def get_state_dict(self, progress=True, check_hash=False):
-        from flowvision.hub import load_state_dict_from_url
-        return load_state_dict_from_url(self.url, progress=progress, check_hash=check_hash)
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}.{self._name_}"
-
-    @property
-    def url(self):
-        return self.value.url
-
-    @property
-    def transforms(self):
-        return self.value.transforms
-
-    @property
-    def meta(self):
-        return self.value.meta
 
 
 class SemanticSegmentation:
@@ -90,22 +44,6 @@ class SemanticSegmentation:
     def __repr__(self):
         return (f"{self.__class__.__name__}(\n    resize_size={self.resize_size}\n    mean={self.mean}\n"
                 f"    std={self.std}\n    interpolation={self.interpolation}\n)")
-
-
-class ResNet50_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(url="https://download.pytorch.org/models/resnet50-0676ba61.pth", transforms=None,
-                            meta={"num_params": 25557032, "min_size": (1, 1)})
-    IMAGENET1K_V2 = Weights(url="https://download.pytorch.org/models/resnet50-11ad3fa6.pth", transforms=None,
-                            meta={"num_params": 25557032, "min_size": (1, 1)})
-    DEFAULT = IMAGENET1K_V2
-
-
-class ResNet101_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(url="https://download.pytorch.org/models/resnet101-63fe2227.pth", transforms=None,
-                            meta={"num_params": 44549160, "min_size": (1, 1)})
-    IMAGENET1K_V2 = Weights(url="https://download.pytorch.org/models/resnet101-cd907fc2.pth", transforms=None,
-                            meta={"num_params": 44549160, "min_size": (1, 1)})
-    DEFAULT = IMAGENET1K_V2
 
 
 _SEG_META = {"categories": VOC_CATEGORIES, "min_size": (1, 1),
