@@ -298,6 +298,7 @@ default_cfgs = generate_default_cfgs({
     "vit_base_patch16_384.orig_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
     "vit_base_patch8_224.augreg2_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
     "vit_base_patch8_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
+    "vit_large_patch32_224.orig_in21k": _cfg(hf_hub_id="timm/", num_classes=0),
     "vit_large_patch32_384.orig_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
     "vit_large_patch16_224.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/"),
     "vit_large_patch16_384.augreg_in21k_ft_in1k": _cfg(hf_hub_id="timm/", **_384),
