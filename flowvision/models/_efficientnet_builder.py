@@ -117,3 +117,17 @@ def build_stages(block_args, in_chs, round_chs_fn=round_channels, pad_type="", a
         if stage_idx == len(block_args) - 1 or block_args[stage_idx + 1][0]["stride"] > 1:
             feature_info.append(dict(num_chs=in_chs, reduction=reduction, module=f"blocks.{stage_idx}"))
     return nn.Sequential(*stages), feature_info, in_chs
+
+
+def init_weights_goog(model):
+    """The TF/Google init shared by EfficientNet and MobileNet: He-normal on fan-out for convs, uniform for Linear."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels // m.groups
+            nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / fan_out))
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            bound = 1.0 / math.sqrt(m.weight.shape[0])
+            nn.init.uniform_(m.weight, -bound, bound)
+            nn.init.zeros_(m.bias)

@@ -4,7 +4,6 @@ Module and parameter names equal timm's (conv_stem, bn1, blocks.S.B.*, conv_head
 ``tf_`` variants use TensorFlow 'SAME' padding (asymmetric for stride 2) and BN eps 1e-3.
 Architectures are given as timm-style block strings, e.g. ``'ir_r2_k3_s2_e6_c24_se0.25'``.
 """
-import math
 from functools import partial
 
 from flowvision.backend import nn
@@ -13,7 +12,7 @@ from flowvision.layers import BatchNormAct2d, SqueezeExcite, create_classifier, 
 
 from ._builder import build_model_with_cfg
 from ._efficientnet_blocks import ConvBnAct, DepthwiseSeparableConv, InvertedResidual
-from ._efficientnet_builder import build_stages, decode_arch_def, round_channels
+from ._efficientnet_builder import build_stages, decode_arch_def, init_weights_goog, round_channels
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, generate_default_cfgs)
 from ._registry import register_model
@@ -52,16 +51,7 @@ class EfficientNet(nn.Module):
         self.init_weights()
 
     def init_weights(self):
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels // m.groups
-                nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / fan_out))
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                bound = 1.0 / math.sqrt(m.weight.shape[0])
-                nn.init.uniform_(m.weight, -bound, bound)
-                nn.init.zeros_(m.bias)
+        init_weights_goog(self)
 
     def no_weight_decay(self):
         return set()

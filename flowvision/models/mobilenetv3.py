@@ -5,7 +5,6 @@ with a hard-sigmoid gate) -> global_pool -> conv_head (1x1, bias) -> act2 -> cla
 ends at the last block (960 / 576 channels); the pooled 1280 / 1024-wide conv_head output is ``pre_logits``.
 MobileNetV2 (``mobilenetv2_*``) is an EfficientNet in timm and lives in ``efficientnet.py``.
 """
-import math
 from functools import partial
 
 from flowvision.backend import nn
@@ -13,7 +12,7 @@ from flowvision.backend.nn import functional as F
 from flowvision.layers import BatchNormAct2d, SelectAdaptivePool2d, SqueezeExcite, create_conv2d, get_act_layer
 
 from ._builder import build_model_with_cfg
-from ._efficientnet_builder import build_stages, decode_arch_def, round_channels
+from ._efficientnet_builder import build_stages, decode_arch_def, init_weights_goog, round_channels
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
@@ -53,16 +52,7 @@ class MobileNetV3(nn.Module):
         self.init_weights()
 
     def init_weights(self):
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels // m.groups
-                nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / fan_out))
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                bound = 1.0 / math.sqrt(m.weight.shape[0])
-                nn.init.uniform_(m.weight, -bound, bound)
-                nn.init.zeros_(m.bias)
+        init_weights_goog(self)
 
     def no_weight_decay(self):
         return set()
