@@ -74,3 +74,15 @@ def _validate_trainable_layers(is_trained, trainable_backbone_layers, max_value,
         raise ValueError(f"Trainable backbone layers should be in the range [0,{max_value}], got "
                          f"{trainable_backbone_layers} ")
     return trainable_backbone_layers
+
+
+def _resolve_weights(weights, weights_backbone, num_classes, default_num_classes=91):
+    """torchvision's builder rule: full-model weights replace the backbone weights and fix num_classes to their
+    categories; returns (weights_backbone, num_classes, is_trained)."""
+    from ..segmentation._utils import _ovewrite_value_param
+    if weights is not None:
+        weights_backbone = None
+        num_classes = _ovewrite_value_param("num_classes", num_classes, len(weights.meta["categories"]))
+    elif num_classes is None:
+        num_classes = default_num_classes
+    return weights_backbone, num_classes, weights is not None or weights_backbone is not None

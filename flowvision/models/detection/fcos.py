@@ -11,11 +11,10 @@ from flowvision.backend import Tensor, nn
 from flowvision.ops import (FrozenBatchNorm2d, LastLevelP6P7, batched_nms, clip_boxes_to_image,
                             generalized_box_iou_loss, sigmoid_focal_loss)
 
-from ..segmentation._utils import _ovewrite_value_param
 from ..segmentation._weights import ResNet50_Weights, Weights, WeightsEnum
 from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
-from .backbone_utils import _resnet, _resnet_fpn_extractor, _validate_trainable_layers
+from .backbone_utils import _resolve_weights, _resnet, _resnet_fpn_extractor, _validate_trainable_layers
 from .faster_rcnn import COCO_CATEGORIES
 from .generalized_rcnn import _check_degenerate, _check_images, _check_targets
 from .transform import GeneralizedRCNNTransform
@@ -251,12 +250,7 @@ def fcos_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
     """FCOS ResNet-50-FPN (torchvision's builder)."""
     weights = FCOS_ResNet50_FPN_Weights.verify(weights)
     weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    if weights is not None:
-        weights_backbone = None
-        num_classes = _ovewrite_value_param("num_classes", num_classes, len(weights.meta["categories"]))
-    elif num_classes is None:
-        num_classes = 91
-    is_trained = weights is not None or weights_backbone is not None
+    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
     trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
     norm_layer = FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
     backbone = _resnet(50, norm_layer)

@@ -4,9 +4,8 @@ from collections import OrderedDict
 from flowvision.backend import nn
 from flowvision.ops import Conv2dNormActivation, FrozenBatchNorm2d, MultiScaleRoIAlign
 
-from ..segmentation._utils import _ovewrite_value_param
 from ..segmentation._weights import ResNet50_Weights, Weights, WeightsEnum
-from .backbone_utils import _resnet, _resnet_fpn_extractor, _validate_trainable_layers
+from .backbone_utils import _resolve_weights, _resnet, _resnet_fpn_extractor, _validate_trainable_layers
 from .faster_rcnn import COCO_CATEGORIES, FasterRCNN, overwrite_eps
 
 __all__ = ["MaskRCNN", "MaskRCNNHeads", "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights", "maskrcnn_resnet50_fpn"]
@@ -101,12 +100,7 @@ def maskrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
     """Mask R-CNN ResNet-50-FPN (torchvision's builder; eval adds "masks": [N, 1, H, W] probabilities)."""
     weights = MaskRCNN_ResNet50_FPN_Weights.verify(weights)
     weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    if weights is not None:
-        weights_backbone = None
-        num_classes = _ovewrite_value_param("num_classes", num_classes, len(weights.meta["categories"]))
-    elif num_classes is None:
-        num_classes = 91
-    is_trained = weights is not None or weights_backbone is not None
+    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
     trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
     norm_layer = FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
     backbone = _resnet(50, norm_layer)
