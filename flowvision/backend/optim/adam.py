@@ -3,22 +3,18 @@ import math
 
 import numpy as np
 
-from .optimizer import Optimizer, _f32_view, _grad_array, _zeros_state, _step_tensor, _bump
+from .optimizer import Optimizer, _check_non_negative, _params_with_grad, _zeros_state, _step_tensor
 
 __all__ = ["Adam", "AdamW"]
 
 
 def _check(lr, betas, eps, weight_decay):
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+    _check_non_negative(lr=lr, eps=eps)
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
     if not 0.0 <= betas[1] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    _check_non_negative(weight_decay=weight_decay)
 
 
 def _lerp_(a, b, w):
@@ -61,15 +57,8 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            amsgrad, maximize = group["amsgrad"], group["maximize"]
-            decoupled = group["decoupled_weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, back = _f32_view(p)
-                grad = _grad_array(p, w.dtype)
-                if maximize:
-                    grad = -grad
+            amsgrad, decoupled = group["amsgrad"], group["decoupled_weight_decay"]
+            for p, w, grad in _params_with_grad(group):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor(0.0)
@@ -101,9 +90,6 @@ class Adam(Optimizer):
                     denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt
                 denom += eps
                 w += (-step_size) * (exp_avg / denom)
-                if back is not None:
-                    back()
-                _bump(p)
 
 
 class AdamW(Adam):

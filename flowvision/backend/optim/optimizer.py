@@ -240,7 +240,33 @@ class Optimizer:
         return st
 
 
-# ---------------------------------------------------------------------- array helpers for subclasses
+# ---------------------------------------------------------------------- helpers for subclasses
+_CHECK_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def _check_non_negative(**values):
+    """torch's constructor checks: ValueError("Invalid learning rate: -1") for any negative argument."""
+    for name, v in values.items():
+        if not 0.0 <= v:
+            raise ValueError(f"Invalid {_CHECK_NAMES.get(name, name + ' value')}: {v}")
+
+
+def _params_with_grad(group):
+    """Yields (param, working float array, gradient array) for each parameter of ``group`` that has a
+    gradient (negated under ``maximize``); after the caller's update the reduced-precision copy is written back and
+    the parameter's version bumped, so every optimizer updates parameters the same way."""
+    maximize = group.get("maximize", False)
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        w, back = _f32_view(p)
+        grad = _grad_array(p, w.dtype)
+        yield p, w, (-grad if maximize else grad)
+        if back is not None:
+            back()
+        _bump(p)
+
+
 def _f32_view(p):
     """(working array, write-back function or None) for parameter ``p``.
 

@@ -3,7 +3,8 @@ import math
 
 import numpy as np
 
-from .optimizer import Optimizer, _f32_view, _grad_array, _zeros_state, _step_tensor, _bump
+from .optimizer import (Optimizer, _check_non_negative, _f32_view, _grad_array, _params_with_grad, _step_tensor,
+                        _zeros_state)
 from .._tensor import Tensor
 
 __all__ = ["RMSprop", "Adagrad", "Lamb", "LAMB"]
@@ -12,16 +13,7 @@ __all__ = ["RMSprop", "Adagrad", "Lamb", "LAMB"]
 class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
                         capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
@@ -33,13 +25,7 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, back = _f32_view(p)
-                grad = _grad_array(p, w.dtype)
-                if group["maximize"]:
-                    grad = -grad
+            for p, w, grad in _params_with_grad(group):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor(0.0)
@@ -72,24 +58,13 @@ class RMSprop(Optimizer):
                     w -= lr * buf
                 else:
                     w += (-lr) * (grad / avg)
-                if back is not None:
-                    back()
-                _bump(p)
 
 
 class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                            initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
@@ -107,13 +82,7 @@ class Adagrad(Optimizer):
     def _update(self):
         for group in self.param_groups:
             lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, back = _f32_view(p)
-                grad = _grad_array(p, w.dtype)
-                if group["maximize"]:
-                    grad = -grad
+            for p, w, grad in _params_with_grad(group):
                 state = self.state[p]
                 state["step"]._data[...] = state["step"]._data + 1
                 step = float(state["step"]._data)
@@ -124,9 +93,6 @@ class Adagrad(Optimizer):
                 s += grad * grad
                 std = np.sqrt(s) + eps
                 w += (-clr) * (grad / std)
-                if back is not None:
-                    back()
-                _bump(p)
 
 
 class Lamb(Optimizer):
@@ -135,12 +101,7 @@ class Lamb(Optimizer):
 
     def __init__(self, params, lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
                  grad_averaging=True, max_grad_norm=1.0, trust_clip=False, always_adapt=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(lr=lr, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, bias_correction=bias_correction, betas=tuple(betas), eps=eps,
                         weight_decay=weight_decay, grad_averaging=grad_averaging, max_grad_norm=max_grad_norm,
                         trust_clip=trust_clip, always_adapt=always_adapt)
@@ -174,14 +135,10 @@ class Lamb(Optimizer):
             else:
                 bc1, bc2 = 1.0, 1.0
             wd, lr, eps = group["weight_decay"], group["lr"], group["eps"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, back = _f32_view(p)
-                grad = _grad_array(p, w.dtype)
+            for p, w, grad in _params_with_grad(group):
+                state = self.state[p]
                 if clip is not None:
                     grad = grad / clip
-                state = self.state[p]
                 if len(state) == 0:
                     state["exp_avg"] = _zeros_state(w)
                     state["exp_avg_sq"] = _zeros_state(w)
@@ -205,9 +162,6 @@ class Lamb(Optimizer):
                         ratio = min(ratio, 1.0)
                     update = update * np.asarray(ratio, dtype=w.dtype)
                 w += (-lr) * update
-                if back is not None:
-                    back()
-                _bump(p)
 
 
 LAMB = Lamb

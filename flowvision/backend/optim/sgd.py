@@ -1,7 +1,7 @@
 """SGD with momentum, dampening, Nesterov and (coupled) weight decay: torch's update rule."""
 import numpy as np
 
-from .optimizer import Optimizer, required, _f32_view, _grad_array, _bump
+from .optimizer import Optimizer, required, _params_with_grad
 from .._tensor import Tensor
 
 __all__ = ["SGD"]
@@ -39,14 +39,8 @@ class SGD(Optimizer):
     def _update(self):
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, back = _f32_view(p)
-                d_p = _grad_array(p, w.dtype)
-                if maximize:
-                    d_p = -d_p
+            wd, nesterov = group["weight_decay"], group["nesterov"]
+            for p, w, d_p in _params_with_grad(group):
                 if wd != 0:
                     d_p = d_p + wd * w
                 if momentum != 0:
@@ -64,6 +58,3 @@ class SGD(Optimizer):
                     else:
                         d_p = buf._data
                 w -= lr * d_p
-                if back is not None:
-                    back()
-                _bump(p)
