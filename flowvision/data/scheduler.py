@@ -118,6 +118,23 @@ class _Warmup(Scheduler):
             t_curr = t - (self.t_initial * i)
         return i, t_i, t_curr
 
+    def _init_cycles(self, t_initial, lr_min, cycle_mul, cycle_decay, cycle_limit, warmup_prefix, k_decay=1.0):
+        self.t_initial, self.lr_min = t_initial, lr_min
+        self.cycle_mul, self.cycle_decay, self.cycle_limit = cycle_mul, cycle_decay, cycle_limit
+        self.warmup_prefix, self.k_decay = warmup_prefix, k_decay
+
+    def _get_lr(self, t):
+        """Warmup, then the subclass's ``_decay`` within each (restarted, cycle_decay-scaled) cycle."""
+        if t < self.warmup_t:
+            return [self.warmup_lr_init + t * s for s in self.warmup_steps]
+        if self.warmup_prefix:
+            t = t - self.warmup_t
+        i, t_i, t_curr = self._cycle(t)
+        if i >= self.cycle_limit:
+            return [self.lr_min for _ in self.base_values]
+        gamma = self.cycle_decay ** i
+        return [self._decay(v * gamma, t_curr, t_i) for v in self.base_values]
+
     def get_cycle_length(self, cycles: int = 0):
         cycles = max(1, cycles or self.cycle_limit)
         if self.cycle_mul == 1.0:
@@ -141,23 +158,12 @@ class CosineLRScheduler(_Warmup):
         super().__init__(optimizer, "lr", **_noise_kw(locals()))
         if t_initial <= 0 or lr_min < 0:
             raise ValueError("t_initial must be > 0 and lr_min >= 0")
-        self.t_initial, self.lr_min = t_initial, lr_min
-        self.cycle_mul, self.cycle_decay, self.cycle_limit = cycle_mul, cycle_decay, cycle_limit
-        self.warmup_prefix, self.k_decay = warmup_prefix, k_decay
+        self._init_cycles(t_initial, lr_min, cycle_mul, cycle_decay, cycle_limit, warmup_prefix, k_decay)
         self._init_warmup(warmup_t, warmup_lr_init)
 
-    def _get_lr(self, t):
-        if t < self.warmup_t:
-            return [self.warmup_lr_init + t * s for s in self.warmup_steps]
-        if self.warmup_prefix:
-            t = t - self.warmup_t
-        i, t_i, t_curr = self._cycle(t)
-        if i >= self.cycle_limit:
-            return [self.lr_min for _ in self.base_values]
-        gamma = self.cycle_decay ** i
+    def _decay(self, peak, t_curr, t_i):
         k = self.k_decay
-        return [self.lr_min + 0.5 * (v * gamma - self.lr_min) * (1 + math.cos(math.pi * t_curr ** k / t_i ** k))
-                for v in self.base_values]
+        return self.lr_min + 0.5 * (peak - self.lr_min) * (1 + math.cos(math.pi * t_curr ** k / t_i ** k))
 
 
 class PolyLRScheduler(_Warmup):
@@ -168,23 +174,13 @@ class PolyLRScheduler(_Warmup):
         super().__init__(optimizer, "lr", **_noise_kw(locals()))
         if t_initial <= 0 or lr_min < 0:
             raise ValueError("t_initial must be > 0 and lr_min >= 0")
-        self.t_initial, self.power, self.lr_min = t_initial, power, lr_min
-        self.cycle_mul, self.cycle_decay, self.cycle_limit = cycle_mul, cycle_decay, cycle_limit
-        self.warmup_prefix, self.k_decay = warmup_prefix, k_decay
+        self.power = power
+        self._init_cycles(t_initial, lr_min, cycle_mul, cycle_decay, cycle_limit, warmup_prefix, k_decay)
         self._init_warmup(warmup_t, warmup_lr_init)
 
-    def _get_lr(self, t):
-        if t < self.warmup_t:
-            return [self.warmup_lr_init + t * s for s in self.warmup_steps]
-        if self.warmup_prefix:
-            t = t - self.warmup_t
-        i, t_i, t_curr = self._cycle(t)
-        if i >= self.cycle_limit:
-            return [self.lr_min for _ in self.base_values]
-        gamma = self.cycle_decay ** i
+    def _decay(self, peak, t_curr, t_i):
         k = self.k_decay
-        return [self.lr_min + (v * gamma - self.lr_min) * (1 - t_curr ** k / t_i ** k) ** self.power
-                for v in self.base_values]
+        return self.lr_min + (peak - self.lr_min) * (1 - t_curr ** k / t_i ** k) ** self.power
 
 
 class TanhLRScheduler(_Warmup):
@@ -196,27 +192,17 @@ class TanhLRScheduler(_Warmup):
         super().__init__(optimizer, "lr", **_noise_kw(locals()))
         if t_initial <= 0 or lr_min < 0 or not lb < ub or cycle_limit < 0 or warmup_t < 0 or warmup_lr_init < 0:
             raise ValueError("invalid TanhLRScheduler arguments")
-        self.lb, self.ub, self.t_initial, self.lr_min = lb, ub, t_initial, lr_min
-        self.cycle_mul, self.cycle_decay, self.cycle_limit = cycle_mul, cycle_decay, cycle_limit
-        self.warmup_prefix = warmup_prefix
+        self.lb, self.ub = lb, ub
+        self._init_cycles(t_initial, lr_min, cycle_mul, cycle_decay, cycle_limit, warmup_prefix)
         self.warmup_t = 0
         targets = None
         if warmup_t and not warmup_prefix:
             targets = self._get_lr(warmup_t)
         self._init_warmup(warmup_t, warmup_lr_init, targets)
 
-    def _get_lr(self, t):
-        if t < self.warmup_t:
-            return [self.warmup_lr_init + t * s for s in self.warmup_steps]
-        if self.warmup_prefix:
-            t = t - self.warmup_t
-        i, t_i, t_curr = self._cycle(t)
-        if i >= self.cycle_limit:
-            return [self.lr_min for _ in self.base_values]
-        gamma = self.cycle_decay ** i
+    def _decay(self, peak, t_curr, t_i):
         tr = t_curr / t_i
-        return [self.lr_min + 0.5 * (v * gamma - self.lr_min) * (1 - math.tanh(self.lb * (1.0 - tr) + self.ub * tr))
-                for v in self.base_values]
+        return self.lr_min + 0.5 * (peak - self.lr_min) * (1 - math.tanh(self.lb * (1.0 - tr) + self.ub * tr))
 
 
 class StepLRScheduler(_Warmup):
