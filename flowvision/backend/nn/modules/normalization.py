@@ -15,6 +15,19 @@ def _F():
     return functional
 
 
+def _affine_parameters(module, shape, affine, bias, dtype):
+    """weight (and bias unless bias=False) of ``shape`` when affine, else both registered as None."""
+    module.register_parameter("weight", Parameter(C.empty(shape, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(C.empty(shape, dtype=dtype)) if affine and bias else None)
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
@@ -25,22 +38,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(C.empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(C.empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return _F().layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -58,15 +60,11 @@ class RMSNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(C.empty(self.normalized_shape, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, False, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
+        _reset_affine(self)
 
     def forward(self, x):
         F = _F()
@@ -93,22 +91,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(C.empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(C.empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return _F().group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
