@@ -671,28 +671,25 @@ def _check_rgb(img):
         raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {c}")
 
 
-def adjust_brightness(img, brightness_factor):
-    if brightness_factor < 0:
-        raise ValueError(f"brightness_factor ({brightness_factor}) is not non-negative.")
+def _adjust_by_factor(what, img, factor):
+    """adjust_brightness/contrast/saturation: a non-negative blend factor, RGB or gray tensors."""
+    if factor < 0:
+        raise ValueError(f"{what}_factor ({factor}) is not non-negative.")
     if _kind(img) != "pil":
         _check_rgb(img)
-    return _color("adjust_brightness", img, brightness_factor)
+    return _color("adjust_" + what, img, factor)
+
+
+def adjust_brightness(img, brightness_factor):
+    return _adjust_by_factor("brightness", img, brightness_factor)
 
 
 def adjust_contrast(img, contrast_factor):
-    if contrast_factor < 0:
-        raise ValueError(f"contrast_factor ({contrast_factor}) is not non-negative.")
-    if _kind(img) != "pil":
-        _check_rgb(img)
-    return _color("adjust_contrast", img, contrast_factor)
+    return _adjust_by_factor("contrast", img, contrast_factor)
 
 
 def adjust_saturation(img, saturation_factor):
-    if saturation_factor < 0:
-        raise ValueError(f"saturation_factor ({saturation_factor}) is not non-negative.")
-    if _kind(img) != "pil":
-        _check_rgb(img)
-    return _color("adjust_saturation", img, saturation_factor)
+    return _adjust_by_factor("saturation", img, saturation_factor)
 
 
 def adjust_hue(img, hue_factor):
