@@ -144,3 +144,105 @@ def test_classifier_heads(pool):
     ours.reset(3)
     with flow.no_grad():
         assert tuple(ours(flow.from_numpy(x)).shape) == (2, 3)
+
+
+def _randomize_norms(ref):
+    """Non-trivial BN/LN stats and affines (several of these layers zero-init them, which would hide bugs)."""
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, t in ref.state_dict().items():
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf == "running_var":
+                t.copy_(0.5 + torch.rand(t.shape, generator=g))
+            elif t.is_floating_point():
+                t.copy_(0.3 * torch.randn(t.shape, generator=g) + (0.8 if leaf == "weight" and t.ndim == 1 else 0))
+
+
+ATTN_CASES = [
+    ("eca", 64, {}), ("eca", 256, {}), ("ecam", 64, {}), ("ceca", 128, {}), ("cbam", 32, {}), ("lcbam", 32, {}),
+    ("gc", 32, {}), ("gca", 32, {}), ("gc", 32, dict(use_attn=False)), ("nl", 32, {}), ("se", 32, {}),
+    ("cbam", 48, dict(rd_ratio=1 / 4, spatial_kernel_size=5)),
+]
+
+
+@pytest.mark.parametrize("name,channels,kwargs", ATTN_CASES,
+                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(ATTN_CASES)])
+def test_create_attn_parity(name, channels, kwargs):
+    ref = tl.create_attn(name, channels, **kwargs)
+    ours = L.create_attn(name, channels, **kwargs)
+    assert type(ours).__name__ == type(ref).__name__
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    _randomize_norms(ref)
+    _load(ours, ref)
+    _run(ours, ref, np.random.RandomState(0).randn(2, channels, 5, 7).astype(np.float32))
+
+
+def test_create_attn_names_and_errors():
+    assert L.create_attn(None, 8) is None and L.create_attn("", 8) is None and L.create_attn(False, 8) is None
+    assert isinstance(L.create_attn(True, 8), L.SEModule)
+    assert L.EcaModule(64).conv.kernel_size == tl.EcaModule(64).conv.kernel_size == (3,)
+    assert L.EcaModule(1024).conv.kernel_size == tl.EcaModule(1024).conv.kernel_size == (5,)
+    with pytest.raises(ValueError, match="unknown attention layer 'bam'"):
+        L.create_attn("bam", 8)
+    with pytest.raises(ValueError, match="odd"):
+        L.EcaModule(kernel_size=4)
+
+
+def test_drop_block_eval_identity_and_determinism():
+    x = flow.from_numpy(np.random.RandomState(0).randn(2, 4, 16, 16).astype(np.float32))
+    db = L.DropBlock2d(0.2, block_size=5)
+    db.eval()
+    assert (db(x).numpy() == x.numpy()).all()
+    db.train()
+    flow.manual_seed(3)
+    a = db(x).numpy()
+    flow.manual_seed(3)
+    b = db(x).numpy()
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, x.numpy())
+    with pytest.raises(ValueError, match="B, C, H, W"):
+        L.drop_block_2d(flow.ones(4, 16, 16))
+
+
+@pytest.mark.parametrize("block_size,size,couple", [(5, 16, True), (4, 15, True), (3, 12, False), (7, 6, True)])
+def test_drop_block_statistics_match_timm(block_size, size, couple):
+    """Same dropped fraction as timm's drop_block_2d (per-call mask statistics), whole blocks dropped,
+    kept values rescaled by numel / kept exactly as timm does."""
+    from timm.layers import drop_block_2d as ref_drop_block
+    n, shape, p = 200, (4, 3, size, size), 0.15
+    torch.manual_seed(0)
+    flow.manual_seed(0)
+    ref_frac, our_frac = [], []
+    for _ in range(n):
+        r = ref_drop_block(torch.ones(shape), p, block_size, couple_channels=couple).numpy()
+        o = L.drop_block_2d(flow.ones(*shape), p, block_size, couple_channels=couple).numpy()
+        ref_frac.append((r == 0).mean())
+        our_frac.append((o == 0).mean())
+        kept = o[o != 0]
+        if kept.size:  # every kept value carries the same rescale: numel / number kept
+            np.testing.assert_allclose(kept, o.size / kept.size, rtol=1e-5)
+        if couple:
+            assert (o == o[:, :1]).all()
+    ref_m, our_m = float(np.mean(ref_frac)), float(np.mean(our_frac))
+    se = max(float(np.std(ref_frac)), float(np.std(our_frac))) / np.sqrt(n)
+    assert abs(ref_m - our_m) < 5 * se + 1e-3, (ref_m, our_m, se)
+    # a dropped pixel belongs to a fully dropped kh x kw window (blocks, not salt-and-pepper)
+    k = min(block_size, size)
+    o = L.drop_block_2d(flow.ones(*shape), 0.3, block_size, couple_channels=couple, scale_by_keep=False).numpy()
+    # morphological opening with a k x k square (outside the map counts as dropped: edge blocks are clipped)
+    dropped = np.pad(o == 0, ((0, 0), (0, 0), (k - 1, k - 1), (k - 1, k - 1)), constant_values=True)
+    win = np.lib.stride_tricks.sliding_window_view(dropped, (k, k), axis=(2, 3)).all(axis=(-1, -2))
+    covered = np.zeros_like(dropped)
+    for i in range(k):  # k*k shifted ORs (test helper, not library code)
+        for j in range(k):
+            covered[:, :, i:i + win.shape[2], j:j + win.shape[3]] |= win
+    inner = (slice(None), slice(None), slice(k - 1, k - 1 + o.shape[2]), slice(k - 1, k - 1 + o.shape[3]))
+    assert (covered[inner] == dropped[inner]).all() and (o == 0).any()
+
+
+def test_drop_block_with_noise():
+    flow.manual_seed(1)
+    x = flow.ones(2, 2, 12, 12)
+    y = L.drop_block_2d(x, 0.3, 3, with_noise=True).numpy()
+    changed = y != 1
+    assert changed.any() and not np.isin(y[changed], [0.0]).all()

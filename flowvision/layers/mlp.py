@@ -58,3 +58,22 @@ class GatedMlp(Mlp):
         x = self.drop1(self.act(self.fc1(x)))
         x = self.norm(self.gate(x))
         return self.drop2(self.fc2(x))
+
+
+class ConvMlp(nn.Module):
+    """Mlp with 1x1 convs on NCHW maps (timm names fc1, norm, act, drop, fc2)."""
+
+    def __init__(self, in_features, hidden_features=None, out_features=None, act_layer=nn.ReLU, norm_layer=None,
+                 bias=True, drop=0.0):
+        super().__init__()
+        out_features = out_features or in_features
+        hidden_features = hidden_features or in_features
+        bias = to_2tuple(bias)
+        self.fc1 = nn.Conv2d(in_features, hidden_features, kernel_size=1, bias=bias[0])
+        self.norm = norm_layer(hidden_features) if norm_layer else nn.Identity()
+        self.act = act_layer()
+        self.drop = nn.Dropout(drop)
+        self.fc2 = nn.Conv2d(hidden_features, out_features, kernel_size=1, bias=bias[1])
+
+    def forward(self, x):
+        return self.fc2(self.drop(self.act(self.norm(self.fc1(x)))))
