@@ -44,7 +44,11 @@ CASES = [("fcn_resnet50", dict(aux_loss=True), (1, 3, 64, 64)),
          ("deeplabv3_resnet50", dict(aux_loss=True), (1, 3, 61, 75)),
          ("deeplabv3_resnet50", dict(num_classes=5), (2, 3, 48, 40)),
          ("fcn_resnet101", dict(), (1, 3, 40, 40)),
-         ("deeplabv3_resnet101", dict(aux_loss=True, num_classes=3), (1, 3, 40, 48))]
+         ("deeplabv3_resnet101", dict(aux_loss=True, num_classes=3), (1, 3, 40, 48)),
+         ("deeplabv3_mobilenet_v3_large", dict(aux_loss=True), (2, 3, 61, 75)),
+         ("deeplabv3_mobilenet_v3_large", dict(num_classes=4), (1, 3, 33, 40)),
+         ("lraspp_mobilenet_v3_large", dict(), (2, 3, 64, 50)),
+         ("lraspp_mobilenet_v3_large", dict(num_classes=3), (1, 3, 37, 29))]
 
 
 @pytest.mark.parametrize("name,kw,shape", CASES)
@@ -78,7 +82,8 @@ def test_builder_arguments_and_weights_api():
     assert W.verify("FCN_ResNet50_Weights.DEFAULT") is W.COCO_WITH_VOC_LABELS_V1
     assert W.verify(tvseg.FCN_ResNet50_Weights.COCO_WITH_VOC_LABELS_V1) is W.COCO_WITH_VOC_LABELS_V1
     for n in ["FCN_ResNet50_Weights", "FCN_ResNet101_Weights", "DeepLabV3_ResNet50_Weights",
-              "DeepLabV3_ResNet101_Weights"]:
+              "DeepLabV3_ResNet101_Weights", "DeepLabV3_MobileNet_V3_Large_Weights",
+              "LRASPP_MobileNet_V3_Large_Weights"]:
         a, b = getattr(seg, n).COCO_WITH_VOC_LABELS_V1, getattr(tvseg, n).COCO_WITH_VOC_LABELS_V1
         assert a.url == b.url and a.meta["categories"] == b.meta["categories"]
         assert a.meta["num_params"] == b.meta["num_params"] and a.meta["_metrics"] == b.meta["_metrics"]
@@ -93,3 +98,58 @@ def test_builder_arguments_and_weights_api():
     assert not any(k.startswith("backbone.fc") for k in m.state_dict())
     with pytest.raises(ValueError):
         m(flow.zeros((3, 32, 32)))
+
+
+@pytest.mark.parametrize("name", ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large"])
+def test_mobilenet_segmentation_training_step(name):
+    """Train mode (batch statistics), cross-entropy on ``out`` (+0.5 ``aux``), backward and one SGD step: the loss
+    and the updated weights equal torchvision's. Dropout is switched off on both sides (its masks are random)."""
+    kw = dict(num_classes=4, aux_loss=True) if name.startswith("deeplab") else dict(num_classes=4)
+    ours, ref = _pair(name, **kw)
+    ours.train()
+    ref.train()
+    for m in ref.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    for m in ours.modules():
+        if isinstance(m, flow.nn.Dropout):
+            m.p = 0.0
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 48, 40)).astype(np.float32)
+    y = rng.integers(0, 4, (2, 48, 40))
+    r = ref(torch.from_numpy(x))
+    o = ours(flow.from_numpy(x))
+    lr = sum(w * torch.nn.functional.cross_entropy(r[k], torch.from_numpy(y)) for k, w in (("out", 1.0), ("aux", 0.5))
+             if k in r)
+    lo = sum(w * flow.nn.functional.cross_entropy(o[k], flow.from_numpy(y)) for k, w in (("out", 1.0), ("aux", 0.5))
+             if k in o)
+    np.testing.assert_allclose(float(lo.detach()), float(lr.detach()), rtol=1e-5)
+    opt_r = torch.optim.SGD(ref.parameters(), lr=0.1)
+    opt_o = flow.optim.SGD(ours.parameters(), lr=0.1)
+    lr.backward()
+    lo.backward()
+    opt_r.step()
+    opt_o.step()
+    po = dict(ours.named_parameters())
+    for k, v in ref.named_parameters():
+        b = v.detach().numpy()
+        np.testing.assert_allclose(po[k].detach().numpy(), b, atol=1e-4 * max(1.0, np.abs(b).max()), err_msg=k)
+    so = ours.state_dict()
+    for k, v in ref.state_dict().items():  # running statistics updated in train mode
+        if "running" in k:
+            np.testing.assert_allclose(so[k].numpy(), v.numpy(), rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_lraspp_rejects_aux_loss_and_bad_input():
+    with pytest.raises(NotImplementedError):
+        seg.lraspp_mobilenet_v3_large(weights_backbone=None, aux_loss=True)
+    m = seg.lraspp_mobilenet_v3_large(weights_backbone=None).eval()
+    with pytest.raises(ValueError):
+        m(flow.zeros((3, 32, 32)))
+    with pytest.raises(TypeError):
+        m(flow.zeros((1, 3, 32, 32), dtype=flow.uint8))
+    with pytest.raises(ValueError):  # weights fix num_classes = 21
+        seg.deeplabv3_mobilenet_v3_large(weights="DEFAULT", num_classes=3)
+    with pytest.raises(ValueError):  # weights fix aux_loss = True
+        seg.deeplabv3_mobilenet_v3_large(weights="DEFAULT", aux_loss=False)
+    assert seg.LRASPP_MobileNet_V3_Large_Weights.DEFAULT.transforms().resize_size == [520]

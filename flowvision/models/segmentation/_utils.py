@@ -95,3 +95,48 @@ def dilated_resnet(depth, replace_stride_with_dilation=(False, True, True)):
             if i == 0 and block.downsample is not None:
                 block.downsample[0].stride = (1, 1)
     return model
+
+
+def mobilenet_v3_large_backbone(weights=None, progress=True, norm_layer=None, dilated=False, reduced_tail=False):
+    """torchvision's ``mobilenet_v3_large(weights=, norm_layer=, dilated=, reduced_tail=)`` on the zoo's
+    ``MobileNetV3TV`` (torchvision's parameter names), which only builds the classification configuration.
+
+    The detection/segmentation options are applied after construction: ``reduced_tail`` halves the channels of
+    the last stage (C4) and of the head; ``dilated`` gives C4's depthwise convs stride 1 and dilation 2;
+    ``norm_layer`` (torchvision passes ``BatchNorm2d``, eps 1e-5, or ``FrozenBatchNorm2d`` for detection) replaces
+    the classification default ``BatchNorm2d(eps=1e-3, momentum=0.01)``. Blocks also get torchvision's ``_is_cn``
+    (strided in the configuration) and every ``features[i]`` an ``out_channels``, which the feature extractors
+    use to find the stages.
+    """
+    from ..tv_models import _V3_LARGE, MobileNetV3TV
+    setting = [list(s) for s in _V3_LARGE]
+    divider = 2 if reduced_tail else 1
+    for s in setting[-3:]:  # C4: (in, kernel, expanded, out, se, act, stride)
+        if s is not setting[-3]:
+            s[0], s[2] = s[0] // divider, s[2] // divider
+        s[3] //= divider
+    model = MobileNetV3TV([tuple(s) for s in setting], 1280 // divider)
+    if norm_layer is not None:
+        _replace_batchnorm(model, norm_layer)
+    features = model.features
+    features[0].out_channels = setting[0][0]
+    features[-1].out_channels = 6 * setting[-1][3]
+    for block, (_, kernel, _, _, _, _, stride) in zip(list(features)[1:-1], setting):
+        block._is_cn = stride > 1
+    if dilated:
+        for block in list(features)[-4:-1]:
+            depthwise = next(m for m in block.modules() if isinstance(m, nn.Conv2d) and m.groups > 1)
+            depthwise.stride = (1, 1)
+            depthwise.dilation = (2, 2)
+            depthwise.padding = ((depthwise.kernel_size[0] - 1) // 2 * 2,) * 2
+    if weights is not None:
+        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
+    return model
+
+
+def _replace_batchnorm(module, norm_layer):
+    for name, child in list(module.named_children()):
+        if isinstance(child, nn.BatchNorm2d):
+            setattr(module, name, norm_layer(child.num_features))
+        else:
+            _replace_batchnorm(child, norm_layer)

@@ -5,10 +5,10 @@ from functools import partial
 
 # one weights API for the whole zoo: the classification builders' Weights/WeightsEnum and backbone enums
 from .._api import Weights, WeightsEnum
-from ..tv_models import ResNet50_Weights, ResNet101_Weights
+from ..tv_models import MobileNet_V3_Large_Weights, ResNet50_Weights, ResNet101_Weights
 
-__all__ = ["Weights", "WeightsEnum", "SemanticSegmentation", "ResNet50_Weights", "ResNet101_Weights",
-           "VOC_CATEGORIES"]
+__all__ = ["Weights", "WeightsEnum", "SemanticSegmentation", "ObjectDetection", "ResNet50_Weights",
+           "ResNet101_Weights", "MobileNet_V3_Large_Weights", "VOC_CATEGORIES"]
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -44,6 +44,25 @@ class SemanticSegmentation:
     def __repr__(self):
         return (f"{self.__class__.__name__}(\n    resize_size={self.resize_size}\n    mean={self.mean}\n"
                 f"    std={self.std}\n    interpolation={self.interpolation}\n)")
+
+
+class ObjectDetection:
+    """torchvision's detection preset: PIL images and uint8/float (B)CHW tensors to float32 in [0, 1] (no resize
+    or normalisation: the detectors' own transform does both)."""
+
+    def __call__(self, img):
+        import flowvision.backend as flow
+        import flowvision.transforms.functional as F
+        if not isinstance(img, flow.Tensor):
+            img = F.pil_to_tensor(img)
+        return F.convert_image_dtype(img, flow.float32)
+
+    def __repr__(self):
+        return self.__class__.__name__ + "()"
+
+    def describe(self):
+        return ("Accepts ``PIL.Image``, batched ``(B, C, H, W)`` and single ``(C, H, W)`` image tensors. "
+                "The images are rescaled to ``[0.0, 1.0]``.")
 
 
 _SEG_META = {"categories": VOC_CATEGORIES, "min_size": (1, 1),

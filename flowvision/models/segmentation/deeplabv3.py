@@ -3,12 +3,14 @@ import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
 
-from ._utils import IntermediateLayerGetter, _SimpleSegmentationModel
-from ._weights import ResNet50_Weights, ResNet101_Weights, WeightsEnum, _seg_weights
+from ._utils import IntermediateLayerGetter, _SimpleSegmentationModel, mobilenet_v3_large_backbone
+from ._weights import (MobileNet_V3_Large_Weights, ResNet50_Weights, ResNet101_Weights, WeightsEnum,
+                       _seg_weights)
 from .fcn import FCNHead, _check_kwargs, _finish, _resnet_backbone, _resolve
 
 __all__ = ["DeepLabV3", "DeepLabHead", "ASPP", "DeepLabV3_ResNet50_Weights", "DeepLabV3_ResNet101_Weights",
-           "deeplabv3_resnet50", "deeplabv3_resnet101"]
+           "DeepLabV3_MobileNet_V3_Large_Weights", "deeplabv3_resnet50", "deeplabv3_resnet101",
+           "deeplabv3_mobilenet_v3_large"]
 
 
 class DeepLabV3(_SimpleSegmentationModel):
@@ -84,6 +86,18 @@ class DeepLabV3_ResNet101_Weights(WeightsEnum):
     DEFAULT = COCO_WITH_VOC_LABELS_V1
 
 
+class DeepLabV3_MobileNet_V3_Large_Weights(WeightsEnum):
+    COCO_WITH_VOC_LABELS_V1 = _seg_weights(
+        "https://download.pytorch.org/models/deeplabv3_mobilenet_v3_large-fc3c493d.pth", 11029328, 60.3, 91.2)
+    DEFAULT = COCO_WITH_VOC_LABELS_V1
+
+
+def mobilenet_stage_indices(features):
+    """Indices of ``features`` that end a stage: the stem (C0), every block strided in the configuration (torchvision's
+    ``_is_cn``, still marked when dilated) and the last conv (Cn)."""
+    return [0] + [i for i, b in enumerate(features) if getattr(b, "_is_cn", False)] + [len(features) - 1]
+
+
 def _deeplabv3_resnet(backbone, num_classes, aux):
     return_layers = {"layer4": "out"}
     if aux:
@@ -112,3 +126,26 @@ def deeplabv3_resnet101(*, weights=None, progress=True, num_classes=None, aux_lo
                                                                 DeepLabV3_ResNet101_Weights, ResNet101_Weights)
     model = _deeplabv3_resnet(_resnet_backbone(101, weights_backbone, progress), num_classes, aux_loss)
     return _finish(model, weights, progress)
+
+
+def _deeplabv3_mobilenetv3(backbone, num_classes, aux):
+    features = backbone.features
+    stages = mobilenet_stage_indices(features)
+    out_pos, aux_pos = stages[-1], stages[-4]  # C5 (output stride 16 when dilated) and C2 (output stride 8)
+    return_layers = {str(out_pos): "out"}
+    if aux:
+        return_layers[str(aux_pos)] = "aux"
+    aux_classifier = FCNHead(features[aux_pos].out_channels, num_classes) if aux else None
+    classifier = DeepLabHead(features[out_pos].out_channels, num_classes)
+    return DeepLabV3(IntermediateLayerGetter(features, return_layers=return_layers), classifier, aux_classifier)
+
+
+def deeplabv3_mobilenet_v3_large(*, weights=None, progress=True, num_classes=None, aux_loss=None,
+                                 weights_backbone=MobileNet_V3_Large_Weights.IMAGENET1K_V1, **kwargs):
+    """DeepLabV3-MobileNetV3-Large (torchvision's builder: dilated last stage, ``aux`` head on C2)."""
+    _check_kwargs(kwargs)
+    weights, weights_backbone, num_classes, aux_loss = _resolve(
+        weights, weights_backbone, num_classes, aux_loss, DeepLabV3_MobileNet_V3_Large_Weights,
+        MobileNet_V3_Large_Weights)
+    backbone = mobilenet_v3_large_backbone(weights_backbone, progress, dilated=True)
+    return _finish(_deeplabv3_mobilenetv3(backbone, num_classes, aux_loss), weights, progress)
