@@ -16,6 +16,9 @@ __all__ = list(_SUBMODULES) + ["__version__"]
 
 
 def __getattr__(name):
+    if name == "compile":  # the captured inference path, flowvision.backend.compile
+        from .backend import compile
+        return compile
     if name in _SUBMODULES:
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module

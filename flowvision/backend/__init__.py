@@ -41,6 +41,7 @@ from . import autograd  # noqa: F401
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled  # noqa: F401
 from ._threads import set_num_threads, get_num_threads, cpu_isa  # noqa: F401
 from .serialization import save, load  # noqa: F401
+from ._capture import compile, CompiledModule  # noqa: F401,A004  (the captured inference path)
 
 
 def is_tensor(obj):

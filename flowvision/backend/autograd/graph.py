@@ -14,6 +14,10 @@ from .._bf16 import bf16_to_f32, f32_to_bf16
 
 _seq = itertools.count()
 
+# flowvision.backend.compile's capture hook: while it holds a recorder, every Function.apply reports
+# (op class, args, kwargs, _dtype, output tensors) to it; None otherwise (one global test per op in eager)
+_RECORDER = None
+
 
 def _quiet():
     # inf/nan arithmetic follows IEEE like torch's kernels, without numpy's RuntimeWarnings
@@ -216,6 +220,8 @@ class Function:
                     r.requires_grad = True
                     r._grad_fn = node
                     r._output_nr = i
+        if _RECORDER is not None:
+            _RECORDER(cls, args, kwargs, _dtype, results)
         return results[0] if single else tuple(results)
 
 

@@ -1,0 +1,714 @@
+"""``flowvision.backend.compile`` (this module: _capture): the captured inference path (issue 4, item 4).
+
+``compile(model, example_input)`` runs the model once with autograd recording forced on (the example input
+requires grad, so every primitive op goes through ``Function.apply`` instead of the no-grad fast paths) and a
+recorder hooked into ``Function.apply`` (``autograd.graph._RECORDER``) writes down each call: the op class,
+its arguments and its outputs. Tensors produced by recorded ops from the input are *activations* (numbered
+value slots); every other tensor an op reads (parameters, buffers, tensors computed from them alone) is a
+*constant*, read at capture time.
+
+The recorded graph is then optimised -- dead-code elimination, BatchNorm (eval) folded into the preceding
+convolution, bias / per-channel scale / residual add / activation fused into the packed-GEMM and conv kernels'
+epilogues -- and lowered to a flat list of pre-bound steps over value slots, each slot dropped right after its
+last use. Ops without a specialised lowering run their own numpy ``forward`` (the same code eager runs).
+
+The plan is validated before use: it must equal eager (rtol 1e-4) on the example input and on a second
+random input of the same shape. If it does not (an op that bypasses ``Function.apply``, data-dependent
+control flow) the module falls back to eager with a warning naming the first diverging op. Plans are cached
+per input (shape, dtype); a new shape or dtype captures and validates again. Constants are keyed on the
+parameters' and buffers' ``_version`` counters: an in-place update, optimizer step or ``load_state_dict``
+re-plans on the next call. Writes that bypass the tensor API (``w.numpy()[:] = ...``) are not seen: call
+``compiled.reset()`` (or compile again) after those.
+"""
+import warnings
+
+import numpy as np
+
+from . import _C, _dtype as D
+from ._tensor import Tensor
+from .autograd import graph as _graph
+from .autograd.graph import Context, _compute_array, _as_array, _compute_np
+from .autograd.grad_mode import enable_grad, no_grad
+
+__all__ = ["compile", "CompiledModule", "CaptureError"]
+
+
+class CaptureError(RuntimeError):
+    """The model could not be captured (the message says which op / why); compile() falls back to eager."""
+
+
+# ------------------------------------------------------------------ capture
+class _Op:
+    """One node of the captured graph.
+
+    kind "fn": a recorded primitive, replayed through ``cls.forward``; ``args`` holds, per positional argument,
+    ("v", slot, cast_dtype) for an activation or ("c", value) for a constant / Python argument.
+    kind "conv" / "linear": a fused convolution / GEMM built by the passes (``attrs`` holds weights, epilogue).
+    """
+
+    __slots__ = ("kind", "cls", "args", "kwargs", "outs", "attrs", "index")
+
+    def __init__(self, kind, cls, args, kwargs, outs, attrs=None, index=-1):
+        self.kind, self.cls, self.args, self.kwargs, self.outs = kind, cls, args, kwargs, outs
+        self.attrs = attrs or {}
+        self.index = index  # position in the recorded sequence (for messages)
+
+    def inputs(self):
+        if self.kind == "fn":
+            return [a[1] for a in self.args if a[0] == "v"]
+        ins = [self.attrs["x"]]
+        if self.attrs.get("res") is not None:
+            ins.append(self.attrs["res"])
+        return ins
+
+    def name(self):
+        if self.kind == "fn":
+            return self.cls.__name__
+        a = self.attrs
+        extra = [a["ep"]] if a["ep"] != "none" else []
+        if a.get("res") is not None:
+            extra.insert(0, "residual")
+        return self.kind + ("+" + "+".join(extra) if extra else "")
+
+
+class _Graph:
+    def __init__(self):
+        self.ops = []
+        self.meta = []  # slot -> (shape, numpy dtype)
+        self.outputs = []  # ("v", slot) or ("c", array) per model output
+        self.out_struct = None  # "tensor" | "tuple" | "list"
+        self.values = None  # slot -> array, when recorded with keep_values (diagnosis)
+
+    def new_slot(self, arr):
+        self.meta.append((tuple(arr.shape), arr.dtype))
+        return len(self.meta) - 1
+
+
+class _Recorder:
+    """The hook ``Function.apply`` calls while capturing (see autograd.graph._RECORDER)."""
+
+    def __init__(self, graph, x, keep_values=False):
+        self.g = graph
+        self.by_id = {}  # id(tensor) -> (slot, version at production)
+        self.by_node = {}  # (id(grad_fn), output_nr) -> slot: follows in-place ops, which rebind grad_fn
+        self.keep = []  # every tensor seen stays alive so ids are not reused during the capture
+        self.keep_values = keep_values
+        self.values = [] if keep_values else None
+        self.error = None
+        self._register(x)
+
+    def _register(self, t):
+        slot = self.g.new_slot(t._data)
+        self.keep.append(t)
+        self.by_id[id(t)] = (slot, t._version[0])
+        if t._grad_fn is not None:
+            self.by_node[(id(t._grad_fn), t._output_nr)] = slot
+        if self.keep_values:
+            self.values.append(np.array(t._data, copy=True))
+        return slot
+
+    def slot_of(self, t):
+        e = self.by_id.get(id(t))
+        if e is not None and e[1] == t._version[0]:
+            return e[0]
+        if t._grad_fn is not None:
+            s = self.by_node.get((id(t._grad_fn), t._output_nr))
+            if s is not None:
+                return s
+        return None
+
+    def __call__(self, cls, args, kwargs, dtype, results):
+        if self.error is not None:
+            return
+        slots = [self.slot_of(a) if isinstance(a, Tensor) else None for a in args]
+        if all(s is None for s in slots):
+            return  # constants only: the outputs are constants too (folded at capture time)
+        if any(isinstance(v, Tensor) and self.slot_of(v) is not None for v in kwargs.values()):
+            self.error = f"{cls.__name__} takes an activation as a keyword argument"
+            return
+        if any(r._dtype is D.bfloat16 for r in results) or any(
+                isinstance(a, Tensor) and a._dtype is D.bfloat16 for a in args):
+            self.error = f"{cls.__name__} computes in bfloat16 (the captured path covers float16/32/64)"
+            return
+        cd = _compute_np(dtype) if dtype is not None else None
+        n_ops = cls.scalar_operands
+        rec = []
+        for i, (a, s) in enumerate(zip(args, slots)):
+            if s is not None:
+                have = self.g.meta[s][1]
+                rec.append(("v", s, cd if cd is not None and have != cd else None))
+            elif isinstance(a, Tensor):
+                rec.append(("c", _as_array(a, cd) if cd is not None else _compute_array(a)))
+            elif cd is not None and i < n_ops and a is not None:
+                rec.append(("c", _as_array(a, cd)))
+            else:
+                rec.append(("c", a))
+        outs = [self._register(r) for r in results]
+        self.g.ops.append(_Op("fn", cls, rec, dict(kwargs), outs, index=len(self.g.ops)))
+
+
+def _flatten_output(out):
+    if isinstance(out, Tensor):
+        return [out], "tensor"
+    if isinstance(out, (tuple, list)) and out and all(isinstance(o, Tensor) for o in out):
+        return list(out), type(out).__name__
+    raise CaptureError(f"the model returned {type(out).__name__}; the captured path handles a Tensor or a "
+                       "tuple/list of Tensors")
+
+
+def _capture(model, x_arr, dtype, keep_values=False):
+    """Run ``model`` once on ``x_arr`` with every op recorded; returns (graph, eager outputs as arrays)."""
+    g = _Graph()
+    xt = Tensor._wrap(np.array(x_arr, copy=True), dtype)
+    xt.requires_grad = True
+    rec = _Recorder(g, xt, keep_values)
+    if _graph._RECORDER is not None:
+        raise CaptureError("compile() was called while another capture is running")
+    _graph._RECORDER = rec
+    try:
+        with enable_grad():
+            out = model(xt)
+    finally:
+        _graph._RECORDER = None
+    if rec.error is not None:
+        raise CaptureError(rec.error)
+    outs, g.out_struct = _flatten_output(out)
+    for o in outs:
+        s = rec.slot_of(o)
+        g.outputs.append(("v", s) if s is not None else ("c", np.array(_compute_array(o), copy=True)))
+    g.values = rec.values
+    return g, [np.array(_compute_array(o)) for o in outs]
+
+
+# ------------------------------------------------------------------ passes
+def _uses(g):
+    uses = {}
+    for op in g.ops:
+        for s in op.inputs():
+            uses.setdefault(s, []).append(op)
+    return uses
+
+
+def _output_slots(g):
+    return {o[1] for o in g.outputs if o[0] == "v"}
+
+
+def eliminate_dead_code(g):
+    live = _output_slots(g)
+    kept = []
+    for op in reversed(g.ops):
+        if any(o in live for o in op.outs):
+            kept.append(op)
+            live.update(op.inputs())
+    g.ops = kept[::-1]
+    return g
+
+
+def _act_epilogue(op):
+    """The kernel epilogue name (and clamp bounds) of a recorded activation op, or None."""
+    from .nn import functional as F
+    cls = op.cls
+    if cls is F._Relu:
+        return "relu", 0.0, 0.0
+    if cls is F._Hardtanh:
+        lo, hi = op.args[1][1], op.args[2][1]
+        return ("relu6", 0.0, 0.0) if (lo, hi) == (0.0, 6.0) else ("clamp", float(lo), float(hi))
+    if cls is F._Gelu:
+        approx = op.args[1][1] if len(op.args) > 1 else op.kwargs.get("approximate", "none")
+        return ("gelu" if approx == "none" else "gelu_tanh"), 0.0, 0.0
+    if cls is F._Silu:
+        return "silu", 0.0, 0.0
+    if cls is F._Hardswish:
+        return "hardswish", 0.0, 0.0
+    return None
+
+
+def _to_fused(g, op):
+    """A recorded Conv2d (constant weight) or Matmul (activation @ constant 2-D matrix) as a fusable op."""
+    from .nn import functional as F
+    from ._ops import linalg as L
+    a = op.args
+    if op.cls is F.Conv2d and a[0][0] == "v" and a[1][0] == "c" and a[2][0] == "c":
+        x_dt = g.meta[a[0][1]][1]
+        w = np.asarray(a[1][1])
+        if x_dt not in (np.float32, np.float64) or w.dtype != x_dt or len(g.meta[a[0][1]][0]) != 4:
+            return None
+        b = None if a[2][1] is None else np.asarray(a[2][1], x_dt)
+        return _Op("conv", None, None, None, list(op.outs), dict(
+            x=a[0][1], w=w, b=b, stride=tuple(a[3][1]), padding=tuple(a[4][1]), dilation=tuple(a[5][1]),
+            groups=int(a[6][1]), ep="none", lo=0.0, hi=0.0, res=None, owned=False), op.index)
+    if op.cls is L.Matmul and a[0][0] == "v" and a[1][0] == "c" and a[0][2] is None:
+        x_shape, x_dt = g.meta[a[0][1]]
+        w = np.asarray(a[1][1])
+        if w.ndim != 2 or len(x_shape) < 2 or x_dt not in (np.float32, np.float64) or w.dtype != x_dt:
+            return None
+        return _Op("linear", None, None, None, list(op.outs), dict(
+            x=a[0][1], w=w, b=None, ep="none", lo=0.0, hi=0.0, res=None, owned=False), op.index)
+    return None
+
+
+def _conv_takes_epilogue(g, op, ep):
+    """Whether the lowering of fused op ``op`` can apply epilogue ``ep`` / a residual inside its kernel."""
+    if op.kind == "linear" or _conv_is_gemm(g, op) or _nhwc_kernels():
+        return True
+    return ep in ("residual", "relu", "relu6", "clamp")  # NCHW conv2d_forward: applied in place, no new buffer
+
+
+def _conv_is_gemm(g, op):
+    a = op.attrs
+    return a["w"].shape[2:] == (1, 1) and a["padding"] == (0, 0) and a["groups"] == 1
+
+
+def _nhwc_kernels():
+    return hasattr(_C, "conv2d_nhwc")
+
+
+def _per_channel(c, n_out, fused_kind, out_ndim):
+    """``c`` as an (n_out,) vector when it broadcasts along the output channels only, else None."""
+    c = np.asarray(c)
+    if c.ndim == 0:
+        return np.full(n_out, c, dtype=c.dtype)
+    if fused_kind == "conv":
+        ok = c.ndim <= out_ndim and c.shape[-3:] in ((n_out, 1, 1),) and all(s == 1 for s in c.shape[:-3])
+    else:
+        ok = c.shape[-1] == n_out and all(s == 1 for s in c.shape[:-1]) and c.ndim <= out_ndim
+    return c.reshape(n_out) if ok else None
+
+
+def _own(a):
+    """Copy a fused op's weights before the first modification (the model's arrays are never written)."""
+    if not a["owned"]:
+        a["w"] = np.array(a["w"], dtype=np.float64 if a["w"].dtype == np.float64 else np.float32, copy=True)
+        a["b"] = None if a["b"] is None else np.array(a["b"], copy=True)
+        a["owned"] = True
+
+
+def _n_out(op):
+    return op.attrs["w"].shape[0] if op.kind == "conv" else op.attrs["w"].shape[1]
+
+
+def _scale_out_channels(op, scale):
+    a = op.attrs
+    _own(a)
+    scale = scale.astype(np.float64)
+    if op.kind == "conv":
+        a["w"] = (a["w"].astype(np.float64) * scale[:, None, None, None]).astype(a["w"].dtype)
+    else:
+        a["w"] = (a["w"].astype(np.float64) * scale[None, :]).astype(a["w"].dtype)
+    if a["b"] is not None:
+        a["b"] = (a["b"].astype(np.float64) * scale).astype(a["w"].dtype)
+
+
+def _add_bias(op, shift):
+    a = op.attrs
+    _own(a)
+    b = np.zeros(_n_out(op)) if a["b"] is None else a["b"].astype(np.float64)
+    a["b"] = (b + shift.astype(np.float64)).astype(a["w"].dtype)
+
+
+def _try_absorb(g, p, c, v):
+    """Fold consumer ``c`` (the only reader of ``p``'s output slot ``v``) into fused op ``p``; True if done."""
+    from .nn import functional as F
+    from ._ops import elementwise as E
+    a = p.attrs
+    out_shape, out_dt = g.meta[v]
+    if c.kind != "fn" or len(c.outs) != 1 or g.meta[c.outs[0]][1] != out_dt:
+        return False
+    clean = a["ep"] == "none" and a["res"] is None
+    n_out = _n_out(p)
+    if c.cls is F.BatchNormEval and p.kind == "conv" and clean and c.args[0] == ("v", v, None):
+        rm, rv, w, b, eps = (x[1] for x in c.args[1:6])
+        if any(x is not None and np.asarray(x).shape != (n_out,) for x in (rm, rv, w, b)):
+            return False
+        inv = 1.0 / np.sqrt(np.asarray(rv, np.float64) + eps)
+        scale = inv * (1.0 if w is None else np.asarray(w, np.float64))
+        shift = (0.0 if b is None else np.asarray(b, np.float64)) - np.asarray(rm, np.float64) * scale
+        _scale_out_channels(p, scale)
+        _add_bias(p, shift)
+        return True
+    if c.cls in (E.Add, E.Mul) and len(c.args) == 2 and c.kwargs.get("alpha", 1) == 1:
+        mine = [i for i, x in enumerate(c.args) if x[0] == "v" and x[1] == v]
+        if len(mine) != 1 or c.args[mine[0]][2] is not None:
+            return False
+        other = c.args[1 - mine[0]]
+        if other[0] == "c" and clean:
+            vec = _per_channel(other[1], n_out, p.kind, len(out_shape))
+            if vec is None or (c.cls is E.Add and g.meta[c.outs[0]][0] != out_shape):
+                return False
+            if c.cls is E.Add:
+                _add_bias(p, vec)
+            else:
+                _scale_out_channels(p, vec)
+            return True
+        if (other[0] == "v" and c.cls is E.Add and clean and other[2] is None and g.meta[other[1]] == g.meta[v]
+                and _conv_takes_epilogue(g, p, "residual")):
+            a["res"] = other[1]
+            return True
+        return False
+    ep = _act_epilogue(c)
+    if ep is not None and a["ep"] == "none" and c.args[0] == ("v", v, None) and _conv_takes_epilogue(g, p, ep[0]):
+        a["ep"], a["lo"], a["hi"] = ep
+        return True
+    return False
+
+
+def fuse(g):
+    """Recorded Conv2d / Matmul-by-constant become fused ops that swallow their single-reader successors."""
+    ops = [(_to_fused(g, op) or op) for op in g.ops]
+    outputs = _output_slots(g)
+    uses = {}
+    for op in ops:
+        for s in op.inputs():
+            uses.setdefault(s, []).append(op)
+    pos = {id(op): i for i, op in enumerate(ops)}
+    for i in range(len(ops)):
+        p = ops[i]
+        if p is None or p.kind == "fn":
+            continue
+        while True:
+            v = p.outs[0]
+            readers = uses.get(v, [])
+            if v in outputs or len(readers) != 1 or not _try_absorb(g, p, readers[0], v):
+                break
+            c = readers[0]
+            j = pos[id(c)]
+            ops[pos[id(p)]] = None
+            ops[j] = p  # the fused op runs where its last consumer ran: every input is ready there
+            pos[id(p)] = j
+            p.outs = list(c.outs)
+            if p.attrs["res"] is not None:
+                uses[p.attrs["res"]] = [p if u is c else u for u in uses[p.attrs["res"]]]
+    g.ops = [op for op in ops if op is not None]
+    return g
+
+
+# ------------------------------------------------------------------ lowering
+def _lower_fn(g, op):
+    fwd = op.cls.forward
+    template = [x[1] if x[0] == "c" else None for x in op.args]
+    act = [(i, x[2]) for i, x in enumerate(op.args) if x[0] == "v"]
+    kwargs = op.kwargs
+    n_args = len(template)
+    single_pos, single_cast = act[0] if len(act) == 1 else (None, None)
+
+    if single_pos is not None and single_cast is None:
+        def run(v):
+            args = list(template)
+            args[single_pos] = v
+            ctx = Context()
+            ctx.needs_input_grad = (False,) * n_args
+            return fwd(ctx, *args, **kwargs)
+    else:
+        def run(*vals):
+            args = list(template)
+            for (pos, cast), v in zip(act, vals):
+                args[pos] = v if cast is None or v.dtype == cast else v.astype(cast)
+            ctx = Context()
+            ctx.needs_input_grad = (False,) * n_args
+            return fwd(ctx, *args, **kwargs)
+    return run
+
+
+def _inplace_epilogue(ep, lo, hi):
+    if ep == "relu":
+        return lambda y: np.maximum(y, 0, out=y)
+    if ep in ("relu6", "clamp"):
+        lo, hi = (0.0, 6.0) if ep == "relu6" else (lo, hi)
+        return lambda y: np.clip(y, lo, hi, out=y)
+    return None
+
+
+def _lower_conv(g, op):
+    a = op.attrs
+    w, b, ep, lo, hi = a["w"], a["b"], a["ep"], a["lo"], a["hi"]
+    x_shape = g.meta[a["x"]][0]
+    out_shape = g.meta[op.outs[0]][0]
+    n, o, oh, ow = out_shape
+    has_res = a["res"] is not None
+    if _conv_is_gemm(g, op):
+        sh, sw = a["stride"]
+        strided = (sh, sw) != (1, 1)
+        c = w.shape[1]
+        w2 = np.ascontiguousarray(w.reshape(o, c))
+        if oh * ow == 1:  # one output pixel (squeeze-excitation convs): a Linear over the images
+            pk = _C.pack_b(w2, True)
+
+            def run(x, res=None):
+                if strided:
+                    x = x[:, :, ::sh, ::sw]
+                r2 = None if res is None else res.reshape(n, o)
+                return _C.gemm_packed(np.ascontiguousarray(x).reshape(n, c), pk, b, ep, r2, lo, hi).reshape(out_shape)
+            return run
+        pa = _C.pack_a(w2)
+
+        def run(x, res=None):
+            if strided:
+                x = x[:, :, ::sh, ::sw]
+            x3 = np.ascontiguousarray(x).reshape(n, c, oh * ow)
+            r3 = None if res is None else np.ascontiguousarray(res).reshape(n, o, oh * ow)
+            return _C.gemm_packed_a(pa, x3, b, ep, r3, lo, hi).reshape(out_shape)
+        return run
+    stride, padding, dilation, groups = a["stride"], a["padding"], a["dilation"], a["groups"]
+    w = np.ascontiguousarray(w)
+    post = _inplace_epilogue(ep, lo, hi)
+    if ep != "none" and post is None:
+        raise AssertionError(f"epilogue {ep} cannot be applied after the NCHW convolution")  # guarded by the pass
+
+    def run(x, res=None):
+        y = _C.conv2d_forward(np.ascontiguousarray(x), w, b, stride, padding, dilation, groups)
+        if res is not None:
+            np.add(y, res, out=y)
+        if post is not None:
+            post(y)
+        return y
+    del x_shape, has_res
+    return run
+
+
+def _lower_linear(g, op):
+    a = op.attrs
+    w = np.ascontiguousarray(a["w"])
+    k = w.shape[0]
+    pk = _C.pack_b(w, False)
+    b, ep, lo, hi = a["b"], a["ep"], a["lo"], a["hi"]
+    out_shape = g.meta[op.outs[0]][0]
+    n = pk.N
+
+    def run(x, res=None):
+        r2 = None if res is None else np.ascontiguousarray(res).reshape(-1, n)
+        return _C.gemm_packed(np.ascontiguousarray(x).reshape(-1, k), pk, b, ep, r2, lo, hi).reshape(out_shape)
+    return run
+
+
+def _lower(g):
+    """The flat step list: (callable, input slots, output slots, slots to drop after the step)."""
+    outputs = _output_slots(g)
+    last = {}
+    for i, op in enumerate(g.ops):
+        for s in op.inputs():
+            last[s] = i
+    drop_after = [[] for _ in g.ops]
+    for s, i in last.items():
+        if s not in outputs:
+            drop_after[i].append(s)
+    steps = []
+    for i, op in enumerate(g.ops):
+        if op.kind == "fn":
+            fn = _lower_fn(g, op)
+        elif op.kind == "conv":
+            fn = _lower_conv(g, op)
+        else:
+            fn = _lower_linear(g, op)
+        # outputs nobody reads are dropped right away (e.g. max-pool indices)
+        outs = tuple(op.outs)
+        dead = tuple(s for s in outs if s not in last and s not in outputs)
+        steps.append((fn, tuple(op.inputs()), outs, tuple(drop_after[i]) + dead, op))
+    return steps
+
+
+class _Plan:
+    """A lowered graph for one input (shape, dtype): runs with no autograd, no Tensor wrapping per op."""
+
+    def __init__(self, g, optimise=True):
+        if optimise:
+            eliminate_dead_code(g)
+            fuse(g)
+            eliminate_dead_code(g)
+        else:
+            eliminate_dead_code(g)
+        self.graph = g
+        self.n_slots = len(g.meta)
+        self.steps = _lower(g)
+        self._run_steps = [(s[0], s[1], s[2], s[3]) for s in self.steps]
+        self.outputs = g.outputs
+        self.out_dtypes = [g.meta[o[1]][1] if o[0] == "v" else o[1].dtype for o in g.outputs]
+
+    def run(self, x, keep_values=False):
+        slots = [None] * self.n_slots
+        slots[0] = x
+        kept = {} if keep_values else None
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            for fn, ins, outs, drop in self._run_steps:
+                if len(ins) == 1:
+                    r = fn(slots[ins[0]])
+                else:
+                    r = fn(*[slots[s] for s in ins])
+                if len(outs) == 1:
+                    slots[outs[0]] = r if isinstance(r, np.ndarray) else np.asarray(r)
+                else:
+                    for s, v in zip(outs, r):
+                        slots[s] = v if isinstance(v, np.ndarray) else np.asarray(v)
+                if keep_values:
+                    for s in outs:
+                        kept[s] = slots[s]
+                for s in drop:
+                    slots[s] = None
+        res = [slots[o[1]] if o[0] == "v" else o[1] for o in self.outputs]
+        return (res, kept) if keep_values else res
+
+    def describe(self):
+        lines = []
+        for fn, ins, outs, drop, op in self.steps:
+            shp = [self.graph.meta[s][0] for s in outs]
+            lines.append(f"{op.name():<28s} in={list(ins)} out={list(outs)} {shp[0] if len(shp) == 1 else shp}")
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ validation
+def _close(a, b, rtol):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if not np.issubdtype(a.dtype, np.floating):
+        return np.array_equal(a, b)
+    scale = float(np.max(np.abs(b[np.isfinite(b)]))) if np.isfinite(b).any() else 1.0
+    return bool(np.allclose(a, b, rtol=rtol, atol=rtol * 0.1 * max(scale, 1e-6), equal_nan=True))
+
+
+def _diagnose(model, x2, dtype, g_ref, rtol):
+    """Name the first op where the captured graph stops matching what eager does on input ``x2``."""
+    try:
+        g2, _ = _capture(model, x2, dtype, keep_values=True)
+    except CaptureError as e:
+        return f"the second input could not be captured ({e})"
+    for op1, op2 in zip(g_ref.ops, g2.ops):
+        if op1.cls is not op2.cls or [x[0] for x in op1.args] != [x[0] for x in op2.args]:
+            return (f"op #{op1.index} {op1.cls.__name__}: on a second input the model ran {op2.cls.__name__} instead "
+                    "(data-dependent control flow)")
+    if len(g_ref.ops) != len(g2.ops):
+        return f"the op sequence has a different length on a second input ({len(g_ref.ops)} vs {len(g2.ops)})"
+    plan = _Plan(_copy_graph(g_ref), optimise=False)
+    _, kept = plan.run(np.array(x2, copy=True), keep_values=True)
+    for op in g_ref.ops:
+        for s in op.outs:
+            if s in kept and not _close(kept[s], g2.values[s], rtol):
+                return (f"op #{op.index} {op.cls.__name__} (output {list(g_ref.meta[s][0])}): its inputs depend on a "
+                        "value the capture could not see (an op outside Function.apply, or state read as a constant)")
+    return "the outputs differ although every recorded op matches (the output is not produced by recorded ops)"
+
+
+def _copy_graph(g):
+    h = _Graph()
+    h.ops = [_Op(op.kind, op.cls, op.args, op.kwargs, list(op.outs), dict(op.attrs), op.index) for op in g.ops]
+    h.meta, h.outputs, h.out_struct = list(g.meta), list(g.outputs), g.out_struct
+    return h
+
+
+# ------------------------------------------------------------------ the module
+def _state_versions(model):
+    ts = list(model.parameters()) + [b for b in model.buffers() if b is not None]
+    return ts, tuple(t._version[0] for t in ts)
+
+
+class CompiledModule:
+    """The callable ``compile()`` returns: ``compiled(x)`` equals ``model(x)`` (eval mode, no gradient).
+
+    ``plans`` maps (shape, dtype) to the plan in use (``None``: eager fallback for that input); ``explain(x)``
+    prints the steps of the plan for ``x``'s shape; ``fallback_reason`` holds the last fallback's message.
+    """
+
+    def __init__(self, model, optimise=True, validate=True, rtol=1e-4):
+        self.model = model
+        self.optimise = optimise
+        self.validate = validate
+        self.rtol = rtol
+        self.plans = {}
+        self.fallback_reason = None
+        self._state, self._versions = _state_versions(model)
+
+    def reset(self):
+        """Forget every plan (after writing weights outside the tensor API)."""
+        self.plans.clear()
+        self._state, self._versions = _state_versions(self.model)
+
+    def _check_versions(self):
+        if tuple(t._version[0] for t in self._state) != self._versions:
+            self.reset()
+
+    def _plan_for(self, x):
+        key = (tuple(x.shape), x._dtype)
+        if key in self.plans:
+            return self.plans[key]
+        plan = self._build(x)
+        self.plans[key] = plan
+        return plan
+
+    def _build(self, x):
+        if self.model.training or any(m.training for m in self.model.modules()):
+            raise RuntimeError("flowvision.backend.compile() captures inference: call model.eval() first")
+        dtype = x._dtype
+        x1 = np.array(_compute_array(x), copy=True)
+        try:
+            g, ref1 = _capture(self.model, x1, dtype)
+        except CaptureError as e:
+            return self._fallback(f"capture failed: {e}")
+        g_plain = _copy_graph(g) if self.optimise else None
+        plan = _Plan(g, optimise=self.optimise)
+        if not self.validate:
+            return plan
+        rng = np.random.default_rng(0)
+        x2 = (rng.standard_normal(x1.shape) * (float(x1.std()) or 1.0) + float(x1.mean())).astype(x1.dtype)
+        with no_grad():
+            ref2 = self._eager_arrays(x2, dtype)
+        if self._matches(plan, x1, ref1) and self._matches(plan, x2, ref2):
+            return plan
+        if self.optimise:  # is it the passes? the unoptimised replay is the recorded ops themselves
+            plain = _Plan(g_plain, optimise=False)
+            if self._matches(plain, x1, ref1) and self._matches(plain, x2, ref2):
+                warnings.warn("flowvision.compile: the optimised plan differs from eager; running the recorded ops "
+                              "without fusion", RuntimeWarning, stacklevel=3)
+                return plain
+        return self._fallback(_diagnose(self.model, x2, dtype, g_plain or g, self.rtol))
+
+    def _fallback(self, why):
+        self.fallback_reason = why
+        warnings.warn(f"flowvision.compile: falling back to eager for this input: {why}", RuntimeWarning,
+                      stacklevel=4)
+        return None
+
+    def _eager_arrays(self, x_arr, dtype):
+        out = self.model(Tensor._wrap(np.array(x_arr, copy=True), dtype))
+        outs, _ = _flatten_output(out)
+        return [np.array(_compute_array(o)) for o in outs]
+
+    def _matches(self, plan, x_arr, ref):
+        got = plan.run(np.array(x_arr, copy=True))
+        return len(got) == len(ref) and all(_close(a, b, self.rtol) for a, b in zip(got, ref))
+
+    def __call__(self, x):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"compiled module expects a Tensor input, got {type(x).__name__}")
+        self._check_versions()
+        plan = self._plan_for(x)
+        if plan is None:
+            with no_grad():
+                return self.model(x)
+        outs = plan.run(_compute_array(x))
+        wrapped = [Tensor._wrap(o, D.from_numpy_dtype(o.dtype)) for o in outs]
+        st = plan.graph.out_struct
+        if st == "tensor":
+            return wrapped[0]
+        return tuple(wrapped) if st == "tuple" else wrapped
+
+    forward = __call__
+
+    def explain(self, x):
+        plan = self._plan_for(x)
+        return "eager fallback: " + str(self.fallback_reason) if plan is None else plan.describe()
+
+
+def compile(model, example_input, *, optimise=True, validate=True, rtol=1e-4):  # noqa: A001
+    """Capture ``model`` (in eval mode) on ``example_input`` and return a :class:`CompiledModule`.
+
+    optimise: run the graph passes (BN folding, epilogue fusion); validate: check the plan against eager on
+    the example and a random input (rtol) and fall back to eager, with a warning, when they differ.
+    """
+    if not isinstance(example_input, Tensor):
+        raise TypeError(f"compile(): example_input must be a Tensor, got {type(example_input).__name__}")
+    if not callable(getattr(model, "modules", None)):
+        raise TypeError(f"compile(): expected a flowvision.backend.nn.Module, got {type(model).__name__}")
+    if model.training or any(m.training for m in model.modules()):
+        raise RuntimeError("flowvision.backend.compile() captures inference: call model.eval() first")
+    cm = CompiledModule(model, optimise=optimise, validate=validate, rtol=rtol)
+    cm._plan_for(example_input)
+    return cm
