@@ -1,29 +1,20 @@
-"""ResNet / ResNet-D / ResNeXt / Wide-ResNet / SE-ResNet, with timm's module and parameter names.
+"""ResNet / ResNet-D/-T / ResNeXt / Wide-ResNet / SE-ResNet(Xt) / ECA-ResNet, with timm's module and parameter names.
 
 Variants differ by block type, depth, cardinality/width and stem/downsample options
-(``stem_type='deep'`` + ``avg_down=True`` gives the "d" variants).
+(``stem_type='deep'`` + ``avg_down=True`` gives the "d" variants, ``'deep_tiered'`` the "t" ones); the
+per-block attention (``block_args=dict(attn_layer='se' | 'eca' | ...)``) comes from ``layers.create_attn``.
 """
 import math
 
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
-from flowvision.layers import DropPath, SEModule, create_classifier, get_act_layer
+from flowvision.layers import DropPath, create_attn, create_classifier, get_act_layer
 
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck"]
-
-
-def _create_attn(attn_layer, channels):
-    if not attn_layer:
-        return None
-    if attn_layer == "se":
-        return SEModule(channels)
-    if isinstance(attn_layer, str):
-        raise ValueError(f"unknown attn_layer {attn_layer!r} (supported: 'se')")
-    return attn_layer(channels)
 
 
 class BasicBlock(nn.Module):
@@ -46,7 +37,7 @@ class BasicBlock(nn.Module):
         self.aa = nn.Identity()
         self.conv2 = nn.Conv2d(first_planes, outplanes, 3, padding=dilation, dilation=dilation, bias=False)
         self.bn2 = norm_layer(outplanes)
-        self.se = _create_attn(attn_layer, outplanes)
+        self.se = create_attn(attn_layer, outplanes)
         self.act2 = act_layer(inplace=True)
         self.downsample = downsample
         self.drop_path = drop_path
@@ -90,7 +81,7 @@ class Bottleneck(nn.Module):
         self.aa = nn.Identity()
         self.conv3 = nn.Conv2d(width, outplanes, 1, bias=False)
         self.bn3 = norm_layer(outplanes)
-        self.se = _create_attn(attn_layer, outplanes)
+        self.se = create_attn(attn_layer, outplanes)
         self.act3 = act_layer(inplace=True)
         self.downsample = downsample
         self.drop_path = drop_path
@@ -331,9 +322,72 @@ default_cfgs = generate_default_cfgs({
                                 test_input_size=(3, 288, 288), test_crop_pct=0.95),
     "seresnext50_32x4d.racm_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic",
                                         test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    # T (tiered stem), 200-layer, SE and ECA variants: facts from timm's default cfgs
+    "resnet10t.c3_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 176, 176), pool_size=(6, 6), interpolation='bicubic',
+                              first_conv='conv1.0', test_input_size=(3, 224, 224), test_crop_pct=0.95),
+    "resnet14t.c3_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 176, 176), pool_size=(6, 6), interpolation='bicubic',
+                              first_conv='conv1.0', test_input_size=(3, 224, 224), test_crop_pct=0.95),
+    "resnet26t.ra2_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 256, 256), pool_size=(8, 8), crop_pct=0.94,
+                               interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 320, 320),
+                               test_crop_pct=1.0),
+    "resnet50t": _cfg(interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "resnet200": _cfg(interpolation='bicubic', test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "resnet200d.ra2_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 256, 256), pool_size=(8, 8), crop_pct=0.95,
+                                interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 320, 320),
+                                test_crop_pct=1.0),
+    "seresnet18": _cfg(interpolation='bicubic', test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnet34": _cfg(interpolation='bicubic', test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnet101": _cfg(interpolation='bicubic', test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnet152": _cfg(interpolation='bicubic', test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnet152d.ra2_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 256, 256), pool_size=(8, 8), crop_pct=0.95,
+                                  interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 320, 320),
+                                  test_crop_pct=1.0),
+    "seresnet200d": _cfg(input_size=(3, 256, 256), pool_size=(8, 8), interpolation='bicubic', first_conv='conv1.0',
+                         test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnet269d": _cfg(input_size=(3, 256, 256), pool_size=(8, 8), interpolation='bicubic', first_conv='conv1.0',
+                         test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnet50t": _cfg(interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 288, 288),
+                        test_crop_pct=0.95),
+    "seresnext26d_32x4d.bt_in1k": _cfg(hf_hub_id='timm/', interpolation='bicubic', first_conv='conv1.0',
+                                       test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnext26t_32x4d.bt_in1k": _cfg(hf_hub_id='timm/', interpolation='bicubic', first_conv='conv1.0',
+                                       test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "seresnext101_32x4d.gluon_in1k": _cfg(hf_hub_id='timm/', interpolation='bicubic'),
+    "seresnext101_32x8d.ah_in1k": _cfg(hf_hub_id='timm/', crop_pct=0.95, interpolation='bicubic', test_input_size=(3,
+                                       288, 288), test_crop_pct=1.0),
+    "seresnext101_64x4d.gluon_in1k": _cfg(hf_hub_id='timm/', interpolation='bicubic'),
+    "seresnext101d_32x8d.ah_in1k": _cfg(hf_hub_id='timm/', crop_pct=0.95, interpolation='bicubic', first_conv='conv1.0',
+                                        test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "ecaresnet26t.ra2_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 256, 256), pool_size=(8, 8),
+                                  interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 320, 320),
+                                  test_crop_pct=0.95),
+    "ecaresnet50d.miil_in1k": _cfg(hf_hub_id='timm/', interpolation='bicubic', first_conv='conv1.0', test_input_size=(3,
+                                   288, 288), test_crop_pct=0.95),
+    "ecaresnet50t.a1_in1k": _cfg(hf_hub_id='timm/', crop_pct=0.95, interpolation='bicubic', first_conv='conv1.0',
+                                 test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "ecaresnet50t.a2_in1k": _cfg(hf_hub_id='timm/', crop_pct=0.95, interpolation='bicubic', first_conv='conv1.0',
+                                 test_input_size=(3, 288, 288), test_crop_pct=1.0),
+    "ecaresnet50t.a3_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 160, 160), pool_size=(5, 5), crop_pct=0.95,
+                                 interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 224, 224),
+                                 test_crop_pct=0.95),
+    "ecaresnet50t.ra2_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 256, 256), pool_size=(8, 8),
+                                  interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 320, 320),
+                                  test_crop_pct=0.95),
+    "ecaresnet101d.miil_in1k": _cfg(hf_hub_id='timm/', interpolation='bicubic', first_conv='conv1.0',
+                                    test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "ecaresnet200d": _cfg(input_size=(3, 256, 256), pool_size=(8, 8), crop_pct=0.95, interpolation='bicubic',
+                          first_conv='conv1.0', test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "ecaresnet269d.ra2_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 320, 320), pool_size=(10, 10), crop_pct=0.95,
+                                   interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 352, 352),
+                                   test_crop_pct=1.0),
+    "ecaresnetlight.miil_in1k": _cfg(hf_hub_id='timm/', interpolation='bicubic', test_input_size=(3, 288, 288),
+                                     test_crop_pct=0.95),
 })
 
 _DEEP = dict(stem_width=32, stem_type="deep", avg_down=True)
+_TIERED = dict(stem_width=32, stem_type="deep_tiered", avg_down=True)
+_SE = dict(block_args=dict(attn_layer="se"))
+_ECA = dict(block_args=dict(attn_layer="eca"))
 
 
 def _r(variant, pretrained, kwargs, **args):
@@ -444,6 +498,150 @@ def seresnet50(pretrained=False, **kwargs):
 def seresnext50_32x4d(pretrained=False, **kwargs):
     return _r("seresnext50_32x4d", pretrained, kwargs, block=Bottleneck, layers=(3, 4, 6, 3), cardinality=32,
               base_width=4, block_args=dict(attn_layer="se"))
+
+
+_B, _BN = BasicBlock, Bottleneck
+_R50, _R101, _R152, _R200, _R269 = (3, 4, 6, 3), (3, 4, 23, 3), (3, 8, 36, 3), (3, 24, 36, 3), (3, 30, 48, 8)
+_X32x4, _X32x8, _X64x4 = dict(cardinality=32, base_width=4), dict(cardinality=32, base_width=8), \
+    dict(cardinality=64, base_width=4)
+
+
+@register_model
+def resnet10t(pretrained=False, **kwargs):
+    return _r("resnet10t", pretrained, kwargs, block=_B, layers=(1, 1, 1, 1), **_TIERED)
+
+
+@register_model
+def resnet14t(pretrained=False, **kwargs):
+    return _r("resnet14t", pretrained, kwargs, block=_BN, layers=(1, 1, 1, 1), **_TIERED)
+
+
+@register_model
+def resnet26t(pretrained=False, **kwargs):
+    return _r("resnet26t", pretrained, kwargs, block=_BN, layers=(2, 2, 2, 2), **_TIERED)
+
+
+@register_model
+def resnet50t(pretrained=False, **kwargs):
+    return _r("resnet50t", pretrained, kwargs, block=_BN, layers=_R50, **_TIERED)
+
+
+@register_model
+def resnet200(pretrained=False, **kwargs):
+    return _r("resnet200", pretrained, kwargs, block=_BN, layers=_R200)
+
+
+@register_model
+def resnet200d(pretrained=False, **kwargs):
+    return _r("resnet200d", pretrained, kwargs, block=_BN, layers=_R200, **_DEEP)
+
+
+@register_model
+def seresnet18(pretrained=False, **kwargs):
+    return _r("seresnet18", pretrained, kwargs, block=_B, layers=(2, 2, 2, 2), **_SE)
+
+
+@register_model
+def seresnet34(pretrained=False, **kwargs):
+    return _r("seresnet34", pretrained, kwargs, block=_B, layers=_R50, **_SE)
+
+
+@register_model
+def seresnet50t(pretrained=False, **kwargs):
+    return _r("seresnet50t", pretrained, kwargs, block=_BN, layers=_R50, **_TIERED, **_SE)
+
+
+@register_model
+def seresnet101(pretrained=False, **kwargs):
+    return _r("seresnet101", pretrained, kwargs, block=_BN, layers=_R101, **_SE)
+
+
+@register_model
+def seresnet152(pretrained=False, **kwargs):
+    return _r("seresnet152", pretrained, kwargs, block=_BN, layers=_R152, **_SE)
+
+
+@register_model
+def seresnet152d(pretrained=False, **kwargs):
+    return _r("seresnet152d", pretrained, kwargs, block=_BN, layers=_R152, **_DEEP, **_SE)
+
+
+@register_model
+def seresnet200d(pretrained=False, **kwargs):
+    return _r("seresnet200d", pretrained, kwargs, block=_BN, layers=_R200, **_DEEP, **_SE)
+
+
+@register_model
+def seresnet269d(pretrained=False, **kwargs):
+    return _r("seresnet269d", pretrained, kwargs, block=_BN, layers=_R269, **_DEEP, **_SE)
+
+
+@register_model
+def seresnext26d_32x4d(pretrained=False, **kwargs):
+    return _r("seresnext26d_32x4d", pretrained, kwargs, block=_BN, layers=(2, 2, 2, 2), **_X32x4, **_DEEP, **_SE)
+
+
+@register_model
+def seresnext26t_32x4d(pretrained=False, **kwargs):
+    return _r("seresnext26t_32x4d", pretrained, kwargs, block=_BN, layers=(2, 2, 2, 2), **_X32x4, **_TIERED,
+              **_SE)
+
+
+@register_model
+def seresnext101_32x4d(pretrained=False, **kwargs):
+    return _r("seresnext101_32x4d", pretrained, kwargs, block=_BN, layers=_R101, **_X32x4, **_SE)
+
+
+@register_model
+def seresnext101_32x8d(pretrained=False, **kwargs):
+    return _r("seresnext101_32x8d", pretrained, kwargs, block=_BN, layers=_R101, **_X32x8, **_SE)
+
+
+@register_model
+def seresnext101d_32x8d(pretrained=False, **kwargs):
+    return _r("seresnext101d_32x8d", pretrained, kwargs, block=_BN, layers=_R101, **_X32x8, **_DEEP, **_SE)
+
+
+@register_model
+def seresnext101_64x4d(pretrained=False, **kwargs):
+    return _r("seresnext101_64x4d", pretrained, kwargs, block=_BN, layers=_R101, **_X64x4, **_SE)
+
+
+@register_model
+def ecaresnet26t(pretrained=False, **kwargs):
+    return _r("ecaresnet26t", pretrained, kwargs, block=_BN, layers=(2, 2, 2, 2), **_TIERED, **_ECA)
+
+
+@register_model
+def ecaresnetlight(pretrained=False, **kwargs):
+    """7x7 stem (timm passes stem_width=32, unused without a deep stem), avg-pool downsample, ECA."""
+    return _r("ecaresnetlight", pretrained, kwargs, block=_BN, layers=(1, 1, 11, 3), stem_width=32,
+              avg_down=True, **_ECA)
+
+
+@register_model
+def ecaresnet50d(pretrained=False, **kwargs):
+    return _r("ecaresnet50d", pretrained, kwargs, block=_BN, layers=_R50, **_DEEP, **_ECA)
+
+
+@register_model
+def ecaresnet50t(pretrained=False, **kwargs):
+    return _r("ecaresnet50t", pretrained, kwargs, block=_BN, layers=_R50, **_TIERED, **_ECA)
+
+
+@register_model
+def ecaresnet101d(pretrained=False, **kwargs):
+    return _r("ecaresnet101d", pretrained, kwargs, block=_BN, layers=_R101, **_DEEP, **_ECA)
+
+
+@register_model
+def ecaresnet200d(pretrained=False, **kwargs):
+    return _r("ecaresnet200d", pretrained, kwargs, block=_BN, layers=_R200, **_DEEP, **_ECA)
+
+
+@register_model
+def ecaresnet269d(pretrained=False, **kwargs):
+    return _r("ecaresnet269d", pretrained, kwargs, block=_BN, layers=_R269, **_DEEP, **_ECA)
 
 
 register_model_alias("resnext50", "resnext50_32x4d")
