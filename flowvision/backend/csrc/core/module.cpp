@@ -628,6 +628,195 @@ py::object adaptive_max_fwd_impl(py::handle x_, std::vector<int64_t> out_hw) {
 }
 
 // ---------------------------------------------------------------- normalisation
+// ---------------------------------------------------------------- NHWC inference kernels (float32)
+// Convolution weights packed once for the ISA in use (pack_conv), applied to NHWC activations by conv2d_nhwc;
+// NHWC pooling. Used by the eager inference fast path and the captured inference path.
+struct PackedConv {
+    py::array data;  // the ISA's blocked layout (cpu/conv_nhwc.cpp), 1-D
+    py::array gemm;  // ungrouped 1x1: also the (C, O) GEMM operand from pack_b (unit stride, no padding)
+    int64_t O = 0, C = 0, KH = 0, KW = 0, groups = 1;
+    const KernelTable* isa = nullptr;
+};
+
+void need_f32(const char* fn, const char* name, const py::handle& h) {
+    if (!py::isinstance<py::array>(h))
+        fail(std::string(fn) + ": '" + name + "' must be a numpy float32 array");
+    auto dt = py::reinterpret_borrow<py::array>(h).dtype();
+    if (dt.kind() != 'f' || dt.itemsize() != 4)
+        fail(std::string(fn) + ": '" + name + "' must be float32, got " + std::string(py::str(dt)));
+}
+
+PackedConv pack_conv_impl(py::handle w_, int64_t groups) {
+    const char* fn = "pack_conv";
+    need_f32(fn, "w", w_);
+    auto w = as<float>(w_, fn, "w");
+    need_ndim(w, 4, fn, "w");
+    if (groups < 1) fail(std::string(fn) + ": groups must be >= 1, got " + std::to_string(groups));
+    PackedConv pk;
+    pk.O = w.shape(0);
+    pk.C = w.shape(1) * groups;
+    pk.KH = w.shape(2);
+    pk.KW = w.shape(3);
+    pk.groups = groups;
+    pk.isa = &table();
+    if (pk.O < 1 || w.shape(1) < 1 || pk.KH < 1 || pk.KW < 1 || pk.O % groups != 0)
+        fail(std::string(fn) + ": weight " + shp(w) + " must be (O, C/groups, KH, KW) with positive sizes and O "
+             "divisible by groups=" + std::to_string(groups));
+    fv::ConvNhwcParams p{};
+    p.O = pk.O; p.C = pk.C; p.KH = pk.KH; p.KW = pk.KW; p.groups = groups;
+    const auto& nk = table().nhwc;
+    auto out = empty<float>({nk.conv_packed_size(p) + 16});
+    Arr<float> g;
+    const bool one = pk.KH == 1 && pk.KW == 1 && groups == 1;
+    if (one) g = empty<float>({ks<float>().packed_b_size(pk.C, pk.O) + 16});
+    {
+        py::gil_scoped_release rel;
+        nk.conv_pack(w.data(), packed_ptr(out.mutable_data()), p);
+        // the (O, C) weight is op(B) transposed for C(pixels, O) = X(pixels, C) @ W^T
+        if (one) ks<float>().pack_b(w.data(), true, pk.C, pk.O, packed_ptr(g.mutable_data()));
+    }
+    pk.data = std::move(out);
+    if (one) pk.gemm = std::move(g);
+    return pk;
+}
+
+bool overlaps(const py::array& a, const py::array& b) {
+    const char* a0 = static_cast<const char*>(a.data());
+    const char* b0 = static_cast<const char*>(b.data());
+    return a0 < b0 + b.nbytes() && b0 < a0 + a.nbytes();
+}
+
+py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias_, std::vector<int64_t> stride_,
+                            std::vector<int64_t> pad_, std::vector<int64_t> dil_, const std::string& ep,
+                            py::object res_, double lo, double hi, py::object out_) {
+    const char* fn = "conv2d_nhwc";
+    if (pk.isa != &table())
+        fail(std::string(fn) + ": the weight was packed for ISA '" + pk.isa->isa + "' but '" + table().isa +
+             "' is in use; pack it again");
+    need_f32(fn, "x", x_);
+    auto x = as<float>(x_, fn, "x");
+    if (x.ndim() != 4 || x.shape(3) != pk.C) {
+        std::ostringstream os;
+        os << fn << ": x must be (N, H, W, C) with C=" << pk.C << " (the packed weight's input channels), got "
+           << shp(x);
+        fail(os.str());
+    }
+    auto st = pair(stride_, fn, "stride"), pd = pair(pad_, fn, "padding"), dl = pair(dil_, fn, "dilation");
+    if (st[0] < 1 || st[1] < 1 || dl[0] < 1 || dl[1] < 1 || pd[0] < 0 || pd[1] < 0)
+        fail(std::string(fn) + ": invalid stride " + vstr(st) + ", padding " + vstr(pd) + " or dilation " + vstr(dl));
+    static const char* names[] = {"none", "relu", "relu6", "gelu", "gelu_tanh", "silu", "hardswish", "clamp"};
+    int act = -1;
+    for (int i = 0; i < 8; ++i)
+        if (ep == names[i]) act = i;
+    if (act < 0)
+        fail(std::string(fn) + ": unknown epilogue '" + ep + "' (none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp)");
+    fv::ConvNhwcParams p{};
+    p.N = x.shape(0); p.H = x.shape(1); p.W = x.shape(2); p.C = pk.C;
+    p.O = pk.O; p.KH = pk.KH; p.KW = pk.KW; p.groups = pk.groups;
+    p.sh = st[0]; p.sw = st[1]; p.ph = pd[0]; p.pw = pd[1]; p.dh = dl[0]; p.dw = dl[1];
+    const int64_t eh = p.H + 2 * p.ph - p.dh * (p.KH - 1) - 1, ew = p.W + 2 * p.pw - p.dw * (p.KW - 1) - 1;
+    if (eh < 0 || ew < 0) {
+        std::ostringstream os;
+        os << fn << ": kernel " << vstr({p.KH, p.KW}) << " with dilation " << vstr(dl) << " does not fit input "
+           << shp(x) << " padded by " << vstr(pd);
+        fail(os.str());
+    }
+    p.OH = eh / p.sh + 1;
+    p.OW = ew / p.sw + 1;
+    const std::vector<int64_t> oshape{p.N, p.OH, p.OW, p.O};
+    Arr<float> bk, rk;
+    const float* bias = opt_ptr<float>(bias_, bk, fn, "bias", p.O);
+    py::array y;
+    if (out_.is_none()) {
+        y = empty<float>(oshape);
+    } else {
+        need_f32(fn, "out", out_);
+        y = py::reinterpret_borrow<py::array>(out_);
+        if (shape_vec(y) != oshape || !(y.flags() & py::array::c_style) || !y.writeable())
+            fail(std::string(fn) + ": out must be a writeable C-contiguous float32 array of shape " + vstr(oshape) +
+                 ", got " + shp(y));
+        if (overlaps(y, x)) fail(std::string(fn) + ": out must not overlap x");
+    }
+    const float* res = nullptr;
+    if (!res_.is_none()) {
+        rk = as<float>(res_, fn, "residual");
+        if (shape_vec(rk) != oshape)
+            fail(std::string(fn) + ": residual must have the output's shape " + vstr(oshape) + ", got " + shp(rk));
+        res = rk.data();
+    }
+    float* yp = static_cast<float*>(y.mutable_data());
+    const bool gemm = pk.gemm && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
+    if (gemm && res && overlaps(rk, y)) {  // the GEMM writes partial sums into y before reading the residual
+        py::object copy = rk.attr("copy")();
+        rk = as<float>(copy, fn, "residual");
+        res = rk.data();
+    }
+    {
+        py::gil_scoped_release rel;
+        if (gemm) {
+            const float* bp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.gemm.data())));
+            ks<float>().gemm_packed(x.data(), p.N * p.H * p.W, p.C, p.O, bp, yp, bias, res, act, float(lo), float(hi));
+        } else {
+            const float* wp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.data.data())));
+            table().nhwc.conv_forward(x.data(), wp, bias, res, yp, p, act, float(lo), float(hi));
+        }
+    }
+    return std::move(y);
+}
+
+Arr<float> nhwc_input(const char* fn, py::handle x_) {
+    need_f32(fn, "x", x_);
+    auto x = as<float>(x_, fn, "x");
+    if (x.ndim() != 4) fail(std::string(fn) + ": x must be 4-D (N, H, W, C), got shape " + shp(x));
+    return x;
+}
+
+py::object max_pool_nhwc_impl(py::handle x_, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                              std::vector<int64_t> padding, std::vector<int64_t> dilation, bool ceil_mode) {
+    const char* fn = "max_pool2d_nhwc";
+    auto x = nhwc_input(fn, x_);
+    const int64_t N = x.shape(0), H = x.shape(1), W = x.shape(2), C = x.shape(3);
+    PoolParams p = pool_params(fn, {N, C, H, W}, kernel, stride, padding, dilation, ceil_mode);
+    p.planes = N;
+    auto y = empty<float>({N, p.OH, p.OW, C});
+    {
+        py::gil_scoped_release rel;
+        table().nhwc.max_pool(x.data(), y.mutable_data(), p, C);
+    }
+    return std::move(y);
+}
+
+py::object avg_pool_nhwc_impl(py::handle x_, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                              std::vector<int64_t> padding, bool ceil_mode, bool count_include_pad) {
+    const char* fn = "avg_pool2d_nhwc";
+    auto x = nhwc_input(fn, x_);
+    const int64_t N = x.shape(0), H = x.shape(1), W = x.shape(2), C = x.shape(3);
+    PoolParams p = pool_params(fn, {N, C, H, W}, kernel, stride, padding, {1, 1}, ceil_mode);
+    p.planes = N;
+    p.count_include_pad = count_include_pad;
+    auto y = empty<float>({N, p.OH, p.OW, C});
+    {
+        py::gil_scoped_release rel;
+        table().nhwc.avg_pool(x.data(), y.mutable_data(), p, C);
+    }
+    return std::move(y);
+}
+
+py::object adaptive_avg_nhwc_impl(py::handle x_, std::vector<int64_t> out_hw) {
+    const char* fn = "adaptive_avg_pool2d_nhwc";
+    auto x = nhwc_input(fn, x_);
+    auto o = pair(out_hw, fn, "output_size");
+    if (o[0] < 1 || o[1] < 1) fail(std::string(fn) + ": output_size must be positive, got " + vstr(o));
+    const int64_t N = x.shape(0), H = x.shape(1), W = x.shape(2), C = x.shape(3);
+    if (H < 1 || W < 1) fail(std::string(fn) + ": input " + shp(x) + " has an empty spatial size");
+    auto y = empty<float>({N, o[0], o[1], C});
+    {
+        py::gil_scoped_release rel;
+        table().nhwc.adaptive_avg_pool(x.data(), y.mutable_data(), N, H, W, C, o[0], o[1]);
+    }
+    return std::move(y);
+}
+
 struct NCS {
     int64_t N, C, S;
 };
@@ -1114,6 +1303,40 @@ PYBIND11_MODULE(_C, m) {
     }, py::arg("grad_y"), py::arg("input_shape"));
     m.def("adaptive_max_pool2d_forward", [](hnd x, v64 o) { return FV_DISPATCH(adaptive_max_fwd_impl, is_f64(x), x, o); },
           py::arg("x"), py::arg("output_size"));
+
+    // NHWC inference kernels (float32): packed direct convolution and pooling
+    py::class_<PackedConv>(m, "PackedConv", "A conv weight packed once for the ISA in use (from pack_conv)")
+        .def_readonly("O", &PackedConv::O)
+        .def_readonly("C", &PackedConv::C)
+        .def_readonly("KH", &PackedConv::KH)
+        .def_readonly("KW", &PackedConv::KW)
+        .def_readonly("groups", &PackedConv::groups)
+        .def_property_readonly("isa", [](const PackedConv& p) { return std::string(p.isa->isa); })
+        .def_property_readonly("nbytes", [](const PackedConv& p) {
+            return p.data.nbytes() + (p.gemm ? p.gemm.nbytes() : 0);
+        })
+        .def("__repr__", [](const PackedConv& p) {
+            return "PackedConv(O=" + std::to_string(p.O) + ", C=" + std::to_string(p.C) + ", KH=" +
+                   std::to_string(p.KH) + ", KW=" + std::to_string(p.KW) + ", groups=" + std::to_string(p.groups) +
+                   ", isa=" + p.isa->isa + ")";
+        });
+    m.def("pack_conv", &pack_conv_impl, py::arg("w"), py::arg("groups") = 1,
+          "Pack a float32 conv weight (O, C/groups, KH, KW) once for conv2d_nhwc (output-channel-blocked panels)");
+    m.def("conv2d_nhwc", &conv2d_nhwc_impl, py::arg("x"), py::arg("packed"), py::arg("bias") = py::none(),
+          py::arg("stride") = v64{1, 1}, py::arg("padding") = v64{0, 0}, py::arg("dilation") = v64{1, 1},
+          py::arg("epilogue") = "none", py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0,
+          py::arg("out") = py::none(),
+          "y (N, OH, OW, O) = epilogue(conv(x (N, H, W, C) float32, packed) + bias + residual); the residual is "
+          "added before the activation; epilogue: none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp (to "
+          "[lo, hi]); out: a preallocated C-contiguous float32 output to write into (returned)");
+    m.def("max_pool2d_nhwc", &max_pool_nhwc_impl, py::arg("x"), py::arg("kernel_size"), py::arg("stride"),
+          py::arg("padding") = v64{0, 0}, py::arg("dilation") = v64{1, 1}, py::arg("ceil_mode") = false,
+          "max_pool2d over NHWC float32 x (N, H, W, C) -> (N, OH, OW, C); values only (no indices)");
+    m.def("avg_pool2d_nhwc", &avg_pool_nhwc_impl, py::arg("x"), py::arg("kernel_size"), py::arg("stride"),
+          py::arg("padding") = v64{0, 0}, py::arg("ceil_mode") = false, py::arg("count_include_pad") = true,
+          "avg_pool2d over NHWC float32 x (N, H, W, C) -> (N, OH, OW, C)");
+    m.def("adaptive_avg_pool2d_nhwc", &adaptive_avg_nhwc_impl, py::arg("x"), py::arg("output_size"),
+          "adaptive_avg_pool2d over NHWC float32 x (N, H, W, C) -> (N, OH, OW, C)");
 
     m.def("batch_norm_train_forward", [](hnd x, obj w, obj b, double eps) {
         return FV_DISPATCH(bn_train_fwd_impl, is_f64(x), x, w, b, eps);

@@ -91,6 +91,31 @@ struct KernelSet {
 enum Epilogue : int { kEpNone = 0, kEpRelu = 1, kEpRelu6 = 2, kEpGelu = 3, kEpGeluTanh = 4, kEpSilu = 5,
                       kEpHardswish = 6, kEpClamp = 7 };
 
+// NHWC inference kernels (float32 only): direct convolution with weights packed once (cpu/conv_nhwc.cpp) and
+// pooling over channels-last activations (cpu/pool_nhwc.cpp).
+struct ConvNhwcParams {
+    int64_t N, H, W, C;    // input (N, H, W, C)
+    int64_t O, KH, KW, groups;
+    int64_t sh, sw, ph, pw, dh, dw;
+    int64_t OH, OW;        // output (N, OH, OW, O)
+    int64_t ocb;           // output channels per packed block (set by conv_packed_size)
+};
+
+struct NhwcKernels {
+    // floats of the packed weight; sets p.ocb (only O, C, KH, KW, groups are read)
+    int64_t (*conv_packed_size)(ConvNhwcParams& p);
+    // w (O, C/groups, KH, KW) -> the ISA's blocked layout
+    void (*conv_pack)(const float* w, float* out, const ConvNhwcParams& p);
+    // y = act(conv(x, w) + bias + residual), act = Epilogue (clamp to [lo, hi])
+    void (*conv_forward)(const float* x, const float* wpacked, const float* bias, const float* residual, float* y,
+                         const ConvNhwcParams& p, int act, float lo, float hi);
+    // PoolParams.planes = N; x (N, H, W, C)
+    void (*max_pool)(const float* x, float* y, const PoolParams& p, int64_t C);
+    void (*avg_pool)(const float* x, float* y, const PoolParams& p, int64_t C);
+    void (*adaptive_avg_pool)(const float* x, float* y, int64_t N, int64_t H, int64_t W, int64_t C, int64_t OH,
+                              int64_t OW);
+};
+
 struct KernelTable {
     const char* isa;
     // Runs `iters` iterations of an FMA loop (24 independent vector accumulators) on the calling thread;
@@ -98,6 +123,7 @@ struct KernelTable {
     double (*fma_loop)(int64_t iters);
     KernelSet<float> f32;
     KernelSet<double> f64;
+    NhwcKernels nhwc;
 };
 
 #ifndef FV_PORTABLE_ONLY

@@ -1,0 +1,435 @@
+// Direct NHWC convolution in the oneDNN style (float32, forward only, inference).
+//
+// Activations are NHWC; weights are packed once into output-channel-blocked panels
+// [group][oc block][kh][kw][ic/g][ocb] (ocb = NV vector widths, zero padded past the group's width), so the
+// reduction for one output pixel and one OC block reads one contiguous panel. The micro-kernel keeps an
+// MR (output pixels) x NV (vectors of output channels) tile of accumulators in registers and reduces over
+// "segments": a segment is a run of `len` reduction steps that is contiguous both in the panel and in each
+// pixel's input. Interior tiles of ungrouped, undilated-in-W convs use one segment per kernel row (the
+// KW x C input run of a pixel is contiguous in NHWC, which is what makes the 3-channel stem efficient);
+// everything else uses one segment per tap of length C/g. Padding is handled by clipping: a tap outside the
+// input for every pixel of the tile is skipped, and a pixel whose tap is outside reads a zero run (so the
+// tile keeps its shared FMAs) -- there is never a padded copy of the input.
+//
+// Depthwise convs (groups == C == O) have their own kernel, vectorised over channels with the taps clipped
+// per pixel. Each output element is computed by one task in a fixed order: results are bit-identical for
+// any thread count.
+#include "cpu/common.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace fv {
+namespace FV_ISA_NAMESPACE {
+
+void fill_conv_nhwc(KernelTable& t);
+
+namespace {
+
+typedef vec_t<float> V;
+constexpr int kW = vec_width<float>();
+
+#if defined(__AVX512F__)
+constexpr int kMaxNV = 4;  // 64-lane OC blocks, 6 x 4 = 24 zmm accumulators
+#else
+constexpr int kMaxNV = 2;  // 16 (AVX2) / 8 (SSE) lanes, 6 x 2 = 12 accumulators
+#endif
+
+// Tile height (output pixels) for an OC block of nv vectors: about 24 (AVX-512) / 12 accumulators.
+static inline int tile_mr(int nv) {
+#if defined(__AVX512F__)
+    return nv >= 4 ? 6 : (nv == 3 ? 8 : (nv == 2 ? 12 : 12));
+#else
+    return nv >= 2 ? 6 : 8;
+#endif
+}
+
+// Vectors per OC block for a group of `ocg` output channels: as wide as allowed, then evened out over
+// the blocks so the last block is not mostly padding (96 channels -> 2 x 48 rather than 64 + 64).
+static inline int64_t block_nv(int64_t ocg) {
+    const int64_t nvec = ceil_div(ocg, kW);
+    const int64_t nb = ceil_div(nvec, kMaxNV);
+    return ceil_div(nvec, nb);
+}
+
+static inline bool is_depthwise(const ConvNhwcParams& p) { return p.groups > 1 && p.groups == p.C && p.O == p.C; }
+
+int64_t packed_size(ConvNhwcParams& p) {
+    const int64_t ocg = p.O / p.groups, icg = p.C / p.groups;
+    if (is_depthwise(p)) {
+        p.ocb = kW;
+        return p.KH * p.KW * ceil_div(p.C, kW) * kW;
+    }
+    p.ocb = block_nv(ocg) * kW;
+    const int64_t nb = ceil_div(ocg, p.ocb);
+    return p.groups * nb * p.KH * p.KW * icg * p.ocb;
+}
+
+// w: (O, C/g, KH, KW) torch layout
+void pack(const float* w, float* out, const ConvNhwcParams& p0) {
+    ConvNhwcParams p = p0;
+    const int64_t total = packed_size(p);
+    memset(out, 0, sizeof(float) * total);
+    const int64_t KK = p.KH * p.KW;
+    if (is_depthwise(p)) {
+        const int64_t cpad = ceil_div(p.C, kW) * kW;
+        for (int64_t c = 0; c < p.C; ++c)
+            for (int64_t t = 0; t < KK; ++t) out[t * cpad + c] = w[c * KK + t];
+        return;
+    }
+    const int64_t ocg = p.O / p.groups, icg = p.C / p.groups, ocb = p.ocb, nb = ceil_div(ocg, ocb);
+    const int64_t blk = KK * icg * ocb;
+    parallel_for(0, p.groups * nb, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t gb = b0; gb < b1; ++gb) {
+            const int64_t g = gb / nb, ob = gb % nb;
+            float* dst = out + gb * blk;
+            const int64_t nr = mn<int64_t>(ocb, ocg - ob * ocb);
+            for (int64_t j = 0; j < nr; ++j) {
+                const float* src = w + (g * ocg + ob * ocb + j) * icg * KK;
+                for (int64_t ic = 0; ic < icg; ++ic)
+                    for (int64_t t = 0; t < KK; ++t) dst[(t * icg + ic) * ocb + j] = src[ic * KK + t];
+            }
+        }
+    });
+}
+
+// ---------------------------------------------------------------- epilogue
+struct Ep {
+    const float* bias;  // indexed by output channel
+    const float* res;   // same layout as y
+    int act;
+    float lo, hi;
+};
+
+static inline V vclamp(V v, float lo, float hi) {
+    // NaN propagates (comparisons with NaN are false), like torch's clamp/relu
+    V l = V{} + lo, h = V{} + hi;
+    v = v < l ? l : v;
+    return v > h ? h : v;
+}
+static inline V vhardswish(V v) {
+    V u = v + 3.0f;
+    V z = V{}, six = V{} + 6.0f;
+    u = u < z ? z : u;
+    u = u > six ? six : u;
+    return v * u / 6.0f;
+}
+
+// y[0:n] = act(acc + bias[0:n] + res[0:n]); the same order of operations as the packed GEMM's epilogue
+static inline void finish_vec(V acc, float* y, const float* bias, const float* res, const Ep& e) {
+    if (bias) acc += vload<V>(bias);
+    if (res) acc += vload<V>(res);
+    if (e.act == kEpRelu || e.act == kEpRelu6 || e.act == kEpClamp) acc = vclamp(acc, e.lo, e.hi);
+    else if (e.act == kEpHardswish) acc = vhardswish(acc);
+    vstore(y, acc);
+}
+static inline void finish_scalar(float* y, const float* acc, int64_t n, const float* bias, const float* res,
+                                 const Ep& e) {
+    for (int64_t j = 0; j < n; ++j) {
+        float v = acc[j];
+        if (bias) v += bias[j];
+        if (res) v += res[j];
+        if (e.act == kEpRelu || e.act == kEpRelu6 || e.act == kEpClamp) v = v < e.lo ? e.lo : (v > e.hi ? e.hi : v);
+        else if (e.act == kEpHardswish) {
+            float u = v + 3.0f;
+            u = u < 0.0f ? 0.0f : (u > 6.0f ? 6.0f : u);
+            v = v * u / 6.0f;
+        }
+        y[j] = v;
+    }
+}
+
+// ---------------------------------------------------------------- general (implicit GEMM) kernel
+struct Seg {
+    int64_t woff;  // offset of the segment's weights in the OC block's panel
+    int64_t len;   // reduction steps (each reads ocb weights and one input value per pixel)
+};
+
+template <int MR, int NV>
+__attribute__((noinline)) void tile_kernel(const Seg* segs, int64_t nseg, const float* const* ptrs,
+                                           const float* __restrict wb, float* y, int64_t ldy, int64_t mr,
+                                           int64_t nr, const float* bias, const float* res, const Ep& e) {
+    constexpr int NR = NV * kW;
+    V c[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) c[i][j] = V{};
+    for (int64_t s = 0; s < nseg; ++s) {
+        const float* p[MR];
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) p[i] = ptrs[s * MR + i];
+        const float* __restrict w = wb + segs[s].woff;
+        const int64_t len = segs[s].len;
+#pragma GCC unroll 2
+        for (int64_t k = 0; k < len; ++k) {
+            V b[NV];
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(w + k * NR + j * kW);
+#pragma GCC unroll 16
+            for (int i = 0; i < MR; ++i) {
+                const float a = p[i][k];
+#pragma GCC unroll 4
+                for (int j = 0; j < NV; ++j) c[i][j] += b[j] * a;
+            }
+        }
+    }
+    if (nr == NR) {
+        for (int64_t i = 0; i < mr; ++i)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j)
+                finish_vec(c[i][j], y + i * ldy + j * kW, bias ? bias + j * kW : nullptr,
+                           res ? res + i * ldy + j * kW : nullptr, e);
+    } else {
+        alignas(64) float tmp[NR];
+        for (int64_t i = 0; i < mr; ++i) {
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) *reinterpret_cast<V*>(tmp + j * kW) = c[i][j];
+            finish_scalar(y + i * ldy, tmp, nr, bias, res ? res + i * ldy : nullptr, e);
+        }
+    }
+    if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu)
+        for (int64_t i = 0; i < mr; ++i) act_inplace<float>(e.act, y + i * ldy, nr);
+}
+
+typedef void (*TileFn)(const Seg*, int64_t, const float* const*, const float*, float*, int64_t, int64_t, int64_t,
+                       const float*, const float*, const Ep&);
+
+TileFn tile_fn(int nv) {
+#if defined(__AVX512F__)
+    switch (nv) {
+        case 1: return &tile_kernel<12, 1>;
+        case 2: return &tile_kernel<12, 2>;
+        case 3: return &tile_kernel<8, 3>;
+        default: return &tile_kernel<6, 4>;
+    }
+#else
+    return nv >= 2 ? &tile_kernel<6, 2> : &tile_kernel<8, 1>;
+#endif
+}
+
+void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
+    const int64_t ocg = p.O / p.groups, icg = p.C / p.groups, ocb = p.ocb;
+    const int nv = int(ocb / kW);
+    const int MR = tile_mr(nv);
+    const TileFn kern = tile_fn(nv);
+    const int64_t nb = ceil_div(ocg, ocb), KK = p.KH * p.KW, blk = KK * icg * ocb;
+    const int64_t npix = p.OH * p.OW, ntiles = ceil_div(npix, MR);
+    // one segment per kernel row when a pixel's KW x C input run is contiguous
+    const bool merge_kw = p.groups == 1 && p.dw == 1;
+    const int nt = in_parallel_region() ? 1 : get_num_threads();
+    // tasks: (image, group, oc block, run of tiles); tile boundaries do not depend on the task split
+    const int64_t outer = p.N * p.groups * nb;
+    int64_t chunks = 1;
+    if (nt > 1) chunks = mn<int64_t>(ntiles, ceil_div(8 * nt, outer));
+    // at least ~64k FMAs per task
+    const int64_t fma_tile = int64_t(MR) * ocb * KK * icg;
+    chunks = mx<int64_t>(1, mn<int64_t>(chunks, ntiles * fma_tile / 65536));
+    const int64_t tiles_per = ceil_div(ntiles, chunks);
+    chunks = ceil_div(ntiles, tiles_per);
+    const int64_t ntasks = outer * chunks;
+    const int64_t zlen = mx<int64_t>(icg, merge_kw ? p.KW * p.C : 1);
+    auto task = [&](int64_t t0, int64_t t1) {
+        Buf<float> zeros(zlen, true);
+        Buf<Seg> segs(KK);
+        Buf<const float*> ptrs(KK * MR);
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t ch = t % chunks, o = t / chunks;
+            const int64_t ob = o % nb, g = (o / nb) % p.groups, n = o / (nb * p.groups);
+            const float* xn = x + n * p.H * p.W * p.C + g * icg;
+            float* yn = y + n * npix * p.O + g * ocg + ob * ocb;
+            const float* rn = e.res ? e.res + n * npix * p.O + g * ocg + ob * ocb : nullptr;
+            const float* bn = e.bias ? e.bias + g * ocg + ob * ocb : nullptr;
+            const float* wb = wp + (g * nb + ob) * blk;
+            const int64_t nr = mn<int64_t>(ocb, ocg - ob * ocb);
+            const int64_t tb = ch * tiles_per, te = mn<int64_t>(ntiles, tb + tiles_per);
+            for (int64_t ti = tb; ti < te; ++ti) {
+                const int64_t pix0 = ti * MR, mr = mn<int64_t>(MR, npix - pix0);
+                int64_t ih0[16], iw0[16];
+                bool interior = true;
+                for (int64_t i = 0; i < MR; ++i) {
+                    const int64_t q = pix0 + (i < mr ? i : 0);
+                    ih0[i] = (q / p.OW) * p.sh - p.ph;
+                    iw0[i] = (q % p.OW) * p.sw - p.pw;
+                    interior = interior && ih0[i] >= 0 && ih0[i] + (p.KH - 1) * p.dh < p.H && iw0[i] >= 0 &&
+                               iw0[i] + (p.KW - 1) * p.dw < p.W;
+                }
+                int64_t nseg = 0;
+                Seg* sg = segs.get();
+                const float** pt = ptrs.get();
+                if (interior && merge_kw) {
+                    for (int64_t kh = 0; kh < p.KH; ++kh) {
+                        sg[nseg] = Seg{kh * p.KW * icg * ocb, p.KW * p.C};
+                        for (int64_t i = 0; i < MR; ++i)
+                            pt[nseg * MR + i] = i < mr ? xn + ((ih0[i] + kh * p.dh) * p.W + iw0[i]) * p.C : zeros.get();
+                        ++nseg;
+                    }
+                } else {
+                    for (int64_t kh = 0; kh < p.KH; ++kh)
+                        for (int64_t kw = 0; kw < p.KW; ++kw) {
+                            bool any = false;
+                            for (int64_t i = 0; i < MR; ++i) {
+                                const int64_t ih = ih0[i] + kh * p.dh, iw = iw0[i] + kw * p.dw;
+                                const bool ok = i < mr && ih >= 0 && ih < p.H && iw >= 0 && iw < p.W;
+                                pt[nseg * MR + i] = ok ? xn + (ih * p.W + iw) * p.C : zeros.get();
+                                any = any || ok;
+                            }
+                            if (!any) continue;  // clipped: the tap is outside the input for the whole tile
+                            sg[nseg] = Seg{(kh * p.KW + kw) * icg * ocb, icg};
+                            ++nseg;
+                        }
+                }
+                kern(sg, nseg, pt, wb, yn + pix0 * p.O, p.O, mr, nr, bn, rn ? rn + pix0 * p.O : nullptr, e);
+            }
+        }
+    };
+    if (ntasks > 1 && nt > 1) parallel_for_dynamic(0, ntasks, task);
+    else task(0, ntasks);
+}
+
+// ---------------------------------------------------------------- depthwise kernel
+static inline V load_part(const float* p, int64_t n) {
+#if defined(__AVX512F__)
+    return (V)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
+#else
+    V v = V{};
+    memcpy(&v, p, sizeof(float) * n);
+    return v;
+#endif
+}
+
+// One output pixel, channels [c0, c0 + CV*kW) (cn valid), taps [kh0,kh1) x [kw0,kw1).
+template <int CV>
+inline void dw_pixel(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
+                     const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t kh0, int64_t kh1,
+                     int64_t kw0, int64_t kw1, int64_t c0, int64_t cn, const Ep& e) {
+    V acc[CV];
+    for (int v = 0; v < CV; ++v) acc[v] = V{};
+    const bool full = cn == CV * kW;
+    for (int64_t kh = kh0; kh < kh1; ++kh) {
+        const float* xr = xn + ((ih0 + kh * p.dh) * p.W) * p.C + c0;
+        const float* wr = wp + kh * p.KW * cpad + c0;
+        for (int64_t kw = kw0; kw < kw1; ++kw) {
+            const float* xp = xr + (iw0 + kw * p.dw) * p.C;
+            const float* wv = wr + kw * cpad;
+            if (full) {
+#pragma GCC unroll 4
+                for (int v = 0; v < CV; ++v) acc[v] += vload<V>(xp + v * kW) * vload<V>(wv + v * kW);
+            } else {
+                for (int v = 0; v < CV; ++v) {
+                    const int64_t m = cn - v * kW;
+                    if (m <= 0) break;
+                    acc[v] += (m >= kW ? vload<V>(xp + v * kW) : load_part(xp + v * kW, m)) * vload<V>(wv + v * kW);
+                }
+            }
+        }
+    }
+    if (full) {
+        for (int v = 0; v < CV; ++v)
+            finish_vec(acc[v], yo + v * kW, bias ? bias + c0 + v * kW : nullptr, ro ? ro + v * kW : nullptr, e);
+    } else {
+        alignas(64) float tmp[CV * kW];
+        for (int v = 0; v < CV; ++v) vstore(tmp + v * kW, acc[v]);
+        finish_scalar(yo, tmp, cn, bias ? bias + c0 : nullptr, ro, e);
+    }
+}
+
+// PX adjacent interior pixels (all taps valid), full channel vectors: the weight vectors are shared.
+template <int PX, int CV>
+inline void dw_interior(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
+                        const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t c0, const Ep& e) {
+    V acc[PX][CV];
+    for (int i = 0; i < PX; ++i)
+        for (int v = 0; v < CV; ++v) acc[i][v] = V{};
+    const int64_t ps = p.sw * p.C;
+    for (int64_t kh = 0; kh < p.KH; ++kh) {
+        const float* xr = xn + ((ih0 + kh * p.dh) * p.W + iw0) * p.C + c0;
+        const float* wr = wp + kh * p.KW * cpad + c0;
+        for (int64_t kw = 0; kw < p.KW; ++kw) {
+            const float* xp = xr + kw * p.dw * p.C;
+            V wv[CV];
+#pragma GCC unroll 4
+            for (int v = 0; v < CV; ++v) wv[v] = vload<V>(wr + kw * cpad + v * kW);
+#pragma GCC unroll 8
+            for (int i = 0; i < PX; ++i)
+#pragma GCC unroll 4
+                for (int v = 0; v < CV; ++v) acc[i][v] += vload<V>(xp + i * ps + v * kW) * wv[v];
+        }
+    }
+    for (int i = 0; i < PX; ++i)
+        for (int v = 0; v < CV; ++v)
+            finish_vec(acc[i][v], yo + i * p.C + v * kW, bias ? bias + c0 + v * kW : nullptr,
+                       ro ? ro + i * p.C + v * kW : nullptr, e);
+}
+
+void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
+    constexpr int CV = 2, PX = 4;
+    constexpr int64_t CB = CV * kW;
+    const int64_t cpad = ceil_div(p.C, kW) * kW;
+    const int64_t rows = p.N * p.OH;
+    parallel_for(0, rows, grain_for(p.OW * p.C * p.KH * p.KW, 1 << 16), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t n = r / p.OH, oh = r % p.OH;
+            const float* xn = x + n * p.H * p.W * p.C;
+            const int64_t ih0 = oh * p.sh - p.ph;
+            // clip the kernel rows to the input
+            int64_t kh0 = 0, kh1 = p.KH;
+            while (kh0 < p.KH && ih0 + kh0 * p.dh < 0) ++kh0;
+            while (kh1 > kh0 && ih0 + (kh1 - 1) * p.dh >= p.H) --kh1;
+            const bool rows_full = kh0 == 0 && kh1 == p.KH;
+            float* yr = y + r * p.OW * p.C;
+            const float* rr = e.res ? e.res + r * p.OW * p.C : nullptr;
+            for (int64_t ow = 0; ow < p.OW;) {
+                const int64_t iw0 = ow * p.sw - p.pw;
+                const bool cols_full = iw0 >= 0 && iw0 + (p.KW - 1) * p.dw < p.W;
+                // a run of PX interior pixels
+                if (rows_full && cols_full && ow + PX <= p.OW &&
+                    (ow + PX - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
+                    int64_t c0 = 0;
+                    for (; c0 + CB <= p.C; c0 += CB)
+                        dw_interior<PX, CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p,
+                                            cpad, ih0, iw0, c0, e);
+                    for (; c0 < p.C; c0 += CB)
+                        for (int64_t i = 0; i < PX; ++i)
+                            dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
+                                         e.bias, p, cpad, ih0, iw0 + i * p.sw, 0, p.KH, 0, p.KW, c0,
+                                         mn<int64_t>(CB, p.C - c0), e);
+                    ow += PX;
+                    continue;
+                }
+                int64_t kw0 = 0, kw1 = p.KW;
+                while (kw0 < p.KW && iw0 + kw0 * p.dw < 0) ++kw0;
+                while (kw1 > kw0 && iw0 + (kw1 - 1) * p.dw >= p.W) --kw1;
+                for (int64_t c0 = 0; c0 < p.C; c0 += CB)
+                    dw_pixel<CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p, cpad, ih0,
+                                 iw0, kh0, kh1, kw0, kw1, c0, mn<int64_t>(CB, p.C - c0), e);
+                ++ow;
+            }
+            if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu) act_inplace<float>(e.act, yr, p.OW * p.C);
+        }
+    });
+}
+
+void conv_forward(const float* x, const float* wp, const float* bias, const float* res, float* y,
+                  const ConvNhwcParams& p0, int act, float lo, float hi) {
+    ConvNhwcParams p = p0;
+    packed_size(p);  // sets ocb
+    Ep e{bias, res, act, lo, hi};
+    if (act == kEpRelu) { e.lo = 0.0f; e.hi = INFINITY; }
+    if (act == kEpRelu6) { e.lo = 0.0f; e.hi = 6.0f; }
+    if (p.N <= 0 || p.OH <= 0 || p.OW <= 0 || p.O <= 0) return;
+    if (is_depthwise(p)) conv_depthwise(x, wp, y, p, e);
+    else conv_general(x, wp, y, p, e);
+}
+
+}  // namespace
+
+void fill_conv_nhwc(KernelTable& t) {
+    t.nhwc.conv_packed_size = &packed_size;
+    t.nhwc.conv_pack = &pack;
+    t.nhwc.conv_forward = &conv_forward;
+}
+
+}  // namespace FV_ISA_NAMESPACE
+}  // namespace fv
