@@ -25,3 +25,11 @@ from .mobilenetv3 import *  # noqa: F401,F403
 from .mlp_mixer import *  # noqa: F401,F403
 from .regnet import *  # noqa: F401,F403
 from .tv_models import *  # noqa: F401,F403
+from .alexnet import *  # noqa: F401,F403
+from .squeezenet import *  # noqa: F401,F403
+from .shufflenetv2 import *  # noqa: F401,F403
+from .mnasnet import *  # noqa: F401,F403
+from .googlenet import *  # noqa: F401,F403
+from .inception import *  # noqa: F401,F403
+from .efficientnet_v2 import *  # noqa: F401,F403
+from .swin_v2 import *  # noqa: F401,F403

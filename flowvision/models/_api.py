@@ -246,6 +246,13 @@ def resolve_weights(weights_enum, weights, kwargs, builder):
     return weights
 
 
+def overwrite_named_param(kwargs, param, new_value):
+    """Set ``kwargs[param]``; a different value given by the caller is an error (torchvision's rule)."""
+    if param in kwargs and kwargs[param] != new_value:
+        raise ValueError(f"The parameter '{param}' expected value {new_value} but got {kwargs[param]} instead.")
+    kwargs[param] = new_value
+
+
 def load_weights(model, weights, progress=True, filter_fn=None):
     from flowvision import hub
     sd = hub.load_state_dict_from_url(weights.url, progress=progress, check_hash=True, as_numpy=True)

@@ -28,7 +28,9 @@ def _make_enums():
     enums = {}
     for builder, (enum_name, default, members) in TV_WEIGHTS.items():
         ws = {m[0]: classification_weights(TV_URL + m[1], m[2], min_size=tuple(m[3]), crop_size=m[4],
-                                           resize_size=m[5], interpolation=m[6]) for m in members}
+                                           resize_size=m[5], interpolation=m[6],
+                                           _metrics={"ImageNet-1K": {"acc@1": m[7], "acc@5": m[8]}})
+              for m in members}
         enums[builder] = make_weights_enum(enum_name, __name__, default, ws)
     return enums
 
@@ -41,6 +43,9 @@ for _e in WEIGHTS.values():
 
 def _prologue(name, weights, kwargs):
     return resolve_weights(WEIGHTS[name], weights, kwargs, name)
+
+
+tv_prologue = _prologue  # for the torchvision-only family files (alexnet.py, googlenet.py, ...)
 
 
 # --- ResNet / ResNeXt / Wide-ResNet / DenseNet: flowvision's models already have torchvision's names ---------
@@ -630,24 +635,41 @@ class _ShiftedWindowAttention(nn.Module):
     def __init__(self, dim, window_size, shift_size, num_heads, qkv_bias=True, proj_bias=True,
                  attention_dropout=0.0, dropout=0.0):
         super().__init__()
-        from flowvision.layers import trunc_normal_
         self.window_size, self.shift_size = list(window_size), list(shift_size)
         self.num_heads = num_heads
         self.attention_dropout, self.dropout = attention_dropout, dropout
         self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim, bias=proj_bias)
-        n_rel = (2 * window_size[0] - 1) * (2 * window_size[1] - 1)
-        self.relative_position_bias_table = nn.Parameter(flow.zeros(n_rel, num_heads))
-        trunc_normal_(self.relative_position_bias_table, std=0.02)
+        self._define_position_bias()
         self.register_buffer("relative_position_index", flow.from_numpy(_relative_position_index(window_size)))
+
+    def _define_position_bias(self):
+        from flowvision.layers import trunc_normal_
+        n_rel = (2 * self.window_size[0] - 1) * (2 * self.window_size[1] - 1)
+        self.relative_position_bias_table = nn.Parameter(flow.zeros(n_rel, self.num_heads))
+        trunc_normal_(self.relative_position_bias_table, std=0.02)
+
+    def _gather_position_bias(self, table):
+        """(num_rel, heads) table -> (1, heads, N, N) bias over the window's token pairs."""
+        n = self.window_size[0] * self.window_size[1]
+        bias = table.index_select(0, self.relative_position_index)
+        return bias.reshape(n, n, -1).permute(2, 0, 1).unsqueeze(0)
+
+    def get_relative_position_bias(self):
+        return self._gather_position_bias(self.relative_position_bias_table)
+
+    def _qkv(self, x):
+        return self.qkv(x)
+
+    def _attention_logits(self, q, k):
+        return (q * q.shape[-1] ** -0.5).matmul(k.transpose(-2, -1))
 
     def forward(self, x):
         from flowvision.backend.nn import functional as F
         b, h, w, c = x.shape
         ws = self.window_size
         n = ws[0] * ws[1]
-        bias = self.relative_position_bias_table.index_select(0, self.relative_position_index)
-        bias = bias.reshape(n, n, -1).permute(2, 0, 1).unsqueeze(0)
+        bias = self.get_relative_position_bias()
         pad_r, pad_b = (ws[1] - w % ws[1]) % ws[1], (ws[0] - h % ws[0]) % ws[0]
         x = F.pad(x, (0, 0, 0, pad_r, 0, pad_b))
         _, ph, pw, _ = x.shape
@@ -656,9 +678,9 @@ class _ShiftedWindowAttention(nn.Module):
             x = flow.roll(x, shifts=(-shift[0], -shift[1]), dims=(1, 2))
         nw = (ph // ws[0]) * (pw // ws[1])
         x = x.reshape(b, ph // ws[0], ws[0], pw // ws[1], ws[1], c).permute(0, 1, 3, 2, 4, 5).reshape(b * nw, n, c)
-        qkv = self.qkv(x).reshape(b * nw, n, 3, self.num_heads, c // self.num_heads).permute(2, 0, 3, 1, 4)
+        qkv = self._qkv(x).reshape(b * nw, n, 3, self.num_heads, c // self.num_heads).permute(2, 0, 3, 1, 4)
         q, k, v = qkv[0], qkv[1], qkv[2]
-        attn = (q * (c // self.num_heads) ** -0.5).matmul(k.transpose(-2, -1)) + bias
+        attn = self._attention_logits(q, k) + bias
         if sum(shift) > 0:
             mask = flow.from_numpy(_shift_mask(ph, pw, ws, shift))
             attn = attn.reshape(b, nw, self.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
@@ -674,12 +696,12 @@ class _ShiftedWindowAttention(nn.Module):
 
 class _SwinBlock(nn.Module):
     def __init__(self, dim, num_heads, window_size, shift_size, mlp_ratio=4.0, dropout=0.0, attention_dropout=0.0,
-                 stochastic_depth_prob=0.0, norm_layer=nn.LayerNorm):
+                 stochastic_depth_prob=0.0, norm_layer=nn.LayerNorm, attn_layer=None):
         super().__init__()
         from flowvision.layers import DropPath
         self.norm1 = norm_layer(dim)
-        self.attn = _ShiftedWindowAttention(dim, window_size, shift_size, num_heads,
-                                            attention_dropout=attention_dropout, dropout=dropout)
+        self.attn = (attn_layer or _ShiftedWindowAttention)(dim, window_size, shift_size, num_heads,
+                                                            attention_dropout=attention_dropout, dropout=dropout)
         self.stochastic_depth = DropPath(stochastic_depth_prob)
         self.norm2 = norm_layer(dim)
         hidden = int(dim * mlp_ratio)
@@ -701,12 +723,17 @@ class _PatchMerging(nn.Module):
         self.reduction = nn.Linear(4 * dim, 2 * dim, bias=False)
         self.norm = norm_layer(4 * dim)
 
-    def forward(self, x):
+    @staticmethod
+    def _merge(x):
+        """(..., H, W, C) -> (..., H/2, W/2, 4C): the 2x2 neighbours side by side (odd sizes zero-padded)."""
         from flowvision.backend.nn import functional as F
         h, w = x.shape[-3], x.shape[-2]
         x = F.pad(x, (0, 0, 0, w % 2, 0, h % 2))
-        x = flow.cat([x[..., 0::2, 0::2, :], x[..., 1::2, 0::2, :], x[..., 0::2, 1::2, :], x[..., 1::2, 1::2, :]], -1)
-        return self.reduction(self.norm(x))
+        return flow.cat([x[..., 0::2, 0::2, :], x[..., 1::2, 0::2, :], x[..., 0::2, 1::2, :], x[..., 1::2, 1::2, :]],
+                        -1)
+
+    def forward(self, x):
+        return self.reduction(self.norm(self._merge(x)))
 
 
 class SwinTransformerTV(nn.Module):
@@ -714,10 +741,12 @@ class SwinTransformerTV(nn.Module):
     ``features.{2,4,6}`` patch merging, ``norm``, ``head``); NHWC inside like torchvision."""
 
     def __init__(self, patch_size, embed_dim, depths, num_heads, window_size, mlp_ratio=4.0, dropout=0.0,
-                 attention_dropout=0.0, stochastic_depth_prob=0.1, num_classes=1000):
+                 attention_dropout=0.0, stochastic_depth_prob=0.1, num_classes=1000, norm_layer=None, block=None,
+                 downsample_layer=None):
         super().__init__()
         from flowvision.layers import trunc_normal_
-        norm = partial(nn.LayerNorm, eps=1e-5)
+        block, downsample_layer = block or _SwinBlock, downsample_layer or _PatchMerging
+        norm = norm_layer or partial(nn.LayerNorm, eps=1e-5)
         layers = [nn.Sequential(nn.Conv2d(3, embed_dim, kernel_size=patch_size, stride=patch_size),
                                 _Permute([0, 2, 3, 1]), norm(embed_dim))]
         total, idx = sum(depths), 0
@@ -726,12 +755,12 @@ class SwinTransformerTV(nn.Module):
             stage = []
             for j in range(depth):
                 shift = [0 if j % 2 == 0 else w // 2 for w in window_size]
-                stage.append(_SwinBlock(dim, num_heads[i], window_size, shift, mlp_ratio, dropout, attention_dropout,
-                                        stochastic_depth_prob * idx / (total - 1), norm))
+                stage.append(block(dim, num_heads[i], window_size, shift, mlp_ratio, dropout, attention_dropout,
+                                   stochastic_depth_prob * idx / (total - 1), norm))
                 idx += 1
             layers.append(nn.Sequential(*stage))
             if i < len(depths) - 1:
-                layers.append(_PatchMerging(dim, norm))
+                layers.append(downsample_layer(dim, norm))
         self.features = nn.Sequential(*layers)
         num_features = embed_dim * 2 ** (len(depths) - 1)
         self.norm = norm(num_features)
