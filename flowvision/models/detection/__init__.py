@@ -25,3 +25,19 @@ __all__ = ["AnchorGenerator", "DefaultBoxGenerator", "BoxCoder", "BoxLinearCoder
            "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn", "MaskRCNN", "MaskRCNNHeads",
            "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights", "maskrcnn_resnet50_fpn", "FCOS", "FCOSHead",
            "FCOS_ResNet50_FPN_Weights", "fcos_resnet50_fpn"]
+
+# MobileNetV3 Faster R-CNN, Mask R-CNN v2, Keypoint R-CNN, the ObjectDetection preset (issue 9, task D2)
+from ..segmentation._weights import ObjectDetection  # noqa: E402
+from .backbone_utils import _mobilenet_extractor, mobilenet_backbone  # noqa: E402
+from .faster_rcnn import (FasterRCNN_MobileNet_V3_Large_320_FPN_Weights,  # noqa: E402
+                          FasterRCNN_MobileNet_V3_Large_FPN_Weights, fasterrcnn_mobilenet_v3_large_320_fpn,
+                          fasterrcnn_mobilenet_v3_large_fpn)
+from .keypoint_rcnn import (KeypointRCNN, KeypointRCNN_ResNet50_FPN_Weights, KeypointRCNNHeads,  # noqa: E402
+                            KeypointRCNNPredictor, keypointrcnn_resnet50_fpn)
+from .mask_rcnn import MaskRCNN_ResNet50_FPN_V2_Weights, maskrcnn_resnet50_fpn_v2  # noqa: E402
+
+__all__ += ["ObjectDetection", "mobilenet_backbone", "FasterRCNN_MobileNet_V3_Large_FPN_Weights",
+            "FasterRCNN_MobileNet_V3_Large_320_FPN_Weights", "fasterrcnn_mobilenet_v3_large_fpn",
+            "fasterrcnn_mobilenet_v3_large_320_fpn", "KeypointRCNN", "KeypointRCNNHeads", "KeypointRCNNPredictor",
+            "KeypointRCNN_ResNet50_FPN_Weights", "keypointrcnn_resnet50_fpn", "MaskRCNN_ResNet50_FPN_V2_Weights",
+            "maskrcnn_resnet50_fpn_v2"]

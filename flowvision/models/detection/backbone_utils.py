@@ -4,9 +4,11 @@ import warnings
 from flowvision.backend import nn
 from flowvision.ops import FeaturePyramidNetwork, FrozenBatchNorm2d, LastLevelMaxPool
 
-from ..segmentation._utils import IntermediateLayerGetter
+from ..segmentation._utils import IntermediateLayerGetter, mobilenet_v3_large_backbone
+from ..segmentation.deeplabv3 import mobilenet_stage_indices
 
-__all__ = ["BackboneWithFPN", "resnet_fpn_backbone", "_resnet_fpn_extractor", "_validate_trainable_layers"]
+__all__ = ["BackboneWithFPN", "resnet_fpn_backbone", "_resnet_fpn_extractor", "_validate_trainable_layers",
+           "mobilenet_backbone", "_mobilenet_extractor"]
 
 
 class BackboneWithFPN(nn.Module):
@@ -59,6 +61,46 @@ def resnet_fpn_backbone(*, backbone_name, weights, norm_layer=FrozenBatchNorm2d,
     if weights is not None:
         backbone.load_state_dict(weights.get_state_dict(progress=True, check_hash=True))
     return _resnet_fpn_extractor(backbone, trainable_layers, returned_layers, extra_blocks)
+
+
+def _mobilenet_extractor(backbone, fpn, trainable_layers, returned_layers=None, extra_blocks=None, norm_layer=None):
+    """torchvision's MobileNet feature extractor: ``backbone.features`` with the stages before the last
+    ``trainable_layers`` frozen, then an FPN over ``returned_layers`` (stage numbers; default the last two) or,
+    without FPN, a 1x1 conv to 256 channels."""
+    features = backbone.features
+    stages = mobilenet_stage_indices(features)
+    num_stages = len(stages)
+    if trainable_layers < 0 or trainable_layers > num_stages:
+        raise ValueError(f"Trainable layers should be in the range [0,{num_stages}], got {trainable_layers} ")
+    freeze_before = len(features) if trainable_layers == 0 else stages[num_stages - trainable_layers]
+    for block in list(features)[:freeze_before]:
+        for parameter in block.parameters():
+            parameter.requires_grad_(False)
+    out_channels = 256
+    if not fpn:
+        m = nn.Sequential(features, nn.Conv2d(features[-1].out_channels, out_channels, 1))
+        m.out_channels = out_channels
+        return m
+    if extra_blocks is None:
+        extra_blocks = LastLevelMaxPool()
+    if returned_layers is None:
+        returned_layers = [num_stages - 2, num_stages - 1]
+    if min(returned_layers) < 0 or max(returned_layers) >= num_stages:
+        raise ValueError(f"Each returned layer should be in the range [0,{num_stages - 1}], got {returned_layers} ")
+    return_layers = {f"{stages[k]}": str(v) for v, k in enumerate(returned_layers)}
+    in_channels_list = [features[stages[i]].out_channels for i in returned_layers]
+    return BackboneWithFPN(features, return_layers, in_channels_list, out_channels, extra_blocks=extra_blocks,
+                           norm_layer=norm_layer)
+
+
+def mobilenet_backbone(*, backbone_name, weights, fpn, norm_layer=FrozenBatchNorm2d, trainable_layers=2,
+                       returned_layers=None, extra_blocks=None):
+    """torchvision's ``mobilenet_backbone`` (``backbone_name``: "mobilenet_v3_large"; the zoo's MobileNetV2/V3-Small
+    have no detection adapter)."""
+    if backbone_name != "mobilenet_v3_large":
+        raise ValueError(f"mobilenet_backbone supports backbone_name='mobilenet_v3_large', got {backbone_name!r}")
+    backbone = mobilenet_v3_large_backbone(weights, norm_layer=norm_layer)
+    return _mobilenet_extractor(backbone, fpn, trainable_layers, returned_layers, extra_blocks)
 
 
 def _validate_trainable_layers(is_trained, trainable_backbone_layers, max_value, default_value):

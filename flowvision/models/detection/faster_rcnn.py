@@ -2,17 +2,21 @@
 from flowvision.backend import nn
 from flowvision.ops import Conv2dNormActivation, FrozenBatchNorm2d, MultiScaleRoIAlign
 
-from ..segmentation._weights import ResNet50_Weights, Weights, WeightsEnum
+from ..segmentation._utils import mobilenet_v3_large_backbone
+from ..segmentation._weights import (MobileNet_V3_Large_Weights, ObjectDetection, ResNet50_Weights, Weights,
+                                     WeightsEnum)
 from .anchor_utils import AnchorGenerator
-from .backbone_utils import _resolve_weights, _resnet, _resnet_fpn_extractor, _validate_trainable_layers
+from .backbone_utils import (_mobilenet_extractor, _resolve_weights, _resnet, _resnet_fpn_extractor,
+                             _validate_trainable_layers)
 from .generalized_rcnn import GeneralizedRCNN
 from .roi_heads import RoIHeads
 from .rpn import RegionProposalNetwork, RPNHead
 from .transform import GeneralizedRCNNTransform
 
 __all__ = ["FasterRCNN", "TwoMLPHead", "FastRCNNConvFCHead", "FastRCNNPredictor", "FasterRCNN_ResNet50_FPN_Weights",
-           "FasterRCNN_ResNet50_FPN_V2_Weights", "fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
-           "COCO_CATEGORIES"]
+           "FasterRCNN_ResNet50_FPN_V2_Weights", "FasterRCNN_MobileNet_V3_Large_FPN_Weights",
+           "FasterRCNN_MobileNet_V3_Large_320_FPN_Weights", "fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
+           "fasterrcnn_mobilenet_v3_large_fpn", "fasterrcnn_mobilenet_v3_large_320_fpn", "COCO_CATEGORIES"]
 
 COCO_CATEGORIES = [
     "__background__", "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
@@ -134,7 +138,7 @@ class FasterRCNN(GeneralizedRCNN):
 
 class FasterRCNN_ResNet50_FPN_Weights(WeightsEnum):
     COCO_V1 = Weights(url="https://download.pytorch.org/models/fasterrcnn_resnet50_fpn_coco-258fb6c6.pth",
-                      transforms=None,
+                      transforms=ObjectDetection,
                       meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 41755286,
                             "_metrics": {"COCO-val2017": {"box_map": 37.0}}})
     DEFAULT = COCO_V1
@@ -169,7 +173,7 @@ def fasterrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
 
 class FasterRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):
     COCO_V1 = Weights(url="https://download.pytorch.org/models/fasterrcnn_resnet50_fpn_v2_coco-dd69338a.pth",
-                      transforms=None,
+                      transforms=ObjectDetection,
                       meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 43712278,
                             "_metrics": {"COCO-val2017": {"box_map": 46.7}}})
     DEFAULT = COCO_V1
@@ -195,3 +199,63 @@ def fasterrcnn_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None,
     if weights is not None:
         model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
     return model
+
+
+class FasterRCNN_MobileNet_V3_Large_FPN_Weights(WeightsEnum):
+    COCO_V1 = Weights(url="https://download.pytorch.org/models/fasterrcnn_mobilenet_v3_large_fpn-fb6a3cc7.pth",
+                      transforms=ObjectDetection,
+                      meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 19386354,
+                            "_metrics": {"COCO-val2017": {"box_map": 32.8}}})
+    DEFAULT = COCO_V1
+
+
+class FasterRCNN_MobileNet_V3_Large_320_FPN_Weights(WeightsEnum):
+    COCO_V1 = Weights(url="https://download.pytorch.org/models/fasterrcnn_mobilenet_v3_large_320_fpn-907ea3f9.pth",
+                      transforms=ObjectDetection,
+                      meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 19386354,
+                            "_metrics": {"COCO-val2017": {"box_map": 22.8}}})
+    DEFAULT = COCO_V1
+
+
+def _fasterrcnn_mobilenet_v3_large_fpn(*, weights, progress, num_classes, weights_backbone, trainable_backbone_layers,
+                                       **kwargs):
+    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
+    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 6, 3)
+    norm_layer = FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
+    backbone = mobilenet_v3_large_backbone(weights_backbone, progress, norm_layer=norm_layer)
+    backbone = _mobilenet_extractor(backbone, True, trainable_backbone_layers)
+    # every level (C4, C5 and the max-pooled C5) gets all five sizes x three ratios
+    anchor_sizes = ((32, 64, 128, 256, 512),) * 3
+    anchor_generator = AnchorGenerator(anchor_sizes, ((0.5, 1.0, 2.0),) * len(anchor_sizes))
+    model = FasterRCNN(backbone, num_classes, rpn_anchor_generator=anchor_generator, **kwargs)
+    if weights is not None:
+        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
+    return model
+
+
+def fasterrcnn_mobilenet_v3_large_320_fpn(*, weights=None, progress=True, num_classes=None,
+                                          weights_backbone=MobileNet_V3_Large_Weights.IMAGENET1K_V1,
+                                          trainable_backbone_layers=None, **kwargs):
+    """Faster R-CNN MobileNetV3-Large-FPN for low resolution (torchvision's builder: min_size 320, max_size 640,
+    150 RPN proposals, RPN score threshold 0.05)."""
+    weights = FasterRCNN_MobileNet_V3_Large_320_FPN_Weights.verify(weights)
+    weights_backbone = MobileNet_V3_Large_Weights.verify(weights_backbone)
+    defaults = {"min_size": 320, "max_size": 640, "rpn_pre_nms_top_n_test": 150, "rpn_post_nms_top_n_test": 150,
+                "rpn_score_thresh": 0.05}
+    return _fasterrcnn_mobilenet_v3_large_fpn(weights=weights, progress=progress, num_classes=num_classes,
+                                              weights_backbone=weights_backbone,
+                                              trainable_backbone_layers=trainable_backbone_layers,
+                                              **{**defaults, **kwargs})
+
+
+def fasterrcnn_mobilenet_v3_large_fpn(*, weights=None, progress=True, num_classes=None,
+                                      weights_backbone=MobileNet_V3_Large_Weights.IMAGENET1K_V1,
+                                      trainable_backbone_layers=None, **kwargs):
+    """Faster R-CNN MobileNetV3-Large-FPN (torchvision's builder: FPN on the last two stages, RPN score threshold
+    0.05)."""
+    weights = FasterRCNN_MobileNet_V3_Large_FPN_Weights.verify(weights)
+    weights_backbone = MobileNet_V3_Large_Weights.verify(weights_backbone)
+    return _fasterrcnn_mobilenet_v3_large_fpn(weights=weights, progress=progress, num_classes=num_classes,
+                                              weights_backbone=weights_backbone,
+                                              trainable_backbone_layers=trainable_backbone_layers,
+                                              **{"rpn_score_thresh": 0.05, **kwargs})

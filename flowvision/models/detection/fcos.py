@@ -11,7 +11,7 @@ from flowvision.backend import Tensor, nn
 from flowvision.ops import (FrozenBatchNorm2d, LastLevelP6P7, batched_nms, clip_boxes_to_image,
                             generalized_box_iou_loss, sigmoid_focal_loss)
 
-from ..segmentation._weights import ResNet50_Weights, Weights, WeightsEnum
+from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import _resolve_weights, _resnet, _resnet_fpn_extractor, _validate_trainable_layers
@@ -239,7 +239,7 @@ class FCOS(nn.Module):
 
 
 class FCOS_ResNet50_FPN_Weights(WeightsEnum):
-    COCO_V1 = Weights(url="https://download.pytorch.org/models/fcos_resnet50_fpn_coco-99b0c9b7.pth", transforms=None,
+    COCO_V1 = Weights(url="https://download.pytorch.org/models/fcos_resnet50_fpn_coco-99b0c9b7.pth", transforms=ObjectDetection,
                       meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 32269600,
                             "_metrics": {"COCO-val2017": {"box_map": 39.2}}})
     DEFAULT = COCO_V1

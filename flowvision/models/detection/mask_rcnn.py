@@ -4,11 +4,13 @@ from collections import OrderedDict
 from flowvision.backend import nn
 from flowvision.ops import Conv2dNormActivation, FrozenBatchNorm2d, MultiScaleRoIAlign
 
-from ..segmentation._weights import ResNet50_Weights, Weights, WeightsEnum
+from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from .backbone_utils import _resolve_weights, _resnet, _resnet_fpn_extractor, _validate_trainable_layers
-from .faster_rcnn import COCO_CATEGORIES, FasterRCNN, overwrite_eps
+from .faster_rcnn import COCO_CATEGORIES, FasterRCNN, FastRCNNConvFCHead, _default_anchorgen, overwrite_eps
+from .rpn import RPNHead
 
-__all__ = ["MaskRCNN", "MaskRCNNHeads", "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights", "maskrcnn_resnet50_fpn"]
+__all__ = ["MaskRCNN", "MaskRCNNHeads", "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights",
+           "MaskRCNN_ResNet50_FPN_V2_Weights", "maskrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2"]
 
 
 class MaskRCNNHeads(nn.Sequential):
@@ -89,7 +91,7 @@ class MaskRCNN(FasterRCNN):
 
 class MaskRCNN_ResNet50_FPN_Weights(WeightsEnum):
     COCO_V1 = Weights(url="https://download.pytorch.org/models/maskrcnn_resnet50_fpn_coco-bf2d0c1e.pth",
-                      transforms=None,
+                      transforms=ObjectDetection,
                       meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 44401393,
                             "_metrics": {"COCO-val2017": {"box_map": 37.9, "mask_map": 34.6}}})
     DEFAULT = COCO_V1
@@ -112,4 +114,36 @@ def maskrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
         model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
         if weights == MaskRCNN_ResNet50_FPN_Weights.COCO_V1:
             overwrite_eps(model, 0.0)
+    return model
+
+
+class MaskRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):
+    COCO_V1 = Weights(url="https://download.pytorch.org/models/maskrcnn_resnet50_fpn_v2_coco-73cbd019.pth",
+                      transforms=ObjectDetection,
+                      meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 46359409,
+                            "_metrics": {"COCO-val2017": {"box_map": 47.4, "mask_map": 41.8}}})
+    DEFAULT = COCO_V1
+
+
+def maskrcnn_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, weights_backbone=None,
+                             trainable_backbone_layers=None, **kwargs):
+    """Mask R-CNN v2 (torchvision's builder: BatchNorm FPN, two-conv RPN head, 4-conv + 1-fc box head, BatchNorm
+    mask head)."""
+    weights = MaskRCNN_ResNet50_FPN_V2_Weights.verify(weights)
+    weights_backbone = ResNet50_Weights.verify(weights_backbone)
+    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
+    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
+    backbone = _resnet(50, nn.BatchNorm2d)
+    if weights_backbone is not None:
+        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, norm_layer=nn.BatchNorm2d)
+    rpn_anchor_generator = _default_anchorgen()
+    rpn_head = RPNHead(backbone.out_channels, rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
+    box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
+                                  norm_layer=nn.BatchNorm2d)
+    mask_head = MaskRCNNHeads(backbone.out_channels, [256, 256, 256, 256], 1, norm_layer=nn.BatchNorm2d)
+    model = MaskRCNN(backbone, num_classes=num_classes, rpn_anchor_generator=rpn_anchor_generator,
+                     rpn_head=rpn_head, box_head=box_head, mask_head=mask_head, **kwargs)
+    if weights is not None:
+        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
     return model

@@ -11,7 +11,7 @@ from flowvision.ops import (Conv2dNormActivation, FrozenBatchNorm2d, LastLevelP6
                             clip_boxes_to_image, complete_box_iou_loss, distance_box_iou_loss,
                             generalized_box_iou_loss, sigmoid_focal_loss)
 
-from ..segmentation._weights import ResNet50_Weights, Weights, WeightsEnum
+from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import _resolve_weights, _resnet, _resnet_fpn_extractor, _validate_trainable_layers
@@ -257,7 +257,7 @@ class RetinaNet(nn.Module):
 
 class RetinaNet_ResNet50_FPN_Weights(WeightsEnum):
     COCO_V1 = Weights(url="https://download.pytorch.org/models/retinanet_resnet50_fpn_coco-eeacb38b.pth",
-                      transforms=None,
+                      transforms=ObjectDetection,
                       meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 34014999,
                             "_metrics": {"COCO-val2017": {"box_map": 36.4}}})
     DEFAULT = COCO_V1

@@ -1,7 +1,10 @@
-"""Segmentation weights data (VOC categories, the ``SemanticSegmentation`` preset) on the zoo's shared
+"""Segmentation/detection weights data (VOC categories, the ``SemanticSegmentation`` and ``ObjectDetection``
+presets) on the zoo's shared
 ``Weights``/``WeightsEnum`` API. Checkpoints load through flowvision.hub (torch files are read without
 torch)."""
 from functools import partial
+
+from flowvision.backend import nn
 
 # one weights API for the whole zoo: the classification builders' Weights/WeightsEnum and backbone enums
 from .._api import Weights, WeightsEnum
@@ -46,11 +49,12 @@ class SemanticSegmentation:
                 f"    std={self.std}\n    interpolation={self.interpolation}\n)")
 
 
-class ObjectDetection:
-    """torchvision's detection preset: PIL images and uint8/float (B)CHW tensors to float32 in [0, 1] (no resize
-    or normalisation: the detectors' own transform does both)."""
+class ObjectDetection(nn.Module):
+    """torchvision's detection preset (one copy for every detection ``*_Weights`` enum): PIL images and
+    uint8/float (B)CHW tensors to float32 in [0, 1] (no resize or normalisation: the detectors' own transform does
+    both)."""
 
-    def __call__(self, img):
+    def forward(self, img):
         import flowvision.backend as flow
         import flowvision.transforms.functional as F
         if not isinstance(img, flow.Tensor):
