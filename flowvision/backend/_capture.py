@@ -56,6 +56,8 @@ class _Op:
     def inputs(self):
         if self.kind == "fn":
             return [a[1] for a in self.args if a[0] == "v"]
+        if self.kind == "call":
+            return list(self.attrs["ins"])
         ins = [self.attrs["x"]]
         if self.attrs.get("res") is not None:
             ins.append(self.attrs["res"])
@@ -64,6 +66,8 @@ class _Op:
     def name(self):
         if self.kind == "fn":
             return self.cls.__name__
+        if self.kind == "call":
+            return self.attrs["label"]
         a = self.attrs
         extra = [a["ep"]] if a["ep"] != "none" else []
         if a.get("res") is not None:
@@ -78,6 +82,7 @@ class _Graph:
         self.outputs = []  # ("v", slot) or ("c", array) per model output
         self.out_struct = None  # "tensor" | "tuple" | "list"
         self.values = None  # slot -> array, when recorded with keep_values (diagnosis)
+        self.nhwc = set()  # slots stored NHWC (after the layout pass)
 
     def new_slot(self, arr):
         self.meta.append((tuple(arr.shape), arr.dtype))
@@ -249,7 +254,7 @@ def _to_fused(g, op):
 
 def _conv_takes_epilogue(g, op, ep):
     """Whether the lowering of fused op ``op`` can apply epilogue ``ep`` / a residual inside its kernel."""
-    if op.kind == "linear" or _conv_is_gemm(g, op) or _nhwc_kernels():
+    if op.kind == "linear" or _conv_is_gemm(g, op) or _conv_nhwc_ok(op):
         return True
     return ep in ("residual", "relu", "relu6", "clamp")  # NCHW conv2d_forward: applied in place, no new buffer
 
@@ -261,6 +266,10 @@ def _conv_is_gemm(g, op):
 
 def _nhwc_kernels():
     return hasattr(_C, "conv2d_nhwc")
+
+
+def _conv_nhwc_ok(op):
+    return _nhwc_kernels() and op.attrs["w"].dtype == np.float32
 
 
 def _per_channel(c, n_out, fused_kind, out_ndim):
@@ -382,6 +391,172 @@ def fuse(g):
     return g
 
 
+
+# ------------------------------------------------------------------ layout: NHWC between convolutions
+_NCHW_TO_NHWC = (0, 2, 3, 1)
+_NHWC_TO_NCHW = (0, 3, 1, 2)
+_PHYS_POS = (0, 3, 1, 2)  # NCHW logical dim -> its position in the NHWC array
+
+
+def _elementwise_classes():
+    from .nn import functional as F
+    from ._ops import elementwise as E
+    unary = ("sigmoid", "tanh", "exp", "neg", "abs", "sqrt", "rsqrt", "erf", "reciprocal", "square")
+    return ({E.Add, E.Sub, E.Mul, E.Div, E.Maximum, F._Relu, F._Hardtanh, F._LeakyRelu, F._Elu, F._Mish,
+             F._Hardswish, F._Hardsigmoid, F._Softplus, F._Gelu, F._Silu}
+            | {getattr(E, u).Function for u in unary if hasattr(getattr(E, u, None), "Function")})
+
+
+def _const_nhwc(c):
+    """A constant operand of a 4-D elementwise op, re-laid out for NHWC operands (broadcasting preserved)."""
+    if not isinstance(c, np.ndarray) or c.ndim == 0:
+        return c
+    return np.ascontiguousarray(c.reshape((1,) * (4 - c.ndim) + c.shape).transpose(_NCHW_TO_NHWC))
+
+
+def _call(label, ins, outs, make, index=-1):
+    return _Op("call", None, None, None, list(outs), dict(label=label, ins=list(ins), make=make), index)
+
+
+def to_nhwc(g):
+    """Keep activations NHWC (conv2d_nhwc's layout) from a convolution through elementwise ops, BN, activations,
+    pooling and channel concatenation; convert to NCHW only where another op reads them (flatten, reshape,
+    permute, unknown ops) and back where a convolution reads an NCHW value. Slot meta stays the logical NCHW
+    shape; ``g.nhwc`` holds the slots stored NHWC."""
+    from .nn import functional as F
+    from ._ops import shape as S, reduce as R
+    if not _nhwc_kernels():
+        return g
+    elementwise = _elementwise_classes()
+    nhwc = set()
+    to_n, to_p = {}, {}
+    ops = []
+    readers = _uses(g)
+    outputs = _output_slots(g)
+
+    def float32_4d(s):
+        shp, dt = g.meta[s]
+        return len(shp) == 4 and dt == np.float32
+
+    def as_nhwc(s):
+        if s in nhwc:
+            return s
+        if s not in to_n:
+            t = len(g.meta)
+            g.meta.append(g.meta[s])
+            nhwc.add(t)
+            ops.append(_call("to_nhwc", [s], [t], lambda: lambda x: np.ascontiguousarray(x.transpose(_NCHW_TO_NHWC))))
+            to_n[s] = t
+        return to_n[s]
+
+    def as_plain(s):
+        if s not in nhwc:
+            return s
+        if s not in to_p:
+            t = len(g.meta)
+            g.meta.append(g.meta[s])
+            ops.append(_call("to_nchw", [s], [t], lambda: lambda x: np.ascontiguousarray(x.transpose(_NHWC_TO_NCHW))))
+            to_p[s] = t
+        return to_p[s]
+
+    def plain_args(op):
+        return [("v", as_plain(a[1]), a[2]) if a[0] == "v" else a for a in op.args]
+
+    for op in g.ops:
+        if op.kind == "conv":
+            a = op.attrs
+            if _conv_nhwc_ok(op) and float32_4d(a["x"]):
+                a = dict(a, x=as_nhwc(a["x"]), res=None if a["res"] is None else as_nhwc(a["res"]), nhwc=True)
+                nhwc.add(op.outs[0])
+            else:
+                a = dict(a, x=as_plain(a["x"]), res=None if a["res"] is None else as_plain(a["res"]))
+            ops.append(_Op("conv", None, None, None, op.outs, a, op.index))
+            continue
+        if op.kind == "linear":
+            a = op.attrs
+            a = dict(a, x=as_plain(a["x"]), res=None if a["res"] is None else as_plain(a["res"]))
+            ops.append(_Op("linear", None, None, None, op.outs, a, op.index))
+            continue
+        acts = [a[1] for a in op.args if a[0] == "v"]
+        x = op.args[0][1] if op.args and op.args[0][0] == "v" else None
+        cls = op.cls
+        any_nhwc = any(s in nhwc for s in acts)
+        if cls in elementwise and any_nhwc and all(float32_4d(s) for s in acts) and len(op.outs) == 1 \
+                and len(g.meta[op.outs[0]][0]) == 4 and all(
+                    not isinstance(a[1], np.ndarray) or a[1].ndim <= 4 for a in op.args if a[0] == "c"):
+            args = [("v", as_nhwc(a[1]), a[2]) if a[0] == "v" else ("c", _const_nhwc(a[1])) for a in op.args]
+            ops.append(_Op("fn", cls, args, op.kwargs, op.outs, index=op.index))
+            nhwc.add(op.outs[0])
+            continue
+        if x is not None and x in nhwc and len(acts) == 1:
+            y = op.outs[0]
+            if cls is S.Permute and tuple(op.args[1][1]) == _NCHW_TO_NHWC:
+                # the NHWC array *is* the permuted tensor: no data movement
+                ops.append(_call("nhwc_as_permuted", [x], [y], lambda: lambda v: v, op.index))
+                continue
+            if cls is F.MaxPool2d and not any(r for r in readers.get(op.outs[1], [])) and op.outs[1] not in outputs:
+                k, st, p, d, ceil = (a[1] for a in op.args[1:6])
+                ops.append(_call("max_pool2d_nhwc", [x], [y], lambda k=k, st=st, p=p, d=d, ceil=ceil: (
+                    lambda v: _C.max_pool2d_nhwc(v, k, st, p, d, ceil)), op.index))
+                nhwc.add(y)
+                continue
+            if cls is F.AvgPool2d and not op.args[6][1]:
+                k, st, p, ceil, cip = (a[1] for a in op.args[1:6])
+                ops.append(_call("avg_pool2d_nhwc", [x], [y], lambda k=k, st=st, p=p, ceil=ceil, cip=cip: (
+                    lambda v: _C.avg_pool2d_nhwc(v, k, st, p, ceil, cip)), op.index))
+                nhwc.add(y)
+                continue
+            if cls is F.AdaptiveAvgPool2d:
+                o = tuple(op.args[1][1])
+                ops.append(_call("adaptive_avg_pool2d_nhwc", [x], [y], lambda o=o: (
+                    lambda v: _C.adaptive_avg_pool2d_nhwc(v, o)), op.index))
+                nhwc.add(y)
+                continue
+            if cls is R.Mean and op.args[0][2] is None:
+                dims, keep = tuple(op.args[1][1]), op.args[2][1]
+                pdims = tuple(sorted(_PHYS_POS[d] for d in dims))
+                rest = [_PHYS_POS[d] for d in range(4) if d not in dims]
+                if keep or rest == sorted(rest):
+                    args = [("v", x, None), ("c", pdims), ("c", keep)]
+                    ops.append(_Op("fn", cls, args, op.kwargs, op.outs, index=op.index))
+                    if keep:
+                        nhwc.add(y)
+                    continue
+            if cls is F.BatchNormEval:
+                rm, rv, w, b, eps = (a[1] for a in op.args[1:6])
+                inv = 1.0 / np.sqrt(np.asarray(rv, np.float64) + eps)
+                scale = inv * (1.0 if w is None else np.asarray(w, np.float64))
+                shift = (0.0 if b is None else np.asarray(b, np.float64)) - np.asarray(rm, np.float64) * scale
+                scale, shift = scale.astype(np.float32), shift.astype(np.float32)
+
+                def make(scale=scale, shift=shift):
+                    def run(v):
+                        y = np.multiply(v, scale)
+                        y += shift
+                        return y
+                    return run
+                ops.append(_call("batch_norm_nhwc", [x], [y], make, op.index))
+                nhwc.add(y)
+                continue
+        if cls is S.Cat and any_nhwc and op.kwargs.get("dim") in (1, -3) and all(float32_4d(s) for s in acts) \
+                and all(a[0] == "v" and a[2] is None for a in op.args):
+            args = [("v", as_nhwc(a[1]), None) for a in op.args]
+            ops.append(_Op("fn", cls, args, dict(op.kwargs, dim=3), op.outs, index=op.index))
+            nhwc.add(op.outs[0])
+            continue
+        if cls is S.Permute and x is not None and tuple(op.args[1][1]) == _NHWC_TO_NCHW and len(g.meta[x][0]) == 4 \
+                and g.meta[x][1] == np.float32:
+            # an NHWC tensor made NCHW by a permute (ConvNeXt's channels-last blocks): keep the data as it is
+            y = op.outs[0]
+            ops.append(_call("permuted_as_nhwc", [x], [y], lambda: np.ascontiguousarray, op.index))
+            nhwc.add(y)
+            continue
+        ops.append(_Op("fn", cls, plain_args(op), op.kwargs, op.outs, index=op.index))
+    g.outputs = [("v", as_plain(o[1])) if o[0] == "v" else o for o in g.outputs]
+    g.ops = ops
+    g.nhwc = nhwc
+    return g
+
 # ------------------------------------------------------------------ lowering
 def _lower_fn(g, op):
     fwd = op.cls.forward
@@ -421,6 +596,14 @@ def _inplace_epilogue(ep, lo, hi):
 def _lower_conv(g, op):
     a = op.attrs
     w, b, ep, lo, hi = a["w"], a["b"], a["ep"], a["lo"], a["hi"]
+    if a.get("nhwc"):
+        pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"])
+        stride, padding, dilation = a["stride"], a["padding"], a["dilation"]
+        b32 = None if b is None else np.ascontiguousarray(b, np.float32)
+
+        def run(x, res=None):
+            return _C.conv2d_nhwc(x, pk, b32, stride, padding, dilation, ep, res, lo, hi)
+        return run
     x_shape = g.meta[a["x"]][0]
     out_shape = g.meta[op.outs[0]][0]
     n, o, oh, ow = out_shape
@@ -495,6 +678,8 @@ def _lower(g):
     for i, op in enumerate(g.ops):
         if op.kind == "fn":
             fn = _lower_fn(g, op)
+        elif op.kind == "call":
+            fn = op.attrs["make"]()
         elif op.kind == "conv":
             fn = _lower_conv(g, op)
         else:
@@ -514,6 +699,7 @@ class _Plan:
             eliminate_dead_code(g)
             fuse(g)
             eliminate_dead_code(g)
+            to_nhwc(g)
         else:
             eliminate_dead_code(g)
         self.graph = g
@@ -642,8 +828,7 @@ class CompiledModule:
             g, ref1 = _capture(self.model, x1, dtype)
         except CaptureError as e:
             return self._fallback(f"capture failed: {e}")
-        g_plain = _copy_graph(g) if self.optimise else None
-        plan = _Plan(g, optimise=self.optimise)
+        plan = _Plan(_copy_graph(g), optimise=self.optimise)  # the passes rewrite their copy; g stays as recorded
         if not self.validate:
             return plan
         rng = np.random.default_rng(0)
@@ -653,12 +838,12 @@ class CompiledModule:
         if self._matches(plan, x1, ref1) and self._matches(plan, x2, ref2):
             return plan
         if self.optimise:  # is it the passes? the unoptimised replay is the recorded ops themselves
-            plain = _Plan(g_plain, optimise=False)
+            plain = _Plan(_copy_graph(g), optimise=False)
             if self._matches(plain, x1, ref1) and self._matches(plain, x2, ref2):
                 warnings.warn("flowvision.compile: the optimised plan differs from eager; running the recorded ops "
                               "without fusion", RuntimeWarning, stacklevel=3)
                 return plain
-        return self._fallback(_diagnose(self.model, x2, dtype, g_plain or g, self.rtol))
+        return self._fallback(_diagnose(self.model, x2, dtype, g, self.rtol))
 
     def _fallback(self, why):
         self.fallback_reason = why

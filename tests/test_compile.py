@@ -1,0 +1,207 @@
+"""flowvision.backend.compile: the captured inference path equals eager (and timm) within rtol 1e-4.
+
+Every model family is captured on a small input, the plan must be used (no silent eager fallback) and its
+output must match eager on a fresh input. Plus: re-planning on a new shape, re-planning after a weight
+update, the eager fallback (with a warning naming the first diverging op) for a model with data-dependent
+control flow or a value computed outside the tracked ops, and the training-mode error.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import flowvision
+import flowvision.models as M
+from flowvision import backend as flow
+from flowvision.backend import nn
+from flowvision.backend.autograd import graph as _graph
+
+RTOL = 1e-4
+
+
+def _close(out, ref, what):
+    out, ref = np.asarray(out), np.asarray(ref)
+    assert out.shape == ref.shape, f"{what}: shape {out.shape} != {ref.shape}"
+    scale = max(float(np.abs(ref).max()), 1e-6)
+    err = float(np.abs(out - ref).max())
+    assert err <= RTOL * scale, f"{what}: max abs diff {err:.3g} > {RTOL} x {scale:.3g}"
+
+
+def _randomize(model, seed=0):
+    """Non-trivial BN statistics, affine params and heads (zero-init heads/last-BNs would hide errors)."""
+    rng = np.random.default_rng(seed)
+    with flow.no_grad():
+        for name, t in model.state_dict().items():
+            if not t.is_floating_point():
+                continue
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf == "running_var":
+                t.copy_(flow.from_numpy((0.5 + rng.random(t.shape)).astype(np.float32)))
+            elif leaf == "running_mean":
+                t.copy_(flow.from_numpy((0.1 * rng.standard_normal(t.shape)).astype(np.float32)))
+            elif leaf in ("weight", "gamma") and t.ndim == 1:
+                t.copy_(flow.from_numpy((0.5 + 0.5 * rng.random(t.shape)).astype(np.float32)))
+            elif leaf in ("bias", "beta") and t.ndim == 1:
+                t.copy_(flow.from_numpy((0.05 * rng.standard_normal(t.shape)).astype(np.float32)))
+            elif leaf == "weight" and t.ndim == 2 and not np.abs(t.numpy()).any():  # zero-init classifier
+                t.copy_(flow.from_numpy((0.02 * rng.standard_normal(t.shape)).astype(np.float32)))
+
+
+def _input(shape, seed=0):
+    return flow.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def _plan(cm, x):
+    return cm.plans[(tuple(x.shape), x._dtype)]
+
+
+def _step_names(plan):
+    return [s[4].name() for s in plan.steps]
+
+
+# (name, input size, create_model kwargs): one small case per family
+CASES = [
+    ("resnet18", 64, {}),
+    ("resnet50", 64, {}),
+    ("resnext50_32x4d", 32, {}),  # grouped 3x3 convs
+    ("regnetx_002", 64, {}),  # grouped, residual + ReLU epilogue
+    ("efficientnet_b0", 64, {}),  # depthwise, SiLU, squeeze-excitation on one pixel
+    ("mobilenetv3_large_100", 64, {}),  # hardswish / hardsigmoid SE
+    ("convnext_atto", 64, {}),  # layer norm (NCHW), layer scale folded into the 1x1 conv
+    ("convnext_atto", 32, dict(conv_mlp=False, num_classes=7)),  # channels-last LayerNorm + Linear MLP
+    ("densenet121", 32, {}),  # BN -> ReLU -> conv (pre-activation: BN not foldable), concatenations
+    ("vit_tiny_patch16_224", 64, dict(img_size=64)),
+    ("swin_tiny_patch4_window7_224", 64, dict(img_size=64)),  # windows, shifts, relative position bias
+    ("mixer_s32_224", 64, dict(img_size=64)),
+]
+
+
+@pytest.mark.parametrize("name,size,kwargs", CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CASES)])
+def test_captured_equals_eager(name, size, kwargs):
+    model = M.create_model(name, pretrained=False, **kwargs).eval()
+    _randomize(model)
+    example = _input((2, 3, size, size), seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback warning is a failure here
+        cm = flow.compile(model, example)
+    plan = _plan(cm, example)
+    assert plan is not None, cm.fallback_reason
+    names = _step_names(plan)
+    assert "BatchNormEval" not in names or name.startswith("densenet"), names  # BN after a conv is folded
+    x = _input((2, 3, size, size), seed=2)
+    with flow.no_grad():
+        ref = model(x).numpy()
+    out = cm(x)
+    assert not out.requires_grad
+    _close(out.numpy(), ref, f"{name} captured vs eager")
+    assert _graph._RECORDER is None
+
+
+def test_fusion_shapes_resnet():
+    """ResNet's bottleneck becomes conv+relu, conv+relu, conv+residual+relu: BN folded, add and ReLU fused."""
+    model = M.create_model("resnet50", pretrained=False).eval()
+    x = _input((1, 3, 64, 64))
+    names = _step_names(_plan(flow.compile(model, x), x))
+    assert names.count("conv+residual+relu") == 16
+    assert not any(n in names for n in ("BatchNormEval", "Relu", "Add"))
+
+
+@pytest.mark.parametrize("name,size,kwargs", [("resnet18", 64, {}), ("mobilenetv3_large_100", 64, {}),
+                                              ("vit_tiny_patch16_224", 64, dict(img_size=64))])
+def test_captured_equals_timm(name, size, kwargs):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("timm")
+    from test_models_parity import _pair
+    ref, ours = _pair(name, **kwargs)
+    x = np.random.default_rng(3).standard_normal((2, 3, size, size)).astype(np.float32)
+    cm = flow.compile(ours, flow.from_numpy(x))
+    assert _plan(cm, flow.from_numpy(x)) is not None, cm.fallback_reason
+    with torch.no_grad():
+        t = ref(torch.from_numpy(x)).numpy()
+    _close(cm(flow.from_numpy(x)).numpy(), t, f"{name} captured vs timm")
+
+
+def test_replans_on_new_shape_and_dtype_key():
+    model = M.create_model("resnet18", pretrained=False, num_classes=10).eval()
+    cm = flowvision.compile(model, _input((1, 3, 64, 64)))
+    x = _input((3, 3, 80, 96), seed=5)
+    with flow.no_grad():
+        ref = model(x).numpy()
+    _close(cm(x).numpy(), ref, "new shape")
+    assert set(cm.plans) == {((1, 3, 64, 64), flow.float32), ((3, 3, 80, 96), flow.float32)}
+    assert all(p is not None for p in cm.plans.values())
+
+
+def test_replans_after_weight_update():
+    model = M.create_model("resnet18", pretrained=False, num_classes=10).eval()
+    x = _input((1, 3, 64, 64))
+    cm = flow.compile(model, x)
+    before = cm(x).numpy()
+    with flow.no_grad():
+        model.fc.weight.mul_(2.0)
+        model.layer1[0].bn1.running_mean.add_(0.5)  # a folded BN statistic
+    with flow.no_grad():
+        ref = model(x).numpy()
+    assert not np.allclose(ref, before)
+    _close(cm(x).numpy(), ref, "after the weight update")
+
+
+class _Branchy(nn.Module):
+    """Data-dependent control flow: the branch taken depends on the input's values."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        if float(x.min()) >= 0:
+            return nn.functional.relu(y)
+        return y * 2.0
+
+
+class _Escapes(nn.Module):
+    """A value computed outside the tracked ops (through numpy): the capture sees it as a constant."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        z = flow.from_numpy(np.tanh(y.detach().numpy()))
+        return y + z
+
+
+def test_data_dependent_branch_falls_back_with_warning():
+    model = _Branchy().eval()
+    example = flow.from_numpy(np.abs(np.random.default_rng(0).standard_normal((1, 3, 8, 8))).astype(np.float32))
+    with pytest.warns(RuntimeWarning, match=r"falling back to eager.*op #\d+ Relu.*Mul.*data-dependent"):
+        cm = flow.compile(model, example)
+    assert _plan(cm, example) is None
+    neg = _input((1, 3, 8, 8), seed=4)
+    with flow.no_grad():
+        for x in (example, neg):
+            np.testing.assert_array_equal(cm(x).numpy(), model(x).numpy())
+
+
+def test_untracked_value_falls_back_with_warning():
+    model = _Escapes().eval()
+    x = _input((1, 3, 8, 8))
+    with pytest.warns(RuntimeWarning, match=r"falling back to eager.*op #\d+ Add"):
+        cm = flow.compile(model, x)
+    with flow.no_grad():
+        np.testing.assert_array_equal(cm(x).numpy(), model(x).numpy())
+
+
+def test_training_mode_and_bad_input_errors():
+    model = M.create_model("resnet18", pretrained=False)
+    with pytest.raises(RuntimeError, match="eval"):
+        flow.compile(model, _input((1, 3, 32, 32)))
+    model.eval()
+    with pytest.raises(TypeError, match="Tensor"):
+        flow.compile(model, np.zeros((1, 3, 32, 32), np.float32))
+    cm = flow.compile(model, _input((1, 3, 32, 32)))
+    model.layer1.train()  # switched back to training after compiling: the next new shape refuses to capture
+    with pytest.raises(RuntimeError, match="eval"):
+        cm(_input((1, 3, 40, 40)))
