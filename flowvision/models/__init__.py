@@ -33,3 +33,4 @@ from .googlenet import *  # noqa: F401,F403
 from .inception import *  # noqa: F401,F403
 from .efficientnet_v2 import *  # noqa: F401,F403
 from .swin_v2 import *  # noqa: F401,F403
+from .maxvit import *  # noqa: F401,F403
