@@ -1,6 +1,7 @@
 """flowvision.layers: building blocks shared by the model families (timm-compatible parameter names)."""
 from .activations import create_act_layer, get_act_layer
 from .adapt import adapt_input_conv
+from .blur_pool import BlurPool2d
 from .cbam import CbamModule, LightCbamModule
 from .classifier import ClassifierHead, NormMlpClassifierHead, SelectAdaptivePool2d, create_classifier
 from .conv_bn_act import ConvBnAct, ConvNormAct
@@ -25,5 +26,5 @@ __all__ = [
     "get_padding_value", "pad_same", "PatchEmbed", "SEModule", "SqueezeExcite", "lecun_normal_", "trunc_normal_",
     "variance_scaling_", "ConvMlp", "EcaModule", "CecaModule", "EfficientChannelAttn",
     "CircularEfficientChannelAttn", "CbamModule", "LightCbamModule", "GlobalContext", "NonLocalAttn",
-    "DropBlock2d", "drop_block_2d", "create_attn", "get_attn",
+    "DropBlock2d", "drop_block_2d", "create_attn", "get_attn", "BlurPool2d",
 ]

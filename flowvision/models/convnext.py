@@ -190,6 +190,15 @@ def _fbcfg(**kwargs):
     return _cfg(**{**dict(hf_hub_id="timm/", test_input_size=(3, 288, 288), test_crop_pct=1.0), **kwargs})
 
 
+_OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
+_OPENAI_CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
+
+
+def _clipcfg(**kwargs):
+    return _cfg(**{**dict(hf_hub_id="timm/", input_size=(3, 256, 256), pool_size=(8, 8), crop_pct=1.0,
+                          mean=_OPENAI_CLIP_MEAN, std=_OPENAI_CLIP_STD), **kwargs})
+
+
 _RSB = "https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-rsb-weights/"
 _FB = "https://dl.fbaipublicfiles.com/convnext/"
 default_cfgs = generate_default_cfgs({
@@ -206,6 +215,11 @@ default_cfgs = generate_default_cfgs({
     "convnext_small.fb_in1k": _fbcfg(url=_FB + "convnext_small_1k_224_ema.pth"),
     "convnext_base.fb_in1k": _fbcfg(url=_FB + "convnext_base_1k_224_ema.pth"),
     "convnext_large.fb_in1k": _fbcfg(url=_FB + "convnext_large_1k_224_ema.pth"),
+    # LAION-2B CLIP image towers (OpenCLIP); the un-fine-tuned ones end in a 1024-d projection as their "head"
+    "convnext_xxlarge.clip_laion2b_soup_ft_in1k": _clipcfg(),
+    "convnext_xxlarge.clip_laion2b_soup_ft_in12k": _clipcfg(num_classes=11821),
+    "convnext_xxlarge.clip_laion2b_soup": _clipcfg(num_classes=1024),
+    "convnext_xxlarge.clip_laion2b_rewind": _clipcfg(num_classes=1024),
 })
 
 
@@ -256,3 +270,10 @@ def convnext_large(pretrained=False, **kwargs):
 @register_model
 def convnext_xlarge(pretrained=False, **kwargs):
     return _c("convnext_xlarge", pretrained, kwargs, depths=(3, 3, 27, 3), dims=(256, 512, 1024, 2048))
+
+
+@register_model
+def convnext_xxlarge(pretrained=False, **kwargs):
+    # LayerNorm eps 1e-5: the OpenCLIP towers were trained with torch's default
+    return _c("convnext_xxlarge", pretrained, kwargs, depths=(3, 4, 30, 3), dims=(384, 768, 1536, 3072),
+              norm_eps=1e-5)

@@ -1,11 +1,11 @@
-"""DenseNet 121/161/169/201, with timm's (= torchvision's) module and parameter names.
+"""DenseNet 121/161/169/201/264d and blur-pooled 121d, with timm's (= torchvision's) module and parameter names.
 
-``features`` = conv0/norm0/pool0 stem, denseblockN (ModuleDict of denselayerM) and transitionN, norm5;
+``features`` = conv0/norm0/pool0 stem (deep stems: conv0-2/norm0-2; ``aa_layer`` blurs the stem pool), denseblockN (ModuleDict of denselayerM) and transitionN, norm5;
 then global pool + ``classifier``. Norms are BatchNormAct2d (BN + ReLU in one module, BN's names).
 """
 from flowvision import backend as flow
 from flowvision.backend import nn
-from flowvision.layers import BatchNormAct2d, create_classifier
+from flowvision.layers import BatchNormAct2d, BlurPool2d, create_classifier
 
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
@@ -57,20 +57,38 @@ class DenseTransition(nn.Sequential):
 class DenseNet(nn.Module):
     def __init__(self, growth_rate=32, block_config=(6, 12, 24, 16), num_classes=1000, in_chans=3,
                  global_pool="avg", bn_size=4, stem_type="", act_layer="relu", norm_layer="batchnorm",
-                 drop_rate=0.0, proj_drop_rate=0.0, memory_efficient=False):
+                 aa_layer=None, drop_rate=0.0, proj_drop_rate=0.0, memory_efficient=False, aa_stem_only=True):
         super().__init__()
-        if stem_type:
-            raise NotImplementedError("only the plain 7x7 stem is implemented (stem_type='')")
+        if stem_type not in ("", "deep", "deep_tiered", "deep_tiered_narrow"):
+            raise ValueError(f"unknown stem_type {stem_type!r} ('', 'deep', 'deep_tiered', 'deep_tiered_narrow')")
+        if aa_layer is not None and not aa_stem_only:
+            raise NotImplementedError("anti-aliased transitions (aa_stem_only=False) are not implemented")
         self.num_classes = num_classes
         self.drop_rate = drop_rate
         self.grad_checkpointing = False
         norm = BatchNormAct2d
         num_init = growth_rate * 2
+        if aa_layer is None:
+            stem_pool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+        else:  # dense max then blurred subsampling (anti-aliased)
+            aa_layer = BlurPool2d if aa_layer in ("blur", "blurpool", True) else aa_layer
+            stem_pool = nn.Sequential(nn.MaxPool2d(kernel_size=3, stride=1, padding=1),
+                                      aa_layer(channels=num_init, stride=2))
         self.features = nn.Sequential()
-        self.features.add_module("conv0", nn.Conv2d(in_chans, num_init, 7, stride=2, padding=3, bias=False))
-        self.features.add_module("norm0", norm(num_init))
-        self.features.add_module("pool0", nn.MaxPool2d(kernel_size=3, stride=2, padding=1))
-        self.feature_info = [dict(num_chs=num_init, reduction=2, module="features.norm0")]
+        deep_stem = "deep" in stem_type
+        if deep_stem:  # three 3x3 convs instead of one 7x7
+            chs1 = chs2 = growth_rate
+            if "tiered" in stem_type:
+                chs1 = 3 * (growth_rate // 4)
+                chs2 = num_init if "narrow" in stem_type else 6 * (growth_rate // 4)
+            for i, (cin, cout, s) in enumerate(((in_chans, chs1, 2), (chs1, chs2, 1), (chs2, num_init, 1))):
+                self.features.add_module(f"conv{i}", nn.Conv2d(cin, cout, 3, stride=s, padding=1, bias=False))
+                self.features.add_module(f"norm{i}", norm(cout))
+        else:
+            self.features.add_module("conv0", nn.Conv2d(in_chans, num_init, 7, stride=2, padding=3, bias=False))
+            self.features.add_module("norm0", norm(num_init))
+        self.features.add_module("pool0", stem_pool)
+        self.feature_info = [dict(num_chs=num_init, reduction=2, module=f"features.norm{2 if deep_stem else 0}")]
         stride, nf = 4, num_init
         for i, num_layers in enumerate(block_config):
             self.features.add_module(f"denseblock{i + 1}", DenseBlock(num_layers, nf, bn_size, growth_rate,
@@ -157,6 +175,8 @@ default_cfgs = generate_default_cfgs({
     "densenet161.tv_in1k": _cfg(),
     "densenet169.tv_in1k": _cfg(),
     "densenet201.tv_in1k": _cfg(),
+    "densenetblur121d.ra_in1k": _cfg(test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "densenet264d": _cfg(hf_hub_id=None),
 })
 
 
@@ -178,3 +198,15 @@ def densenet169(pretrained=False, **kwargs):
 @register_model
 def densenet201(pretrained=False, **kwargs):
     return _create_densenet("densenet201", 32, (6, 12, 48, 32), pretrained, **kwargs)
+
+
+@register_model
+def densenetblur121d(pretrained=False, **kwargs):
+    """DenseNet-121 with a 3-conv deep stem and a blur-pooled (anti-aliased) stem downsample."""
+    return _create_densenet("densenetblur121d", 32, (6, 12, 24, 16), pretrained,
+                            **{**dict(stem_type="deep", aa_layer=BlurPool2d), **kwargs})
+
+
+@register_model
+def densenet264d(pretrained=False, **kwargs):
+    return _create_densenet("densenet264d", 48, (6, 12, 64, 48), pretrained, **{**dict(stem_type="deep"), **kwargs})

@@ -13,7 +13,8 @@ from flowvision.layers import BatchNormAct2d, SelectAdaptivePool2d, SqueezeExcit
 
 from ._builder import build_model_with_cfg
 from ._efficientnet_builder import build_stages, decode_arch_def, init_weights_goog, round_channels
-from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
+from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
+                          IMAGENET_INCEPTION_STD, generate_default_cfgs)
 from ._registry import register_model
 
 __all__ = ["MobileNetV3"]
@@ -97,13 +98,26 @@ _SMALL = [["ds_r1_k3_s2_e1_c16_se0.25_nre"], ["ir_r1_k3_s2_e4.5_c24_nre", "ir_r1
           ["ir_r3_k5_s2_e6_c96_se0.25"], ["cn_r1_k1_s1_c576"]]
 
 
-def _gen_mobilenet_v3(variant, channel_multiplier=1.0, pretrained=False, **kwargs):
+def _gen_mobilenet_v3(variant, channel_multiplier=1.0, depth_multiplier=1.0, pretrained=False, **kwargs):
     small = "small" in variant
     se_layer = partial(SqueezeExcite, gate_layer="hard_sigmoid", force_act_layer=nn.ReLU, rd_round_fn=round_channels)
-    args = dict(block_args=decode_arch_def(_SMALL if small else _LARGE), num_features=1024 if small else 1280,
+    args = dict(block_args=decode_arch_def(_SMALL if small else _LARGE, depth_multiplier=depth_multiplier),
+                num_features=1024 if small else 1280,
                 stem_size=16, fix_stem=channel_multiplier < 0.75,
                 round_chs_fn=partial(round_channels, multiplier=channel_multiplier), act_layer="hard_swish",
                 se_layer=se_layer)
+    return build_model_with_cfg(MobileNetV3, variant, pretrained, **{**args, **kwargs})
+
+
+# timm's first MobileNetV3 ("rw"): no-skip first block, SE reduced from the expanded width with the block's own
+# activation and round(), head conv without bias, TF BatchNorm eps
+_RW = [["ds_r1_k3_s1_e1_c16_nre_noskip"], *_LARGE[1:]]
+
+
+def _gen_mobilenet_v3_rw(variant, channel_multiplier=1.0, pretrained=False, **kwargs):
+    args = dict(block_args=decode_arch_def(_RW), head_bias=False,
+                round_chs_fn=partial(round_channels, multiplier=channel_multiplier), act_layer="hard_swish",
+                se_layer=partial(SqueezeExcite, gate_layer="hard_sigmoid"), bn_eps=1e-3)
     return build_model_with_cfg(MobileNetV3, variant, pretrained, **{**args, **kwargs})
 
 
@@ -116,6 +130,12 @@ def _cfg(**kwargs):
 _W = "https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-weights/"
 default_cfgs = generate_default_cfgs({
     "mobilenetv3_large_075": _cfg(),
+    "mobilenetv3_large_150d.ra4_e3600_r256_in1k": _cfg(hf_hub_id="timm/", input_size=(3, 256, 256), pool_size=(8, 8),
+                                                       crop_pct=0.95, mean=IMAGENET_INCEPTION_MEAN,
+                                                       std=IMAGENET_INCEPTION_STD, test_input_size=(3, 320, 320),
+                                                       test_crop_pct=1.0),
+    "mobilenetv3_rw.rmsp_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic",
+                                     url=_W + "mobilenetv3_100-35495452.pth"),
     "mobilenetv3_large_100.ra_in1k": _cfg(interpolation="bicubic", hf_hub_id="timm/",
                                           url=_W + "mobilenetv3_large_100_ra-f55367f5.pth"),
     "mobilenetv3_small_050.lamb_in1k": _cfg(interpolation="bicubic", hf_hub_id="timm/",
@@ -129,24 +149,34 @@ default_cfgs = generate_default_cfgs({
 
 @register_model
 def mobilenetv3_large_075(pretrained=False, **kwargs):
-    return _gen_mobilenet_v3("mobilenetv3_large_075", 0.75, pretrained, **kwargs)
+    return _gen_mobilenet_v3("mobilenetv3_large_075", 0.75, pretrained=pretrained, **kwargs)
 
 
 @register_model
 def mobilenetv3_large_100(pretrained=False, **kwargs):
-    return _gen_mobilenet_v3("mobilenetv3_large_100", 1.0, pretrained, **kwargs)
+    return _gen_mobilenet_v3("mobilenetv3_large_100", 1.0, pretrained=pretrained, **kwargs)
 
 
 @register_model
 def mobilenetv3_small_050(pretrained=False, **kwargs):
-    return _gen_mobilenet_v3("mobilenetv3_small_050", 0.50, pretrained, **kwargs)
+    return _gen_mobilenet_v3("mobilenetv3_small_050", 0.50, pretrained=pretrained, **kwargs)
 
 
 @register_model
 def mobilenetv3_small_075(pretrained=False, **kwargs):
-    return _gen_mobilenet_v3("mobilenetv3_small_075", 0.75, pretrained, **kwargs)
+    return _gen_mobilenet_v3("mobilenetv3_small_075", 0.75, pretrained=pretrained, **kwargs)
 
 
 @register_model
 def mobilenetv3_small_100(pretrained=False, **kwargs):
-    return _gen_mobilenet_v3("mobilenetv3_small_100", 1.0, pretrained, **kwargs)
+    return _gen_mobilenet_v3("mobilenetv3_small_100", 1.0, pretrained=pretrained, **kwargs)
+
+
+@register_model
+def mobilenetv3_large_150d(pretrained=False, **kwargs):
+    return _gen_mobilenet_v3("mobilenetv3_large_150d", 1.5, depth_multiplier=1.2, pretrained=pretrained, **kwargs)
+
+
+@register_model
+def mobilenetv3_rw(pretrained=False, **kwargs):
+    return _gen_mobilenet_v3_rw("mobilenetv3_rw", 1.0, pretrained=pretrained, **kwargs)

@@ -223,6 +223,10 @@ model_cfgs = dict(
     regnety_120=RegNetCfg(w0=168, wa=73.36, wm=2.37, group_size=112, depth=19, **_SE),
     regnety_160=RegNetCfg(w0=200, wa=106.23, wm=2.48, group_size=112, depth=18, **_SE),
     regnety_320=RegNetCfg(w0=232, wa=115.89, wm=2.53, group_size=232, depth=20, **_SE),
+    # the SEER / SWAG scale-ups (same design space)
+    regnety_640=RegNetCfg(w0=352, wa=147.48, wm=2.4, group_size=328, depth=20, **_SE),
+    regnety_1280=RegNetCfg(w0=456, wa=160.83, wm=2.52, group_size=264, depth=27, **_SE),
+    regnety_2560=RegNetCfg(w0=640, wa=230.83, wm=2.53, group_size=373, depth=27, **_SE),
 )
 
 
@@ -299,6 +303,17 @@ default_cfgs = generate_default_cfgs({
     "regnety_120.sw_in12k_ft_in1k": _ra(),
     "regnety_160.sw_in12k_ft_in1k": _ra(),
     "regnety_320.tv2_in1k": _tv2("regnet_y_32gf-8db6d4b5.pth"),
+    "regnety_640.seer_ft_in1k": _cfg(input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0,
+                                     license="seer-license"),
+    "regnety_640.seer": _cfg(crop_pct=0.965, num_classes=0, license="seer-license"),
+    "regnety_1280.swag_ft_in1k": _cfg(input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0,
+                                      license="cc-by-nc-4.0"),
+    "regnety_1280.swag_lc_in1k": _cfg(crop_pct=0.965, license="cc-by-nc-4.0"),
+    "regnety_1280.seer_ft_in1k": _cfg(input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0,
+                                      license="seer-license"),
+    "regnety_1280.seer": _cfg(crop_pct=0.965, num_classes=0, license="seer-license"),
+    "regnety_2560.seer_ft_in1k": _cfg(input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0,
+                                      license="seer-license"),
 })
 
 
@@ -435,3 +450,18 @@ def regnety_160(pretrained=False, **kwargs):
 @register_model
 def regnety_320(pretrained=False, **kwargs):
     return _create_regnet("regnety_320", pretrained, **kwargs)
+
+
+@register_model
+def regnety_640(pretrained=False, **kwargs):
+    return _create_regnet("regnety_640", pretrained, **kwargs)
+
+
+@register_model
+def regnety_1280(pretrained=False, **kwargs):
+    return _create_regnet("regnety_1280", pretrained, **kwargs)
+
+
+@register_model
+def regnety_2560(pretrained=False, **kwargs):
+    return _create_regnet("regnety_2560", pretrained, **kwargs)
