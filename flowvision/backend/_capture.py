@@ -593,16 +593,16 @@ def _inplace_epilogue(ep, lo, hi):
     return None
 
 
-def _lower_conv(g, op):
+def _lower_conv(g, op, out=None):
     a = op.attrs
     w, b, ep, lo, hi = a["w"], a["b"], a["ep"], a["lo"], a["hi"]
     if a.get("nhwc"):
         pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"])
-        stride, padding, dilation = a["stride"], a["padding"], a["dilation"]
+        stride, padding, dilation = list(a["stride"]), list(a["padding"]), list(a["dilation"])
         b32 = None if b is None else np.ascontiguousarray(b, np.float32)
 
         def run(x, res=None):
-            return _C.conv2d_nhwc(x, pk, b32, stride, padding, dilation, ep, res, lo, hi)
+            return _C.conv2d_nhwc(x, pk, b32, stride, padding, dilation, ep, res, lo, hi, out)
         return run
     x_shape = g.meta[a["x"]][0]
     out_shape = g.meta[op.outs[0]][0]
@@ -663,6 +663,55 @@ def _lower_linear(g, op):
     return run
 
 
+def plan_arena(g, last, outputs):
+    """Preallocated output buffers for the NHWC convolutions (the kernel writes into ``out=``), shared by
+    convolutions whose outputs are never live at the same time, so a steady-state run allocates (and page-faults)
+    nothing for them. A buffer stays reserved until the last read of every value that may alias it: outputs of
+    ops that can return views of their inputs (reshape, permute, ...) are put in their inputs' alias class;
+    convolutions, GEMMs and elementwise ops always return fresh arrays. Values the plan returns never live in
+    the arena (the next call would overwrite them)."""
+    fresh = _elementwise_classes()
+    parent = {}
+
+    def find(s):
+        while parent.get(s, s) != s:
+            s = parent[s]
+        return s
+
+    for op in g.ops:
+        if op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in fresh):
+            continue
+        for o in op.outs:
+            for s in op.inputs():
+                ro, rs = find(o), find(s)
+                if ro != rs:
+                    parent[ro] = rs
+    end, produced = {}, {}
+    for i, op in enumerate(g.ops):
+        for o in op.outs:
+            produced[o] = i
+    for s in produced:
+        r = find(s)
+        end[r] = max(end.get(r, -1), last.get(s, produced[s]), produced[s])
+    tainted = {find(s) for s in outputs}
+    free, busy, buffers = {}, [], {}
+    for i, op in enumerate(g.ops):
+        for e in [b for b in busy if b[0] < i]:  # buffers whose alias class is dead before step i
+            busy.remove(e)
+            free.setdefault(e[1], []).append(e[2])
+        if op.kind != "conv" or not op.attrs.get("nhwc"):
+            continue
+        y = op.outs[0]
+        if find(y) in tainted:
+            continue
+        n, c, h, w = g.meta[y][0]
+        key = (n, h, w, c)
+        buf = free[key].pop() if free.get(key) else np.empty(key, np.float32)
+        buffers[y] = buf
+        busy.append((end[find(y)], key, buf))
+    return buffers
+
+
 def _lower(g):
     """The flat step list: (callable, input slots, output slots, slots to drop after the step)."""
     outputs = _output_slots(g)
@@ -674,6 +723,7 @@ def _lower(g):
     for s, i in last.items():
         if s not in outputs:
             drop_after[i].append(s)
+    arena = plan_arena(g, last, outputs)
     steps = []
     for i, op in enumerate(g.ops):
         if op.kind == "fn":
@@ -681,7 +731,7 @@ def _lower(g):
         elif op.kind == "call":
             fn = op.attrs["make"]()
         elif op.kind == "conv":
-            fn = _lower_conv(g, op)
+            fn = _lower_conv(g, op, arena.get(op.outs[0]))
         else:
             fn = _lower_linear(g, op)
         # outputs nobody reads are dropped right away (e.g. max-pool indices)
