@@ -54,3 +54,34 @@ extern "C" int fv_cuda_axpy(int n, float a, const float* x, float* y) {
     if (e != cudaSuccess) cudaGetLastError();
     return static_cast<int>(e);
 }
+
+extern "C" int fv_cuda_driver_version(int* v) {
+    *v = 0;
+    cudaError_t e = cudaDriverGetVersion(v);
+    if (e != cudaSuccess) cudaGetLastError();
+    return static_cast<int>(e);
+}
+
+extern "C" int fv_cuda_device_capability(int index, int* major, int* minor) {
+    cudaError_t e = cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, index);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, index);
+    if (e != cudaSuccess) cudaGetLastError();
+    return static_cast<int>(e);
+}
+
+extern "C" int fv_cuda_total_memory(int index, size_t* bytes) {
+    cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceProperties(&prop, index);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return static_cast<int>(e);
+    }
+    *bytes = prop.totalGlobalMem;
+    return 0;
+}
+
+extern "C" int fv_cuda_set_device(int index) {
+    cudaError_t e = cudaSetDevice(index);
+    if (e != cudaSuccess) cudaGetLastError();
+    return static_cast<int>(e);
+}
