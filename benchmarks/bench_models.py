@@ -1,17 +1,20 @@
-"""Whole-model inference speed: flowvision eager vs PyTorch eager (and ONNX Runtime) on the identical timm
-model and weights, side by side in one run with equal thread counts.
+"""Whole-model inference speed: flowvision eager, flowvision captured (``flowvision.compile``) vs PyTorch eager
+(and ONNX Runtime) on the identical timm model and weights, side by side in one run with equal thread counts.
 
     python benchmarks/bench_models.py                       # all models, batch 1 and 8, 1 and 2 threads
     python benchmarks/bench_models.py --models resnet50 --batches 1 --threads 2 --repeat 5
     python benchmarks/bench_models.py --onnx                # + ONNX Runtime on the torch-exported model
     python benchmarks/bench_models.py --no-rss              # skip the per-process peak-RSS measurement
+    python benchmarks/bench_models.py --threads 1 --cpu-time --onnx   # the issue-4 table (docs/benchmarks.md)
 
 For every (model, batch, threads) the contenders run interleaved in rounds so that
 load spikes from other processes hit all of them (blocks of --repeat calls, 2 rounds); the table shows the best-of-N time (ms), the median in
-brackets, torch/fv (> 1 = flowvision faster), achieved GFLOP/s (FLOPs counted by torch's FlopCounterMode,
-2 per multiply-add, convs and matmuls only) and % of the FMA peak measured by ``_C.fma_peak_gflops`` with the
-same thread count. Peak RSS: each (framework, model, batch) runs one forward pass in a fresh subprocess
-(2 threads) and its ru_maxrss is reported; the flowvision child does not import torch.
+brackets, torch/fv and torch/captured (> 1 = flowvision faster), ORT/captured (> 1 = captured faster than ONNX
+Runtime), achieved GFLOP/s (FLOPs counted by torch's FlopCounterMode, 2 per multiply-add, convs and matmuls only)
+and % of the FMA peak measured by ``_C.fma_peak_gflops`` with the same thread count. The captured module is
+compiled (and validated against eager) before timing. Peak RSS: each (framework, model, batch) runs one forward
+pass in a fresh subprocess (2 threads) and its VmHWM is reported -- flowvision eager, flowvision captured
+(compile included), torch, ONNX Runtime; the flowvision children do not import torch.
 """
 import argparse
 import os
@@ -54,19 +57,29 @@ def count_flops(ref, x):
 
 def _rss_child(argv):
     """Subprocess entry: one forward pass, then print this process's VmHWM (peak RSS) in KiB."""
-    fw, name, batch, weights = argv
+    fw, name, batch, weights, onnx_file = argv
     batch = int(batch)
     sd = dict(np.load(weights))
     x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224), dtype=np.float32)
-    if fw == "fv":
+    if fw in ("fv", "fvc"):
         import flowvision.models as M
         from flowvision import backend as flow
         flow._C.set_num_threads(2)
         m = M.create_model(name, pretrained=False).eval()
         m.load_state_dict({k: flow.from_numpy(v) for k, v in sd.items()}, strict=True)
         del sd
-        with flow.no_grad():
-            m(flow.from_numpy(x))
+        if fw == "fvc":
+            flow.compile(m, flow.from_numpy(x))(flow.from_numpy(x))
+        else:
+            with flow.no_grad():
+                m(flow.from_numpy(x))
+    elif fw == "ort":
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 2
+        so.inter_op_num_threads = 1
+        del sd
+        ort.InferenceSession(onnx_file, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})
     else:
         import timm
         import torch
@@ -80,8 +93,8 @@ def _rss_child(argv):
         print(next(int(line.split()[1]) for line in f if line.startswith("VmHWM")))
 
 
-def peak_rss_mb(fw, name, batch, weights):
-    r = subprocess.run([sys.executable, __file__, "--_rss-child", fw, name, str(batch), weights],
+def peak_rss_mb(fw, name, batch, weights, onnx_file=""):
+    r = subprocess.run([sys.executable, __file__, "--_rss-child", fw, name, str(batch), weights, onnx_file],
                        capture_output=True, text=True)
     try:
         return int(r.stdout.strip().splitlines()[-1]) / 1024.0
@@ -143,6 +156,7 @@ def main():
     ap.add_argument("--min-time", type=float, default=1.0, help="seconds per contender and case (at least)")
     ap.add_argument("--onnx", action="store_true", help="also ONNX Runtime (if onnxruntime imports)")
     ap.add_argument("--no-rss", action="store_true")
+    ap.add_argument("--no-captured", action="store_true", help="skip flowvision.compile (the captured path)")
     ap.add_argument("--cpu-time", action="store_true",
                     help="time with process CPU time (use with --threads 1: independent of other users' load)")
     ap.add_argument("--check", action="store_true", help="also print max |fv - torch| / max |torch|")
@@ -157,6 +171,7 @@ def main():
     threads = [int(t) for t in args.threads.split(",")]
     batches = [int(b) for b in args.batches.split(",")]
     names = [n for n in args.models.split(",") if n]
+    cap = not args.no_captured
     # the peak: one core's FMA loop (best of short bursts) x threads; on a shared machine the t-thread
     # measurement rarely gets t idle cores at once (it is printed too)
     _C.set_num_threads(1)
@@ -171,8 +186,11 @@ def main():
           f"{load[2]:.1f} | FMA peak " + ", ".join(f"{t} thr {p:.0f} GFLOP/s (measured {measured[t]:.0f})"
                                                     for t, p in peaks.items()))
     hdr = ("| model | batch | thr | " + ("fv unpacked ms | " if args.compare_unpacked else "") +
-           "flowvision ms | torch ms | torch/fv | " + ("ORT ms | ORT/fv | " if args.onnx else "")
-           + "GFLOP | fv GFLOP/s (% peak) | torch GFLOP/s (% peak) |")
+           "flowvision ms | " + ("fv captured ms | " if cap else "") + "torch ms | torch/fv | "
+           + ("torch/captured | " if cap else "")
+           + ("ORT ms | ORT/fv | " + ("ORT/captured | " if cap else "") if args.onnx else "")
+           + "GFLOP | fv GFLOP/s (% peak) | " + ("captured GFLOP/s (% peak) | " if cap else "")
+           + "torch GFLOP/s (% peak) |")
     print(hdr)
     print("|" + "---|" * (hdr.count("|") - 1))
     rss_rows = []
@@ -186,6 +204,7 @@ def main():
         np.savez(wfile, **_state_dict_np(ref))
         mdir = os.path.join(tmp, name)
         os.makedirs(mdir, exist_ok=True)
+        compiled = None
         for b in batches:
             x = np.random.default_rng(0).standard_normal((b, 3, 224, 224), dtype=np.float32)
             flops = count_flops(ref, x)
@@ -195,6 +214,14 @@ def main():
                     r = ref(tx).numpy()
                     o = ours(fx).numpy()
                 print(f"# {name} b{b}: max|fv-torch|/max|torch| = {np.abs(o - r).max() / np.abs(r).max():.2e}")
+            if cap:  # compiled (captured, validated against eager) once per model; a new batch size re-plans
+                compiled = flow.compile(ours, fx) if compiled is None else compiled
+                compiled(fx)
+                if compiled.fallback_reason:
+                    print(f"# {name} b{b}: captured path fell back to eager: {compiled.fallback_reason}")
+                if args.check:
+                    c = compiled(fx).numpy()
+                    print(f"# {name} b{b}: max|captured-torch|/max|torch| = {np.abs(c - r).max() / np.abs(r).max():.2e}")
             for t in threads:
                 _C.set_num_threads(t)
                 torch.set_num_threads(t)
@@ -207,6 +234,8 @@ def main():
                     with torch.no_grad():
                         ref(tx)
                 fns = {"fv": run_fv, "torch": run_torch}
+                if cap:
+                    fns["fvc"] = lambda: compiled(fx)
                 if args.compare_unpacked:
                     import flowvision.backend.nn.functional as Fn
 
@@ -227,25 +256,41 @@ def main():
                 row = f"| {name} | {b} | {t} | "
                 if args.compare_unpacked:
                     row += f"{res['fv0'][0] * 1e3:.1f} ({res['fv0'][1] * 1e3:.1f}) | "
-                row += (f"{fv[0] * 1e3:.1f} ({fv[1] * 1e3:.1f}) | {tt[0] * 1e3:.1f} "
-                       f"({tt[1] * 1e3:.1f}) | {tt[0] / fv[0]:.2f} | ")
+                row += f"{fv[0] * 1e3:.1f} ({fv[1] * 1e3:.1f}) | "
+                if cap:
+                    fc = res["fvc"]
+                    row += f"{fc[0] * 1e3:.1f} ({fc[1] * 1e3:.1f}) | "
+                row += f"{tt[0] * 1e3:.1f} ({tt[1] * 1e3:.1f}) | {tt[0] / fv[0]:.2f} | "
+                if cap:
+                    row += f"{tt[0] / fc[0]:.2f} | "
                 if args.onnx:
                     if "ort" in res:
                         o = res["ort"]
                         row += f"{o[0] * 1e3:.1f} ({o[1] * 1e3:.1f}) | {o[0] / fv[0]:.2f} | "
+                        row += f"{o[0] / fc[0]:.2f} | " if cap else ""
                     else:
-                        row += "n/a | n/a | "
+                        row += "n/a | n/a | " + ("n/a | " if cap else "")
                 g_fv, g_t = flops / fv[0] * 1e-9, flops / tt[0] * 1e-9
-                row += (f"{flops * 1e-9:.1f} | {g_fv:.0f} ({100 * g_fv / peaks[t]:.0f}%) | "
-                        f"{g_t:.0f} ({100 * g_t / peaks[t]:.0f}%) |")
+                row += f"{flops * 1e-9:.1f} | {g_fv:.0f} ({100 * g_fv / peaks[t]:.0f}%) | "
+                if cap:
+                    g_c = flops / fc[0] * 1e-9
+                    row += f"{g_c:.0f} ({100 * g_c / peaks[t]:.0f}%) | "
+                row += f"{g_t:.0f} ({100 * g_t / peaks[t]:.0f}%) |"
                 print(row, flush=True)
             if not args.no_rss:
-                rss_rows.append((name, b, peak_rss_mb("fv", name, b, wfile), peak_rss_mb("torch", name, b, wfile)))
-        del ref, ours
+                onnx_file = os.path.join(mdir, "model.onnx")  # exported by _ort_session above
+                fws = ["fv"] + (["fvc"] if cap else []) + ["torch"]
+                if args.onnx and os.path.exists(onnx_file):
+                    fws.append("ort")
+                rss_rows.append((name, b, {fw: peak_rss_mb(fw, name, b, wfile, onnx_file) for fw in fws}))
+        del ref, ours, compiled
     if rss_rows:
-        print("\n| model | batch | flowvision peak RSS MiB | torch peak RSS MiB |\n|---|---|---|---|")
-        for name, b, f, t in rss_rows:
-            print(f"| {name} | {b} | {f:.0f} | {t:.0f} |")
+        labels = {"fv": "flowvision", "fvc": "fv captured", "torch": "torch", "ort": "ORT"}
+        fws = [fw for fw in labels if any(fw in r[2] for r in rss_rows)]
+        print("\n| model | batch | " + " | ".join(f"{labels[fw]} peak RSS MiB" for fw in fws) + " |")
+        print("|---|---|" + "---|" * len(fws))
+        for name, b, vals in rss_rows:
+            print(f"| {name} | {b} | " + " | ".join(f"{vals.get(fw, float('nan')):.0f}" for fw in fws) + " |")
     load = os.getloadavg()
     print(f"# load avg at end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
 

@@ -21,6 +21,7 @@ re-plans on the next call. Writes that bypass the tensor API (``w.numpy()[:] = .
 ``compiled.reset()`` (or compile again) after those.
 """
 import warnings
+import weakref
 
 import numpy as np
 
@@ -96,18 +97,30 @@ class _Recorder:
         self.g = graph
         self.by_id = {}  # id(tensor) -> (slot, version at production)
         self.by_node = {}  # (id(grad_fn), output_nr) -> slot: follows in-place ops, which rebind grad_fn
-        self.keep = []  # every tensor seen stays alive so ids are not reused during the capture
+        # entries leave the maps when their tensor / node dies (weakref callbacks), so a recycled id is never
+        # mistaken for an activation and activations are freed as in eager (capture memory ~ one eager pass)
+        self.refs = {}
         self.keep_values = keep_values
         self.values = [] if keep_values else None
         self.error = None
         self._register(x)
 
+    def _watch(self, obj, table, key):
+        def gone(_ref, table=table, key=key, refs=self.refs):
+            table.pop(key, None)
+            refs.pop((id(table), key), None)
+        self.refs[(id(table), key)] = weakref.ref(obj, gone)
+
     def _register(self, t):
         slot = self.g.new_slot(t._data)
-        self.keep.append(t)
         self.by_id[id(t)] = (slot, t._version[0])
-        if t._grad_fn is not None:
-            self.by_node[(id(t._grad_fn), t._output_nr)] = slot
+        self._watch(t, self.by_id, id(t))
+        node = t._grad_fn
+        if node is not None:
+            key = (id(node), t._output_nr)
+            self.by_node[key] = slot
+            self._watch(node, self.by_node, key)
+            node.ctx = None  # nothing will run backward: drop the saved tensors now
         if self.keep_values:
             self.values.append(np.array(t._data, copy=True))
         return slot
