@@ -288,7 +288,8 @@ class RoIHeads(nn.Module):
                     raise TypeError(f"target boxes must of float type, instead got {t['boxes'].dtype}")
                 if t["labels"].dtype != flow.int64:
                     raise TypeError(f"target labels must of int64 type, instead got {t['labels'].dtype}")
-                if self.has_keypoint() and t["keypoints"].dtype != flow.float32:
+                # a missing "keypoints" key is reported by check_targets (torchvision raises KeyError here)
+                if self.has_keypoint() and "keypoints" in t and t["keypoints"].dtype != flow.float32:
                     raise TypeError(f"target keypoints must of float type, instead got {t['keypoints'].dtype}")
         if self.training:
             proposals, matched_idxs, labels, regression_targets = self.select_training_samples(proposals, targets)
