@@ -41,3 +41,16 @@ __all__ += ["ObjectDetection", "mobilenet_backbone", "FasterRCNN_MobileNet_V3_La
             "fasterrcnn_mobilenet_v3_large_320_fpn", "KeypointRCNN", "KeypointRCNNHeads", "KeypointRCNNPredictor",
             "KeypointRCNN_ResNet50_FPN_Weights", "keypointrcnn_resnet50_fpn", "MaskRCNN_ResNet50_FPN_V2_Weights",
             "maskrcnn_resnet50_fpn_v2"]
+
+# SSD / SSDLite (issue 9, task D1)
+from ._utils import retrieve_out_channels  # noqa: E402
+from .ssd import (SSD, SSD300_VGG16_Weights, SSDClassificationHead, SSDFeatureExtractorVGG, SSDHead,  # noqa: E402
+                  SSDRegressionHead, SSDScoringHead, VGG16_Features_Weights, ssd300_vgg16)
+from .ssdlite import (SSDLite320_MobileNet_V3_Large_Weights, SSDLiteClassificationHead,  # noqa: E402
+                      SSDLiteFeatureExtractorMobileNet, SSDLiteHead, SSDLiteRegressionHead,
+                      ssdlite320_mobilenet_v3_large)
+
+__all__ += ["retrieve_out_channels", "SSD", "SSDHead", "SSDScoringHead", "SSDClassificationHead", "SSDRegressionHead",
+            "SSDFeatureExtractorVGG", "SSD300_VGG16_Weights", "VGG16_Features_Weights", "ssd300_vgg16",
+            "SSDLiteHead", "SSDLiteClassificationHead", "SSDLiteRegressionHead", "SSDLiteFeatureExtractorMobileNet",
+            "SSDLite320_MobileNet_V3_Large_Weights", "ssdlite320_mobilenet_v3_large"]

@@ -10,7 +10,8 @@ import numpy as np
 import flowvision.backend as flow
 from flowvision.backend import Tensor
 
-__all__ = ["BoxCoder", "BoxLinearCoder", "Matcher", "SSDMatcher", "BalancedPositiveNegativeSampler", "encode_boxes"]
+__all__ = ["BoxCoder", "BoxLinearCoder", "Matcher", "SSDMatcher", "BalancedPositiveNegativeSampler", "encode_boxes",
+           "retrieve_out_channels"]
 
 
 def _np(t):
@@ -200,3 +201,19 @@ class SSDMatcher(Matcher):
         best_pred_per_gt = q.argmax(axis=1)
         matches[best_pred_per_gt] = np.arange(best_pred_per_gt.shape[0], dtype=np.int64)
         return matches
+
+
+def retrieve_out_channels(model, size):
+    """Channels of each feature map ``model`` returns for a zero image of ``size = (width, height)`` (SSD's way to
+    size its heads for an arbitrary backbone)."""
+    was_training = model.training
+    model.eval()
+    params = list(model.parameters())
+    dtype = params[0].dtype if params else flow.float32
+    with flow.no_grad():
+        features = model(flow.zeros((1, 3, size[1], size[0]), dtype=dtype))
+    if isinstance(features, Tensor):
+        features = {"0": features}
+    if was_training:
+        model.train()
+    return [int(x.shape[1]) for x in features.values()]
