@@ -140,20 +140,89 @@ FEATURE_CASES = [("resnet26d", (0, 1, 2, 3, 4)), ("tf_efficientnet_lite0", (1, 3
 
 @pytest.mark.parametrize("name,out_indices,kwargs", [c if len(c) == 3 else (*c, {}) for c in FEATURE_CASES])
 def test_features_only_parity(name, out_indices, kwargs):
+    check_features_only(name, out_indices, 65, **kwargs)
+
+
+# token models: timm's FeatureGetterNet (ViT/DeiT/Mixer, pruned, NCHW maps; None = timm's default, last 3
+# blocks) and FeatureListNet over Swin's NHWC stages (None = all 4)
+TOKEN_FEATURE_CASES = [
+    ("vit_tiny_patch16_224", None, 64), ("vit_small_patch32_224", (0, -1), 64),
+    ("deit_tiny_distilled_patch16_224", (1, 3), 64), ("deit3_small_patch16_224", 2, 64),
+    ("mixer_s32_224", None, 64), ("resmlp_12_224", (0, 5), 64), ("gmlp_ti16_224", (2,), 64),
+    ("swin_tiny_patch4_window7_224", None, 64), ("swin_tiny_patch4_window7_224", (1, 2), 64),
+]
+
+
+@pytest.mark.parametrize("name,out_indices,size", TOKEN_FEATURE_CASES,
+                         ids=[f"{c[0]}-{c[1]}" for c in TOKEN_FEATURE_CASES])
+def test_token_features_only_parity(name, out_indices, size):
+    check_features_only(name, out_indices, size, img_size=size)
+
+
+def check_features_only(name, out_indices, size, **kwargs):
     torch.manual_seed(0)
-    ref = timm.create_model(name, features_only=True, out_indices=out_indices, **kwargs).eval()
+    if out_indices is not None:
+        kwargs["out_indices"] = out_indices
+    ref = timm.create_model(name, features_only=True, **kwargs).eval()
     _randomize(ref)
-    ours = M.create_model(name, features_only=True, out_indices=out_indices, **kwargs).eval()
+    ours = M.create_model(name, features_only=True, **kwargs).eval()
     # timm flattens top-level Sequentials for some families (stem_0, stages_1): back to the model's own names
-    unflat = {re.sub(r"^(features|stem|stages)_(\w+?)\.", r"\1.\2.", k): v for k, v in ref.state_dict().items()}
+    unflat = {re.sub(r"^(features|stem|stages|layers)_(\w+?)\.", r"\1.\2.", k): v for k, v in ref.state_dict().items()}
     ours.load_state_dict({k: flow.from_numpy(v.numpy().copy()) for k, v in unflat.items()}, strict=True)
     assert ours.feature_info.channels() == ref.feature_info.channels()
     assert ours.feature_info.reduction() == ref.feature_info.reduction()
-    x = np.random.RandomState(1).randn(1, 3, 65, 65).astype(np.float32)
+    assert ours.feature_info.module_name() == ref.feature_info.module_name()
+    x = np.random.RandomState(1).randn(1, 3, size, size).astype(np.float32)
     with torch.no_grad():
         t_out = ref(torch.from_numpy(x))
     with flow.no_grad():
         f_out = ours(flow.from_numpy(x))
-    assert len(t_out) == len(f_out) == len(out_indices)
+    assert len(t_out) == len(f_out) == len(ref.feature_info.channels())
     for i, (t, f) in enumerate(zip(t_out, f_out)):
         _close(t.numpy(), f.numpy(), f"{name} features[{i}]")
+
+
+INTERMEDIATE_CASES = [
+    ("vit_tiny_patch16_224", dict(indices=(1, -1), norm=True, output_fmt="NLC", return_prefix_tokens=True)),
+    ("deit_tiny_distilled_patch16_224", dict(indices=2, return_prefix_tokens=True)),
+    ("deit3_small_patch16_224", dict(indices=None, stop_early=True)),
+    ("vit_small_patch32_224", dict(indices=[0], stop_early=True, norm=True)),
+    ("mixer_s32_224", dict(indices=(-2,), norm=True, output_fmt="NLC")),
+    ("swin_tiny_patch4_window7_224", dict(indices=(1, 3), norm=True)),
+    ("swin_tiny_patch4_window7_224", dict(indices=2, stop_early=True)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", INTERMEDIATE_CASES, ids=[f"{c[0]}-{i}" for i, c in
+                                                                 enumerate(INTERMEDIATE_CASES)])
+def test_forward_intermediates_parity(name, kwargs):
+    """forward_intermediates (final output and every intermediate, prefix tokens included) equals timm's."""
+    ref, ours = _pair(name, img_size=64)
+    x = np.random.RandomState(2).randn(2, 3, 64, 64).astype(np.float32)
+    with torch.no_grad():
+        t_final, t_inter = ref.forward_intermediates(torch.from_numpy(x), **kwargs)
+    with flow.no_grad():
+        f_final, f_inter = ours.forward_intermediates(flow.from_numpy(x), **kwargs)
+        f_only = ours.forward_intermediates(flow.from_numpy(x), intermediates_only=True, **kwargs)
+    _close(t_final.numpy(), f_final.numpy(), f"{name} final")
+    assert len(t_inter) == len(f_inter) == len(f_only)
+    for i, (t, f, g) in enumerate(zip(t_inter, f_inter, f_only)):
+        t, f, g = (t, f, g) if isinstance(t, tuple) else ((t,), (f,), (g,))
+        for j, (a, b, c) in enumerate(zip(t, f, g)):
+            _close(a.numpy(), b.numpy(), f"{name} intermediate {i}.{j}")
+            np.testing.assert_array_equal(b.numpy(), c.numpy())
+
+
+def test_forward_intermediates_bad_indices():
+    m = M.create_model("vit_tiny_patch16_224", img_size=32, patch_size=16).eval()
+    x = flow.randn(1, 3, 32, 32)
+    with pytest.raises(ValueError, match="out of range"):
+        m.forward_intermediates(x, indices=(12,))
+    with pytest.raises(ValueError, match="last-n"):
+        m.forward_intermediates(x, indices=13)
+    with pytest.raises(ValueError, match="output_fmt"):
+        m.forward_intermediates(x, output_fmt="NHWC")
+    with pytest.raises(ValueError, match="out of range"):
+        M.create_model("mixer_s32_224", features_only=True, out_indices=(8,))
+    with pytest.raises(ValueError, match="out of range"):
+        M.create_model("swin_tiny_patch4_window7_224", features_only=True, out_indices=(4,))

@@ -165,5 +165,10 @@ def test_features_only_out_indices_validation():
         M.create_model("resnet18", features_only=True, out_indices=(1, 1))
     with pytest.raises(ValueError, match="features_only"):
         M.create_model("resnet18", out_indices=(1,))
-    with pytest.raises(NotImplementedError):
-        M.create_model("vit_tiny_patch16_224", features_only=True)
+    v = M.create_model("vit_tiny_patch16_224", features_only=True)  # timm's default: the last 3 blocks
+    assert v.feature_info.module_name() == ["blocks.9", "blocks.10", "blocks.11"]
+    assert v.feature_info.reduction() == [16, 16, 16] and len(v.model.blocks) == 12
+    v = M.create_model("vit_tiny_patch16_224", features_only=True, out_indices=(2, 4))
+    assert len(v.model.blocks) == 5 and isinstance(v.model.head, flow.nn.Identity)  # pruned as timm
+    with pytest.raises(ValueError, match="out of range"):
+        M.create_model("vit_tiny_patch16_224", features_only=True, out_indices=(12,))

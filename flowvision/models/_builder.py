@@ -145,9 +145,16 @@ def build_model_with_cfg(model_cls, variant, pretrained=False, pretrained_cfg=No
         load_pretrained(model, cfg, num_classes=kwargs["num_classes"], in_chans=kwargs["in_chans"],
                         filter_fn=pretrained_filter_fn, strict=pretrained_strict)
     if features_only:
-        from ._features import FeatureListNet
-        model = FeatureListNet(model, out_indices=out_indices if out_indices is not None else (0, 1, 2, 3, 4),
-                               **(feature_cfg or {}))
+        from ._features import FeatureGetterNet, FeatureListNet
+        feature_cfg = dict(feature_cfg or {})
+        # a family may name its wrapper ('getter': forward_intermediates, token models) and default levels
+        feature_cls = feature_cfg.pop("feature_cls", "list")
+        default_indices = feature_cfg.pop("out_indices", (0, 1, 2, 3, 4))
+        if feature_cls not in ("list", "getter"):
+            raise ValueError(f"unknown feature_cls {feature_cls!r} ('list' or 'getter')")
+        wrapper = FeatureGetterNet if feature_cls == "getter" else FeatureListNet
+        model = wrapper(model, out_indices=out_indices if out_indices is not None else default_indices,
+                        **feature_cfg)
         model.pretrained_cfg = model.default_cfg = cfg.to_dict()
     elif out_indices is not None:
         raise ValueError("out_indices is only meaningful with features_only=True")

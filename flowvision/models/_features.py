@@ -1,7 +1,31 @@
 """``features_only=True``: a wrapper returning the feature maps named by the model's ``feature_info``."""
 from flowvision.backend import nn
 
-__all__ = ["FeatureInfo", "FeatureListNet"]
+__all__ = ["FeatureInfo", "FeatureListNet", "FeatureGetterNet", "feature_take_indices"]
+
+
+def feature_take_indices(num_features, indices=None):
+    """(absolute indices, max index) to take from ``num_features`` levels, as timm: None = all, an int n = the
+    last n, a sequence = those (negative ones count from the end). Out-of-range requests raise ValueError."""
+    if indices is None:
+        indices = num_features
+    if isinstance(indices, int) and not isinstance(indices, bool):
+        if not 0 < indices <= num_features:
+            raise ValueError(f"last-n indices ({indices}) must be in 1..{num_features}")
+        take = list(range(num_features - indices, num_features))
+    else:
+        take = []
+        for i in indices:
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise ValueError(f"feature indices must be ints, got {i!r}")
+            idx = num_features + i if i < 0 else i
+            if not 0 <= idx < num_features:
+                raise ValueError(f"feature index {i} is out of range for {num_features} levels "
+                                 f"(0..{num_features - 1})")
+            take.append(idx)
+        if not take:
+            raise ValueError("no feature indices given")
+    return take, max(take)
 
 
 class FeatureInfo:
@@ -67,7 +91,8 @@ class FeatureListNet(nn.Module):
     """Runs the model's modules in order up to the last requested level; returns a list of NCHW maps.
 
     Works for models whose forward is the sequence of their children (ResNet, EfficientNet, ...).
-    Module names are the original model's, so its state_dict (minus the head) loads unchanged.
+    Module names are the original model's, so its state_dict (minus the head and the levels after the last
+    requested one) loads unchanged.
     """
 
     def __init__(self, model, out_indices=(0, 1, 2, 3, 4)):
@@ -83,7 +108,15 @@ class FeatureListNet(nn.Module):
         self._plan = plan[:last + 1]
         self._wanted = wanted
         for name in dict.fromkeys(n for n, _ in self._plan):
-            self.add_module(name, getattr(model, name))
+            children = [c for n, c in self._plan if n == name]
+            if children == [None]:
+                self.add_module(name, getattr(model, name))
+                continue
+            # an expanded container keeps only the children that run (as timm), under their own names
+            holder = nn.Module()
+            for child in children:
+                holder.add_module(child, getattr(getattr(model, name), child))
+            self.add_module(name, holder)
         self.pretrained_cfg = getattr(model, "pretrained_cfg", None)
 
     def forward(self, x):
@@ -96,3 +129,31 @@ class FeatureListNet(nn.Module):
             if (f"{name}.{child}" if child else name) in self._wanted:
                 out.append(x)
         return out
+
+
+class FeatureGetterNet(nn.Module):
+    """features_only for token models (ViT/DeiT, MLP-Mixer/ResMLP/gMLP): ``model.forward_intermediates``.
+
+    As timm, the wrapped model is pruned first (blocks after the last requested one, the final norm unless
+    ``norm=True``, and the head are dropped), and lives under ``model.`` so timm's features_only state_dict
+    loads unchanged. Returns a list of NCHW maps (``output_fmt='NLC'``: token sequences).
+    """
+
+    def __init__(self, model, out_indices=4, output_fmt="NCHW", norm=False, prune=True):
+        super().__init__()
+        if not hasattr(model, "forward_intermediates"):
+            raise NotImplementedError(f"{type(model).__name__} has no forward_intermediates")
+        if output_fmt not in ("NCHW", "NLC"):
+            raise ValueError(f"output_fmt must be 'NCHW' or 'NLC', got {output_fmt!r}")
+        self.feature_info = FeatureInfo(model.feature_info, out_indices)
+        if prune and hasattr(model, "prune_intermediate_layers"):
+            model.prune_intermediate_layers(out_indices, prune_norm=not norm)
+        self.model = model
+        self.out_indices = out_indices
+        self.output_fmt = output_fmt
+        self.norm = norm
+        self.pretrained_cfg = getattr(model, "pretrained_cfg", None)
+
+    def forward(self, x):
+        return self.model.forward_intermediates(x, indices=self.out_indices, norm=self.norm,
+                                                output_fmt=self.output_fmt, intermediates_only=True)

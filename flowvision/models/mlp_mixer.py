@@ -12,6 +12,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, GatedMlp, Mlp, PatchEmbed, get_act_layer, lecun_normal_, to_2tuple
 
 from ._builder import build_model_with_cfg
+from ._features import feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, generate_default_cfgs)
 from ._registry import register_model
@@ -106,7 +107,6 @@ class SpatialGatingBlock(nn.Module):
 
 class MlpMixer(nn.Module):
     accepts_img_size = True
-    supports_features_only = False  # token models: use forward_features
 
     def __init__(self, num_classes=1000, img_size=224, in_chans=3, patch_size=16, num_blocks=8, embed_dim=512,
                  mlp_ratio=(0.5, 4.0), block_layer=MixerBlock, mlp_layer=Mlp, norm_layer=None, act_layer=None,
@@ -174,6 +174,40 @@ class MlpMixer(nn.Module):
     def forward_features(self, x):
         return self.norm(self.blocks(self.stem(x)))
 
+    def forward_intermediates(self, x, indices=None, norm=False, stop_early=False, output_fmt="NCHW",
+                              intermediates_only=False):
+        """Outputs of the blocks named by ``indices`` (None: all, int n: last n, list: those), as timm;
+        'NCHW' reshapes the tokens to ``(B, D, H/p, W/p)``, 'NLC' keeps sequences; ``norm`` applies the
+        final norm to each."""
+        if output_fmt not in ("NCHW", "NLC"):
+            raise ValueError(f"output_fmt must be 'NCHW' or 'NLC', got {output_fmt!r}")
+        take_indices, max_index = feature_take_indices(len(self.blocks), indices)
+        B, _, height, width = x.shape
+        x = self.stem(x)
+        blocks = self.blocks[:max_index + 1] if stop_early else self.blocks
+        intermediates = []
+        for i, blk in enumerate(blocks):
+            x = blk(x)
+            if i in take_indices:
+                intermediates.append(self.norm(x) if norm else x)
+        if output_fmt == "NCHW":
+            ph, pw = self.stem.patch_size
+            h, w = height // ph, width // pw
+            intermediates = [y.reshape(B, h, w, -1).permute(0, 3, 1, 2).contiguous() for y in intermediates]
+        if intermediates_only:
+            return intermediates
+        return self.norm(x), intermediates
+
+    def prune_intermediate_layers(self, indices=1, prune_norm=False, prune_head=True):
+        """Drop the blocks after the last of ``indices`` (and the final norm / head); returns the indices kept."""
+        take_indices, max_index = feature_take_indices(len(self.blocks), indices)
+        self.blocks = self.blocks[:max_index + 1]
+        if prune_norm:
+            self.norm = nn.Identity()
+        if prune_head:
+            self.reset_classifier(0, "")
+        return take_indices
+
     def forward_head(self, x, pre_logits=False):
         if self.global_pool == "avg":
             x = x.mean(dim=1)
@@ -199,7 +233,8 @@ def checkpoint_filter_fn(state_dict, model):
 
 
 def _create_mixer(variant, pretrained=False, **kwargs):
-    return build_model_with_cfg(MlpMixer, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn, **kwargs)
+    return build_model_with_cfg(MlpMixer, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn,
+                                feature_cfg=dict(feature_cls="getter", out_indices=3), **kwargs)
 
 
 def _cfg(**kwargs):

@@ -11,6 +11,7 @@ from flowvision.backend.nn import functional as F
 from flowvision.layers import DropPath, Mlp, PatchEmbed, to_2tuple, trunc_normal_
 
 from ._builder import build_model_with_cfg
+from ._features import feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
@@ -218,7 +219,6 @@ class _NHWCHead(nn.Module):
 
 class SwinTransformer(nn.Module):
     accepts_img_size = True
-    supports_features_only = False  # NHWC stages: features_only comes with forward_intermediates
 
     def __init__(self, img_size=224, patch_size=4, in_chans=3, num_classes=1000, global_pool="avg", embed_dim=96,
                  depths=(2, 2, 6, 2), num_heads=(3, 6, 12, 24), head_dim=None, window_size=7, mlp_ratio=4.0,
@@ -288,6 +288,45 @@ class SwinTransformer(nn.Module):
         x = self.layers(x)
         return self.norm(x)
 
+    def forward_intermediates(self, x, indices=None, norm=False, stop_early=False, output_fmt="NCHW",
+                              intermediates_only=False):
+        """NCHW outputs of the stages named by ``indices`` (None: all, int n: last n, list: those), as timm.
+
+        ``norm`` applies the final norm to the last stage's map only (it is sized for that stage).
+        """
+        if output_fmt != "NCHW":
+            raise ValueError(f"Swin intermediates are NCHW only, got output_fmt={output_fmt!r}")
+        take_indices, max_index = feature_take_indices(len(self.layers), indices)
+        num_stages = len(self.layers)
+        x = self.pos_drop(self.patch_embed(x))
+        stages = self.layers[:max_index + 1] if stop_early else self.layers
+        intermediates = []
+        i = 0
+        for i, stage in enumerate(stages):
+            x = stage(x)
+            if i in take_indices:
+                y = self.norm(x) if norm and i == num_stages - 1 else x
+                intermediates.append(y.permute(0, 3, 1, 2).contiguous())
+        if intermediates_only:
+            return intermediates
+        if i == num_stages - 1:
+            x = self.norm(x)
+        return x, intermediates
+
+    def prune_intermediate_layers(self, indices=1, prune_norm=False, prune_head=True):
+        """Drop the stages after the last of ``indices`` (the final norm too unless it is still the last
+        stage's, and the head); returns the indices kept."""
+        take_indices, max_index = feature_take_indices(len(self.layers), indices)
+        prune_end = max_index < len(self.layers) - 1
+        if prune_norm or prune_end:
+            self.norm = nn.Identity()
+        self.layers = self.layers[:max_index + 1]
+        if prune_end:
+            self.num_features = self.head_hidden_size = self.feature_info[max_index]["num_chs"]
+        if prune_head or prune_end:
+            self.reset_classifier(0, "")
+        return take_indices
+
     def forward_head(self, x, pre_logits=False):
         return self.head(x, pre_logits=pre_logits)
 
@@ -313,8 +352,10 @@ def checkpoint_filter_fn(state_dict, model):
 
 
 def _create_swin(variant, pretrained=False, **kwargs):
+    # features_only: timm's FeatureListNet over the stages (NHWC maps), all stages by default
+    default_indices = tuple(range(len(kwargs.get("depths", (1, 1, 3, 1)))))
     return build_model_with_cfg(SwinTransformer, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn,
-                                **kwargs)
+                                feature_cfg=dict(out_indices=default_indices), **kwargs)
 
 
 def _cfg(**kwargs):

@@ -13,6 +13,7 @@ from flowvision.backend.nn import functional as F
 from flowvision.layers import DropPath, Mlp, PatchEmbed, get_act_layer, to_2tuple, trunc_normal_
 
 from ._builder import build_model_with_cfg
+from ._features import feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, generate_default_cfgs)
 from ._registry import register_model, register_model_alias
@@ -79,7 +80,6 @@ class Block(nn.Module):
 class VisionTransformer(nn.Module):
     """ViT. ``global_pool``: 'token' (class token), 'avg' (mean of patch tokens, with fc_norm), ''."""
     accepts_img_size = True
-    supports_features_only = False  # token models: use forward_features (forward_intermediates to come)
 
     def __init__(self, img_size=224, patch_size=16, in_chans=3, num_classes=1000, global_pool="token",
                  embed_dim=768, depth=12, num_heads=12, mlp_ratio=4.0, qkv_bias=True, qk_norm=False,
@@ -175,6 +175,52 @@ class VisionTransformer(nn.Module):
         x = self.blocks(x)
         return self.norm(x)
 
+    def forward_intermediates(self, x, indices=None, return_prefix_tokens=False, norm=False, stop_early=False,
+                              output_fmt="NCHW", intermediates_only=False):
+        """Outputs of the blocks named by ``indices`` (None: all, int n: last n, list: those), as timm.
+
+        ``output_fmt='NCHW'`` drops the prefix (class/distillation) tokens and reshapes the patch tokens to
+        ``(B, D, H/p, W/p)``; 'NLC' keeps them as sequences. ``norm`` applies the final norm to each one;
+        ``return_prefix_tokens`` pairs each map with its prefix tokens. Returns ``(final tokens, list)``, or
+        just the list with ``intermediates_only``.
+        """
+        if output_fmt not in ("NCHW", "NLC"):
+            raise ValueError(f"output_fmt must be 'NCHW' or 'NLC', got {output_fmt!r}")
+        take_indices, max_index = feature_take_indices(len(self.blocks), indices)
+        B, _, height, width = x.shape
+        x = self.patch_embed(x)
+        x = self.norm_pre(self.patch_drop(self._pos_embed(x)))
+        blocks = self.blocks[:max_index + 1] if stop_early else self.blocks
+        intermediates = []
+        for i, blk in enumerate(blocks):
+            x = blk(x)
+            if i in take_indices:
+                intermediates.append(self.norm(x) if norm else x)
+        npt = self.num_prefix_tokens
+        prefix_tokens = [y[:, :npt] for y in intermediates] if npt else None
+        if npt:
+            intermediates = [y[:, npt:] for y in intermediates]
+        if output_fmt == "NCHW":
+            ph, pw = self.patch_embed.patch_size
+            h, w = height // ph, width // pw
+            intermediates = [y.reshape(B, h, w, -1).permute(0, 3, 1, 2).contiguous() for y in intermediates]
+        if return_prefix_tokens and prefix_tokens is not None:
+            intermediates = list(zip(intermediates, prefix_tokens))
+        if intermediates_only:
+            return intermediates
+        return self.norm(x), intermediates
+
+    def prune_intermediate_layers(self, indices=1, prune_norm=False, prune_head=True):
+        """Drop the blocks after the last of ``indices`` (and the final norm / head); returns the indices kept."""
+        take_indices, max_index = feature_take_indices(len(self.blocks), indices)
+        self.blocks = self.blocks[:max_index + 1]
+        if prune_norm:
+            self.norm = nn.Identity()
+        if prune_head:
+            self.fc_norm = nn.Identity()
+            self.reset_classifier(0, "")
+        return take_indices
+
     def pool(self, x):
         if self.global_pool == "avg":
             return x[:, self.num_prefix_tokens:].mean(dim=1)
@@ -262,7 +308,9 @@ def checkpoint_filter_fn(state_dict, model):
 
 def _create_vision_transformer(variant, pretrained=False, distilled=False, **kwargs):
     cls = VisionTransformerDistilled if distilled else VisionTransformer
-    return build_model_with_cfg(cls, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn, **kwargs)
+    # features_only: timm's FeatureGetterNet over forward_intermediates, last 3 blocks by default
+    return build_model_with_cfg(cls, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn,
+                                feature_cfg=dict(feature_cls="getter", out_indices=3), **kwargs)
 
 
 def _cfg(**kwargs):
