@@ -20,6 +20,7 @@ parameters' and buffers' ``_version`` counters: an in-place update, optimizer st
 re-plans on the next call. Writes that bypass the tensor API (``w.numpy()[:] = ...``) are not seen: call
 ``compiled.reset()`` (or compile again) after those.
 """
+import threading
 import warnings
 import weakref
 
@@ -374,6 +375,34 @@ def _try_absorb(g, p, c, v):
     return False
 
 
+def _fold_through_permute(g, p, perm, uses, outputs):
+    """Linear -> permute(0, 3, 1, 2) -> multiply / add by a per-channel constant (ConvNeXt's channels-last MLP
+    then layer scale ``gamma``): fold the constant into the Linear's weight / bias. The caller then drops the
+    multiply / add op (the permute produces its output slot)."""
+    from ._ops import shape as S, elementwise as E
+    if (p.kind != "linear" or perm.kind != "fn" or perm.cls is not S.Permute or tuple(perm.args[1][1]) != (0, 3, 1, 2)
+            or p.attrs["ep"] != "none" or p.attrs["res"] is not None):
+        return False
+    u = perm.outs[0]
+    readers = uses.get(u, [])
+    if u in outputs or len(readers) != 1:
+        return False
+    c = readers[0]
+    if c.kind != "fn" or c.cls not in (E.Add, E.Mul) or len(c.args) != 2 or c.kwargs.get("alpha", 1) != 1:
+        return False
+    mine = [i for i, x in enumerate(c.args) if x == ("v", u, None)]
+    if len(mine) != 1 or c.args[1 - mine[0]][0] != "c" or g.meta[c.outs[0]] != g.meta[u]:
+        return False
+    vec = _per_channel(c.args[1 - mine[0]][1], _n_out(p), "conv", 4)  # per channel of the NCHW (permuted) value
+    if vec is None:
+        return False
+    if c.cls is E.Add:
+        _add_bias(p, vec)
+    else:
+        _scale_out_channels(p, vec)
+    return True
+
+
 def fuse(g):
     """Recorded Conv2d / Matmul-by-constant become fused ops that swallow their single-reader successors."""
     ops = [(_to_fused(g, op) or op) for op in g.ops]
@@ -390,7 +419,14 @@ def fuse(g):
         while True:
             v = p.outs[0]
             readers = uses.get(v, [])
-            if v in outputs or len(readers) != 1 or not _try_absorb(g, p, readers[0], v):
+            if v in outputs or len(readers) != 1:
+                break
+            if _fold_through_permute(g, p, readers[0], uses, outputs):
+                c = uses[readers[0].outs[0]][0]
+                ops[pos[id(c)]] = None
+                readers[0].outs = list(c.outs)
+                continue
+            if not _try_absorb(g, p, readers[0], v):
                 break
             c = readers[0]
             j = pos[id(c)]
@@ -566,9 +602,47 @@ def to_nhwc(g):
             continue
         ops.append(_Op("fn", cls, plain_args(op), op.kwargs, op.outs, index=op.index))
     g.outputs = [("v", as_plain(o[1])) if o[0] == "v" else o for o in g.outputs]
-    g.ops = ops
+    g.ops = _fuse_channels_last_residual(g, ops, nhwc)
     g.nhwc = nhwc
     return g
+
+
+def _fuse_channels_last_residual(g, ops, nhwc):
+    """Linear (channels-last) -> permute back to NCHW (zero-copy: ``permuted_as_nhwc``) -> add an NHWC shortcut
+    (ConvNeXt blocks): the shortcut's NHWC array has the Linear output's (N, H, W, C) layout, so the add becomes
+    the GEMM's residual epilogue."""
+    from ._ops import elementwise as E
+    outputs = _output_slots(g)
+    readers, producer = {}, {}
+    for op in ops:
+        for s in op.inputs():
+            readers.setdefault(s, []).append(op)
+        for s in op.outs:
+            producer[s] = op
+    where = {id(op): i for i, op in enumerate(ops)}
+    for perm in list(ops):
+        if perm is None or perm.kind != "call" or perm.attrs["label"] != "permuted_as_nhwc":
+            continue
+        a, b = perm.attrs["ins"][0], perm.outs[0]
+        lin = producer.get(a)
+        if (lin is None or lin.kind != "linear" or lin.attrs["ep"] != "none" or lin.attrs["res"] is not None
+                or a in outputs or b in outputs or len(readers.get(a, [])) != 1 or len(readers.get(b, [])) != 1):
+            continue
+        add = readers[b][0]
+        if add.kind != "fn" or add.cls is not E.Add or len(add.args) != 2 or add.kwargs.get("alpha", 1) != 1:
+            continue
+        other = [x for x in add.args if x != ("v", b, None)]
+        if len(other) != 1 or other[0][0] != "v" or other[0][2] is not None or other[0][1] not in nhwc \
+                or g.meta[other[0][1]] != g.meta[b] or g.meta[add.outs[0]] != g.meta[b]:
+            continue
+        lin.attrs = dict(lin.attrs, res=other[0][1])
+        perm.outs = list(add.outs)
+        j = where[id(add)]
+        ops[where[id(lin)]] = None
+        ops[where[id(perm)]] = None
+        ops[j:j + 1] = [lin, perm]
+        where = {id(op): i for i, op in enumerate(ops) if op is not None}
+    return [op for op in ops if op is not None]
 
 # ------------------------------------------------------------------ lowering
 def _lower_fn(g, op):
@@ -863,6 +937,7 @@ class CompiledModule:
         self.rtol = rtol
         self.plans = {}
         self.fallback_reason = None
+        self._lock = threading.Lock()
         self._state, self._versions = _state_versions(model)
 
     def reset(self):
@@ -931,7 +1006,8 @@ class CompiledModule:
         if plan is None:
             with no_grad():
                 return self.model(x)
-        outs = plan.run(_compute_array(x))
+        with self._lock:  # a plan's arena buffers are shared between calls: one call at a time
+            outs = plan.run(_compute_array(x))
         wrapped = [Tensor._wrap(o, D.from_numpy_dtype(o.dtype)) for o in outs]
         st = plan.graph.out_struct
         if st == "tensor":
