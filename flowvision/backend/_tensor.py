@@ -10,6 +10,8 @@ from ._bf16 import bf16_to_f32
 from ._device import device as Device, CPU
 from .autograd import graph as G
 
+_CUDA0 = Device("cuda", 0)
+
 
 class Size(tuple):
     """torch.Size: a tuple with ``numel()``."""
@@ -50,7 +52,8 @@ class Tensor:
     def _init(self, arr, dtype):
         self._data = arr
         self._dtype = dtype
-        self._device = CPU
+        # a _C_cuda.DeviceArray makes a CUDA tensor (flowvision/backend/_cuda)
+        self._device = CPU if arr.__class__ is np.ndarray or arr.__class__.__name__ != "DeviceArray" else _CUDA0
         self.requires_grad_flag = False
         self.grad = None
         self._grad_fn = None
@@ -232,6 +235,7 @@ class Tensor:
             raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
         self._data = other._data
         self._dtype = other._dtype
+        self._device = other._device
 
     def retain_grad(self):
         if self._grad_fn is None:
@@ -272,6 +276,9 @@ class Tensor:
 
     # ----------------------------------------------------------------- conversion
     def numpy(self, force=False):
+        if self._device is not CPU:
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._dtype is D.bfloat16:
@@ -285,7 +292,10 @@ class Tensor:
         return np.array(arr, copy=True) if copy else arr
 
     def _compute(self):
-        """The data as a numpy array in its compute dtype (bfloat16 -> float32)."""
+        """The data as a numpy array in its compute dtype (bfloat16 -> float32); a CUDA tensor is copied
+        to the host."""
+        if self._device is not CPU:
+            return self.detach().cpu()._compute()
         return bf16_to_f32(self._data) if self._dtype is D.bfloat16 else self._data
 
     def item(self):
@@ -368,19 +378,13 @@ class Tensor:
         return out
 
     def _to_device(self, dev):
-        if dev.type == "cpu":
+        if dev.type == self._device.type:
             return self
-        if dev.type == "cuda":
-            from . import cuda
-            if not cuda.is_available():
-                raise RuntimeError(
-                    "CUDA is not available: " + ("no NVIDIA GPU was found" if cuda.is_built() else
-                                                 "flowvision was built without CUDA (nvcc was not found at build time)"))
-            raise NotImplementedError("CUDA tensors are not implemented yet in this build")
-        raise RuntimeError(f"unsupported device {dev}")
+        from ._cuda import dispatch  # CUDA is set up on the first transfer only
+        return dispatch.to_cuda(self, dev) if dev.type == "cuda" else dispatch.to_cpu(self)
 
     def cpu(self, memory_format=None):
-        return self
+        return self if self._device is CPU else self._to_device(CPU)
 
     def cuda(self, device=None, non_blocking=False):
         return self._to_device(Device("cuda" if device is None else device))
@@ -425,6 +429,9 @@ class Tensor:
 
     def __repr__(self):
         from ._print import tensor_repr
+        if self._device is not CPU:
+            r = tensor_repr(self.detach().cpu())
+            return r[:-1] + f", device='{self._device}')" if r.endswith(")") else r
         return tensor_repr(self)
 
     __str__ = __repr__

@@ -14,6 +14,14 @@ from .._bf16 import bf16_to_f32, f32_to_bf16
 
 _seq = itertools.count()
 
+# Set by flowvision.backend._cuda once the first CUDA tensor exists: Function.apply then offers each
+# call to it first (it answers NotImplemented when no operand is on the GPU). None in CPU-only runs.
+cuda_dispatch = None
+
+
+def _is_device_array(g):
+    return cuda_dispatch is not None and type(g).__name__ == "DeviceArray"
+
 # flowvision.backend.compile's capture hook: while it holds a recorder, every Function.apply reports
 # (op class, args, kwargs, _dtype, output tensors) to it; None otherwise (one global test per op in eager)
 _RECORDER = None
@@ -111,6 +119,9 @@ class AccumulateGrad(Node):
     def accumulate(self, grad):
         from .._tensor import Tensor
         var = self.variable
+        if _is_device_array(grad):
+            from .._cuda.dispatch import accumulate
+            return accumulate(var, grad)
         grad = _to_storage(grad, var._dtype)
         if var.grad is None:
             var.grad = Tensor._wrap(np.array(grad, copy=True), var._dtype)
@@ -178,6 +189,10 @@ class Function:
 
     @classmethod
     def apply(cls, *args, _dtype=None, **kwargs):
+        if cuda_dispatch is not None:
+            out = cuda_dispatch(cls, args, _dtype, kwargs)
+            if out is not NotImplemented:
+                return out
         from .._tensor import Tensor
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         if _dtype is not None:
@@ -337,7 +352,8 @@ def run_backward(roots, retain_graph, capture=None):
             if nxt is None:
                 continue
             if g is not None:
-                g = np.asarray(g)
+                if not _is_device_array(g):
+                    g = np.asarray(g)
                 if in_dt is not None and g.dtype != in_dt:
                     g = g.astype(in_dt)
                 buf = buffers.setdefault(id(nxt), [None] * len(nxt.out_meta))

@@ -255,6 +255,9 @@ def linear(input, weight, bias=None):
     if input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(f"linear(): mat1 and mat2 shapes cannot be multiplied (input {list(input.shape)}, "
                            f"weight {list(weight.shape)}: in_features {weight.shape[-1]} != {input.shape[-1]})")
+    if input._data.__class__ is not np.ndarray and input.is_cuda:  # one fused GEMM on CUDA
+        from .._cuda.nn import linear as _cuda_linear
+        return _cuda_linear(input, weight, bias)
     if _linear_fast_ok(input, weight, bias):
         from .. import _kernels
         y = _kernels.linear_packed(input._data, weight, None if bias is None else bias._data)
@@ -496,6 +499,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"batch_norm(): {name} should contain {c} elements (input {list(input.shape)}), got "
                                f"shape {list(t.shape)}")
+    if input._data.__class__ is not np.ndarray and input.is_cuda:  # statistics and their update stay on the GPU
+        from .._cuda.nn import batch_norm as _cuda_batch_norm
+        return _cuda_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if training:
         n = input.numel() // c
         if n <= 1:

@@ -210,7 +210,8 @@ __device__ __forceinline__ float unop_grad(int op, float x, float y, float p0, f
         }
         case U_SOFTPLUS: return x * p0 > p1 ? 1.f : 1.f / (1.f + expf(-x * p0));
         case U_LOGSIGMOID: return 1.f / (1.f + expf(x));
-        case U_CLAMP: case U_HARDTANH: return (x >= p0 && x <= p1) ? 1.f : 0.f;
+        case U_CLAMP: return (x >= p0 && x <= p1) ? 1.f : 0.f;  // torch.clamp: inclusive
+        case U_HARDTANH: return (x > p0 && x < p1) ? 1.f : 0.f;  // hardtanh/relu6: exclusive
         case U_POW_SCALAR: return p0 == 0.f ? 0.f : p0 * powf(x, p0 - 1.f);
         case U_ADD_SCALAR: return 1.f;
         case U_MUL_SCALAR: return p0;

@@ -969,6 +969,20 @@ PYBIND11_MODULE(_C_cuda, m) {
         .def_property_readonly("dtype", [](const DeviceArray& a) { return std::string(dtype_name(a.dtype)); })
         .def_property_readonly("itemsize", &DeviceArray::itemsize)
         .def_property_readonly("nbytes", &DeviceArray::nbytes)
+        .def_property_readonly("strides", [](const DeviceArray& a) {
+            Shape st(a.shape.size());
+            int64_t acc = a.itemsize();
+            for (int d = (int)a.shape.size() - 1; d >= 0; --d) {
+                st[d] = acc;
+                acc *= std::max<int64_t>(a.shape[d], 1);
+            }
+            return py::tuple(py::cast(st));
+        }, "numpy-style byte strides (always C-contiguous)")
+        .def_property_readonly("flags", [](const DeviceArray&) {
+            py::dict f;
+            f["C_CONTIGUOUS"] = true;
+            return f;
+        })
         .def_property_readonly("data_ptr", [](const DeviceArray& a) { return handle(a.data()); })
         .def_property_readonly("storage_ptr",
                                [](const DeviceArray& a) { return a.storage ? handle(a.storage->ptr) : 0; })

@@ -496,7 +496,7 @@ class Module:
             with no_grad():
                 new = fn(param)
             if new is not param:
-                param._data, param._dtype = new._data, new._dtype
+                param._data, param._dtype, param._device = new._data, new._dtype, new._device
                 param._version = [0]
             if param.grad is not None:
                 with no_grad():
@@ -540,7 +540,7 @@ class Module:
         return self._apply(convert)
 
     def cpu(self):
-        return self
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))

@@ -1,0 +1,50 @@
+"""The loaded ``_C_cuda`` module and DeviceArray helpers shared by the op twins."""
+import numpy as np
+
+from .. import _dtype as D
+from .. import cuda as _cuda_api
+
+_C = None
+
+
+def C():
+    """The compiled module; raises the same clear error as ``.cuda()`` when CUDA can't be used."""
+    global _C
+    if _C is None:
+        _cuda_api._require_device("CUDA tensors")
+        _C = _cuda_api._load()
+        _install_array_methods(_C.DeviceArray)
+    return _C
+
+
+def is_device_array(a):
+    return _C is not None and a.__class__ is _C.DeviceArray
+
+
+# flowvision dtype -> _C_cuda dtype name (float64 has no device kernels: see _C_cuda.dtype_from_name)
+def dname(dt):
+    return dt.name
+
+
+def _install_array_methods(cls):
+    """Operators the generic autograd engine uses on gradient buffers (``a + b``, ``astype``)."""
+    if getattr(cls, "_fv_methods", False):
+        return
+
+    def add(a, b):
+        return _C.binary(_C.BINARY_OPS["add"], a, b)
+
+    def astype(a, dtype, copy=True):
+        name = dtype.name if isinstance(dtype, D.dtype) else np.dtype(dtype).name
+        if name == a.dtype:
+            return a
+        return _C.cast(a, name)
+
+    cls.__add__ = add
+    cls.__radd__ = add
+    cls.astype = astype
+    cls._fv_methods = True
+
+
+def storage_dtype(name):
+    return D._by_name(name)
