@@ -220,8 +220,11 @@ def list_builders(module=None, include=None, exclude=None):
     _load_subpackages()
     names = set(_BUILDERS)
     if module is not None:
+        # torchvision's rule: builders defined in the module itself or in its direct submodules
+        # (flowvision.models lists the classification builders, not segmentation/detection ones)
         modname = module if isinstance(module, str) else module.__name__
-        names = {n for n in names if _builder_module(_BUILDERS[n]).startswith(modname)}
+        names = {n for n in names if modname in (_builder_module(_BUILDERS[n]),
+                                                 _builder_module(_BUILDERS[n]).rsplit(".", 1)[0])}
     if include:
         inc = [include] if isinstance(include, str) else include
         names = {n for n in names if any(fnmatch.fnmatch(n, p) for p in inc)}
@@ -262,10 +265,23 @@ def load_weights(model, weights, progress=True, filter_fn=None):
     return model
 
 
+_TV_CATEGORIES = []
+
+
+def imagenet_categories():
+    """torchvision's ImageNet-1k category names: the first synonym of each class, with its two duplicate
+    names disambiguated (134 "crane bird", 639 "maillot tank suit")."""
+    if not _TV_CATEGORIES:
+        from ._data import imagenet_class_names
+        names = [n.split(",")[0].strip() for n in imagenet_class_names()]
+        names[134], names[639] = "crane bird", "maillot tank suit"
+        _TV_CATEGORIES.extend(names)
+    return _TV_CATEGORIES
+
+
 def classification_weights(url, num_params, crop_size=224, resize_size=256, interpolation="bilinear",
-                           min_size=(1, 1), **meta):
-    from ._data import imagenet_class_names
+                           min_size=(1, 1), mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225), **meta):
     return Weights(url=url, transforms=partial(ImageClassification, crop_size=crop_size, resize_size=resize_size,
-                                               interpolation=interpolation),
-                   meta=dict(categories=list(imagenet_class_names()), num_params=num_params, min_size=min_size,
+                                               interpolation=interpolation, mean=mean, std=std),
+                   meta=dict(categories=list(imagenet_categories()), num_params=num_params, min_size=min_size,
                              **meta))

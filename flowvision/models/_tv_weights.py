@@ -1,7 +1,8 @@
 """torchvision checkpoints as data: builder -> (enum name, DEFAULT member, members).
 
 Each member: (name, file under https://download.pytorch.org/models/ (its sha256 prefix after the last "-"),
-num_params, min_size, crop size, resize size, interpolation, ImageNet-1K acc@1, acc@5) - the ImageNet-1k
+num_params, min_size, crop size, resize size, interpolation, ImageNet-1K acc@1, acc@5[, preset overrides
+such as mean/std]) - the ImageNet-1k
 classification weights of torchvision 0.29 (incl. SWAG), taken once from torchvision's enums.
 """
 
@@ -222,7 +223,8 @@ TV_WEIGHTS = {
         ("IMAGENET1K_V1", "alexnet-owt-7be5be79.pth", 61100840, (63, 63), 224, 256, "bilinear", 56.522, 79.066),
     ]),
     "efficientnet_v2_l": ("EfficientNet_V2_L_Weights", "IMAGENET1K_V1", [
-        ("IMAGENET1K_V1", "efficientnet_v2_l-59c71312.pth", 118515272, (33, 33), 480, 480, "bicubic", 85.808, 97.788),
+        ("IMAGENET1K_V1", "efficientnet_v2_l-59c71312.pth", 118515272, (33, 33), 480, 480, "bicubic", 85.808, 97.788,
+         dict(mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))),
     ]),
     "efficientnet_v2_m": ("EfficientNet_V2_M_Weights", "IMAGENET1K_V1", [
         ("IMAGENET1K_V1", "efficientnet_v2_m-dc08266a.pth", 54139356, (33, 33), 480, 480, "bilinear", 85.112, 97.156),

@@ -29,7 +29,8 @@ def _make_enums():
     for builder, (enum_name, default, members) in TV_WEIGHTS.items():
         ws = {m[0]: classification_weights(TV_URL + m[1], m[2], min_size=tuple(m[3]), crop_size=m[4],
                                            resize_size=m[5], interpolation=m[6],
-                                           _metrics={"ImageNet-1K": {"acc@1": m[7], "acc@5": m[8]}})
+                                           _metrics={"ImageNet-1K": {"acc@1": m[7], "acc@5": m[8]}},
+                                           **(m[9] if len(m) > 9 else {}))
               for m in members}
         enums[builder] = make_weights_enum(enum_name, __name__, default, ws)
     return enums
