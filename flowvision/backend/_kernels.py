@@ -101,3 +101,33 @@ def conv1x1_packed(x, w, b=None, epilogue="none", residual=None):
     x3 = np.ascontiguousarray(x).reshape(n, c, h * wd)
     r3 = None if residual is None else np.ascontiguousarray(residual).reshape(n, pk.M, h * wd)
     return _C.gemm_packed_a(pk, x3, b, epilogue, r3).reshape(n, pk.M, h, wd)
+
+
+# ------------------------------------------------------------------ NHWC direct convolution (issue 4)
+def packed_conv(w, groups=1):
+    """float32 conv weight *tensor* w (O, C/groups, KH, KW) packed once per version for `_C.conv2d_nhwc` (the same
+    cache and invalidation rules as packed_weight; the key also holds `groups`)."""
+    import weakref
+    key = (id(w), f"conv_nhwc/g{int(groups)}")
+    isa = _C.cpu_isa()
+    e = _PACKED.get(key)
+    if e is not None and e[0]() is w and e[1] is w._data and e[2] == w._version[0] and e[3] == isa:
+        return e[4]
+    pk = _C.pack_conv(np.ascontiguousarray(w._data, dtype=np.float32), int(groups))
+    _PACKED[key] = (weakref.ref(w, lambda _r, k=key: _PACKED.pop(k, None)), w._data, w._version[0], isa, pk)
+    return pk
+
+
+def conv2d_nhwc(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, epilogue="none",
+                residual=None, lo=0.0, hi=0.0, out=None):
+    """y (N, OH, OW, O) = epilogue(conv(x, w) + b + residual) for a float32 NHWC array x (N, H, W, C) and weight
+    *tensor* w (O, C/groups, KH, KW), packed once (see packed_conv); residual (N, OH, OW, O) is added before the
+    activation."""
+    return _C.conv2d_nhwc(x, packed_conv(w, groups), b, list(stride), list(padding), list(dilation), epilogue,
+                          residual, lo, hi, out)
+
+
+def conv2d_nchw_direct(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    """NCHW float32 array x through the NHWC direct kernel: one transpose in, one out (both cache-blocked C++)."""
+    y = conv2d_nhwc(_C.nchw_to_nhwc(x), w, b, stride, padding, dilation, groups)
+    return _C.nhwc_to_nchw(y)

@@ -154,9 +154,28 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         from .. import _kernels
         xa = x._data if stride == (1, 1) else x._data[:, :, ::stride[0], ::stride[1]]
         y = Tensor._wrap(_kernels.conv1x1_packed(xa, weight, None if bias is None else bias._data), x._dtype)
+    elif _direct_conv_ok(x, weight, groups) and _linear_fast_ok(x, weight, bias, conv=True):
+        # inference: KxK / grouped / depthwise conv with the NHWC direct kernel (weights packed once, bias fused),
+        # transposed in and out (see docs/architecture.md, "KxK convolution")
+        from .. import _kernels
+        y = Tensor._wrap(_kernels.conv2d_nchw_direct(x._data, weight, None if bias is None else bias._data, stride,
+                                                     padding, dilation, int(groups)), x._dtype)
     else:
         y = Conv2d.apply(x, weight, bias, stride, padding, dilation, int(groups))
     return S.squeeze(y, 0) if unbatched else y
+
+
+def _direct_conv_ok(x, w, groups):
+    """float32 convs that the NHWC direct kernel runs faster than im2col + GEMM with the two layout transposes
+    included (measured per shape with benchmarks/bench_conv.py): not narrow groups (2..15 output channels per
+    group: the OC block would be mostly padding), and not cheap convs (< 200 FLOPs per output element: depthwise,
+    3-channel 3x3) on large maps, where the transposes cost more than the kernel saves."""
+    if x._data.dtype != np.float32 or not hasattr(_C, "conv2d_nhwc"):
+        return False
+    ocg, icg = w.shape[0] // groups, w.shape[1]
+    if groups > 1 and not (icg == 1 and ocg == 1) and ocg < 16:
+        return False
+    return 2 * icg * w.shape[2] * w.shape[3] >= 200 or x.shape[2] * x.shape[3] <= 64 * 64
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

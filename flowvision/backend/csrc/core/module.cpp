@@ -634,6 +634,7 @@ py::object adaptive_max_fwd_impl(py::handle x_, std::vector<int64_t> out_hw) {
 struct PackedConv {
     py::array data;  // the ISA's blocked layout (cpu/conv_nhwc.cpp), 1-D
     py::array gemm;  // ungrouped 1x1: also the (C, O) GEMM operand from pack_b (unit stride, no padding)
+    bool has_gemm = false;
     int64_t O = 0, C = 0, KH = 0, KW = 0, groups = 1;
     const KernelTable* isa = nullptr;
 };
@@ -677,6 +678,7 @@ PackedConv pack_conv_impl(py::handle w_, int64_t groups) {
     }
     pk.data = std::move(out);
     if (one) pk.gemm = std::move(g);
+    pk.has_gemm = one;
     return pk;
 }
 
@@ -745,7 +747,7 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
         res = rk.data();
     }
     float* yp = static_cast<float*>(y.mutable_data());
-    const bool gemm = pk.gemm && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
+    const bool gemm = pk.has_gemm && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
     if (gemm && res && overlaps(rk, y)) {  // the GEMM writes partial sums into y before reading the residual
         py::object copy = rk.attr("copy")();
         rk = as<float>(copy, fn, "residual");
@@ -798,6 +800,24 @@ py::object avg_pool_nhwc_impl(py::handle x_, std::vector<int64_t> kernel, std::v
     {
         py::gil_scoped_release rel;
         table().nhwc.avg_pool(x.data(), y.mutable_data(), p, C);
+    }
+    return std::move(y);
+}
+
+py::object layout_impl(py::handle x_, bool to_nhwc) {
+    const char* fn = to_nhwc ? "nchw_to_nhwc" : "nhwc_to_nchw";
+    need_f32(fn, "x", x_);
+    auto x = as<float>(x_, fn, "x");
+    need_ndim(x, 4, fn, "x");
+    const int64_t N = x.shape(0);
+    // NCHW -> NHWC: per image (C, H*W) -> (H*W, C); NHWC -> NCHW: (H*W, C) -> (C, H*W)
+    const int64_t rows = to_nhwc ? x.shape(1) : x.shape(1) * x.shape(2);
+    const int64_t cols = to_nhwc ? x.shape(2) * x.shape(3) : x.shape(3);
+    auto y = to_nhwc ? empty<float>({N, x.shape(2), x.shape(3), x.shape(1)})
+                     : empty<float>({N, x.shape(3), x.shape(1), x.shape(2)});
+    {
+        py::gil_scoped_release rel;
+        table().nhwc.transpose(x.data(), y.mutable_data(), N, rows, cols);
     }
     return std::move(y);
 }
@@ -1313,7 +1333,7 @@ PYBIND11_MODULE(_C, m) {
         .def_readonly("groups", &PackedConv::groups)
         .def_property_readonly("isa", [](const PackedConv& p) { return std::string(p.isa->isa); })
         .def_property_readonly("nbytes", [](const PackedConv& p) {
-            return p.data.nbytes() + (p.gemm ? p.gemm.nbytes() : 0);
+            return p.data.nbytes() + (p.has_gemm ? p.gemm.nbytes() : 0);
         })
         .def("__repr__", [](const PackedConv& p) {
             return "PackedConv(O=" + std::to_string(p.O) + ", C=" + std::to_string(p.C) + ", KH=" +
@@ -1335,6 +1355,10 @@ PYBIND11_MODULE(_C, m) {
     m.def("avg_pool2d_nhwc", &avg_pool_nhwc_impl, py::arg("x"), py::arg("kernel_size"), py::arg("stride"),
           py::arg("padding") = v64{0, 0}, py::arg("ceil_mode") = false, py::arg("count_include_pad") = true,
           "avg_pool2d over NHWC float32 x (N, H, W, C) -> (N, OH, OW, C)");
+    m.def("nchw_to_nhwc", [](hnd x) { return layout_impl(x, true); }, py::arg("x"),
+          "float32 (N, C, H, W) -> C-contiguous (N, H, W, C) copy (threaded, cache-blocked)");
+    m.def("nhwc_to_nchw", [](hnd x) { return layout_impl(x, false); }, py::arg("x"),
+          "float32 (N, H, W, C) -> C-contiguous (N, C, H, W) copy (threaded, cache-blocked)");
     m.def("adaptive_avg_pool2d_nhwc", &adaptive_avg_nhwc_impl, py::arg("x"), py::arg("output_size"),
           "adaptive_avg_pool2d over NHWC float32 x (N, H, W, C) -> (N, OH, OW, C)");
 

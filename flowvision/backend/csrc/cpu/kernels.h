@@ -114,6 +114,8 @@ struct NhwcKernels {
     void (*avg_pool)(const float* x, float* y, const PoolParams& p, int64_t C);
     void (*adaptive_avg_pool)(const float* x, float* y, int64_t N, int64_t H, int64_t W, int64_t C, int64_t OH,
                               int64_t OW);
+    // y (B, cols, rows) = per-batch transpose of x (B, rows, cols): NCHW <-> NHWC
+    void (*transpose)(const float* x, float* y, int64_t B, int64_t rows, int64_t cols);
 };
 
 struct KernelTable {
