@@ -246,3 +246,11 @@ def test_drop_block_with_noise():
     y = L.drop_block_2d(x, 0.3, 3, with_noise=True).numpy()
     changed = y != 1
     assert changed.any() and not np.isin(y[changed], [0.0]).all()
+
+
+@pytest.mark.parametrize("channels,filt_size,size", [(6, 3, 9), (4, 5, 10), (None, 3, 8), (3, 4, 7)])
+def test_blur_pool(channels, filt_size, size):
+    ref = tl.BlurPool2d(channels, filt_size=filt_size)
+    ours = L.BlurPool2d(channels, filt_size=filt_size)
+    assert list(ours.state_dict()) == list(ref.state_dict()) == []  # the filter is a non-persistent buffer
+    _run(ours, ref, np.random.RandomState(0).randn(2, channels or 5, size, size).astype(np.float32))

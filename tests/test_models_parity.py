@@ -115,6 +115,12 @@ CI_CASES = [
     ("resmlp_12_224", 64, dict(img_size=64)),
     ("gmlp_ti16_224", 64, dict(img_size=64)),
     ("regnety_008_tv", 64, {}),  # SE, torchvision channel rounding
+    ("resnet10t", 64, {}),  # tiered deep stem, BasicBlock
+    ("seresnet18", 64, {}),  # SE in BasicBlocks
+    ("ecaresnet26t", 64, {}),  # ECA attention, tiered stem, avg-pool downsample
+    ("densenetblur121d", 32, {}),  # deep stem + BlurPool2d stem downsample
+    ("mobilenetv3_rw", 64, {}),  # no-skip first block, SE with the block's act, bias-free head conv
+    ("mobilenetv3_large_150d", 32, {}),  # depth multiplier 1.2
 ]
 
 
@@ -135,7 +141,9 @@ def test_parity_native_size(name):
 
 FEATURE_CASES = [("resnet26d", (0, 1, 2, 3, 4)), ("tf_efficientnet_lite0", (1, 3, 4)), ("resnet18", (-1,)),
                  ("mobilenetv3_small_050", (0, 1, 4)), ("convnext_atto", (0, 3)), ("densenet121", (0, 2, 4)),
-                 ("vgg11", (1, 5), dict(mlp_ratio=1 / 64))]
+                 ("vgg11", (1, 5), dict(mlp_ratio=1 / 64)), ("densenetblur121d", (0, 1)),
+                 ("ecaresnet26t", (1, 2)), ("convnext_atto", None), ("vgg11", None, dict(mlp_ratio=1 / 64)),
+                 ("mobilenetv3_small_050", None)]  # None: the family's default levels equal timm's
 
 
 @pytest.mark.parametrize("name,out_indices,kwargs", [c if len(c) == 3 else (*c, {}) for c in FEATURE_CASES])

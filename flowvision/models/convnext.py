@@ -172,8 +172,9 @@ def checkpoint_filter_fn(state_dict, model):
 
 
 def _create_convnext(variant, pretrained=False, **kwargs):
+    # features_only: the four stages by default, as timm (there is no stem level)
     return build_model_with_cfg(ConvNeXt, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn,
-                                feature_cfg=None, **kwargs)
+                                feature_cfg=dict(out_indices=(0, 1, 2, 3)), **kwargs)
 
 
 def _cfg(**kwargs):

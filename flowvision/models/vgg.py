@@ -139,7 +139,7 @@ def checkpoint_filter_fn(state_dict, model):
 def _create_vgg(variant, pretrained=False, **kwargs):
     cfg = variant.split("_")[0]
     return build_model_with_cfg(VGG, variant, pretrained, pretrained_filter_fn=checkpoint_filter_fn,
-                                cfg=CFGS[cfg], **kwargs)
+                                feature_cfg=dict(out_indices=(0, 1, 2, 3, 4, 5)), cfg=CFGS[cfg], **kwargs)
 
 
 def _cfg(**kwargs):
