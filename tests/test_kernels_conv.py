@@ -88,6 +88,9 @@ CASES = [
     (2, 20, 6, 5, 36, (1, 1), (1, 1), (0, 0), (1, 1), 1),            # 1x1: packed SGEMM
     (1, 20, 7, 7, 12, (1, 1), (2, 2), (0, 0), (1, 1), 1),            # strided 1x1
     (1, 20, 5, 5, 12, (1, 1), (1, 1), (1, 1), (1, 1), 1),            # padded 1x1
+    (1, 36, 9, 8, 36, (3, 3), (2, 2), (1, 1), (1, 1), 9),            # narrow groups (4 wide), partial vector
+    (2, 64, 10, 9, 64, (3, 3), (1, 1), (1, 1), (1, 1), 8),           # narrow groups (8 wide)
+    (1, 32, 12, 12, 32, (3, 3), (1, 1), (2, 2), (2, 2), 16),         # narrow groups (2 wide), dilated
 ]
 
 
@@ -104,9 +107,8 @@ def test_conv2d_nhwc_matches_torch(isa, case):
           f"{isa} {case} no bias")
 
 
-@pytest.mark.parametrize("case", [CASES[1], CASES[3], CASES[15], CASES[17], CASES[21]], ids=["general", "stem",
-                                                                                            "grouped", "depthwise",
-                                                                                            "1x1"])
+@pytest.mark.parametrize("case", [CASES[1], CASES[3], CASES[15], CASES[17], CASES[21], CASES[24]],
+                         ids=["general", "stem", "grouped", "depthwise", "1x1", "narrow-grouped"])
 def test_conv2d_nhwc_epilogues_and_residual(isa, case):
     n, c, h, w, o, k, s, p, d, g = case
     x, wt, b = make(n, c, h, w, o, k, g, seed=1)
@@ -135,7 +137,7 @@ def test_conv2d_nhwc_out_and_inplace_residual(case):
 
 
 def test_conv2d_nhwc_bit_identical_across_threads(threads):
-    for case in [CASES[2], CASES[6], CASES[9], CASES[15], CASES[18], (2, 64, 20, 20, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1)]:
+    for case in [CASES[2], CASES[6], CASES[9], CASES[15], CASES[18], CASES[25], (2, 64, 20, 20, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1)]:
         n, c, h, w, o, k, s, p, d, g = case
         x, wt, b = make(n, c, h, w, o, k, g, seed=5)
         pk = _C.pack_conv(wt, g)
@@ -213,7 +215,8 @@ def test_f_conv2d_direct_path_choice():
         return F._direct_conv_ok(flow.from_numpy(np.zeros((1, c, h, h), np.float32)),
                                  flow.from_numpy(np.zeros((o, c // g, k, k), np.float32)), g)
     assert ok(64, 56, 64, 3, 1) and ok(3, 224, 64, 7, 1) and ok(144, 56, 144, 5, 144) and ok(512, 14, 512, 3, 32)
-    assert not ok(128, 56, 128, 3, 32)  # 4 channels per group
+    assert ok(128, 56, 128, 3, 32)  # 4 channels per group: the narrow-group kernel
+    assert not ok(96, 28, 96, 3, 32)  # 3 channels per group: OC blocks mostly padding
     assert not ok(32, 112, 32, 3, 32)  # depthwise on a large map: the transposes cost more than the kernel saves
     assert not F._direct_conv_ok(flow.from_numpy(np.zeros((1, 8, 9, 9))), flow.from_numpy(np.zeros((8, 8, 3, 3))), 1)
 

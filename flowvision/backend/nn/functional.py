@@ -167,13 +167,14 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _direct_conv_ok(x, w, groups):
     """float32 convs that the NHWC direct kernel runs faster than im2col + GEMM with the two layout transposes
-    included (measured per shape with benchmarks/bench_conv.py): not narrow groups (2..15 output channels per
-    group: the OC block would be mostly padding), and not cheap convs (< 200 FLOPs per output element: depthwise,
-    3-channel 3x3) on large maps, where the transposes cost more than the kernel saves."""
+    included (measured per shape with benchmarks/bench_conv.py): not groups of odd widths (other than 1, 2, 4, 8
+    or >= 16 channels per group the OC block would be mostly padding), and not cheap convs (< 200 FLOPs per
+    output element: depthwise, 3-channel 3x3) on large maps, where the transposes cost more than the kernel
+    saves."""
     if x._data.dtype != np.float32 or not hasattr(_C, "conv2d_nhwc"):
         return False
     ocg, icg = w.shape[0] // groups, w.shape[1]
-    if groups > 1 and not (icg == 1 and ocg == 1) and ocg < 16:
+    if groups > 1 and not (ocg == icg and ocg in (1, 2, 4, 8)) and ocg < 16:
         return False
     return 2 * icg * w.shape[2] * w.shape[3] >= 200 or x.shape[2] * x.shape[3] <= 64 * 64
 
@@ -1263,6 +1264,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_float(input, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input._data.__class__ is not np.ndarray and input.is_cuda and not target._dtype.is_floating_point:
+        from .._cuda.nn import cross_entropy as _cuda_cross_entropy  # class indices: selected on the GPU
+        return _cuda_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
     logp = log_softmax(input, class_dim)

@@ -55,11 +55,23 @@ static inline int64_t block_nv(int64_t ocg) {
 
 static inline bool is_depthwise(const ConvNhwcParams& p) { return p.groups > 1 && p.groups == p.C && p.O == p.C; }
 
+// Narrow groups (ResNeXt / RegNet: 2..8 channels per group, as many in as out): one vector of output channels
+// spans kW / width groups, and the input value each lane needs is a lane permutation of the same kW input
+// channels, so the kernel runs with no padded lanes and no wasted FMAs (one permute per FMA).
+static inline bool is_narrow_grouped(const ConvNhwcParams& p) {
+    const int64_t ocg = p.O / p.groups, icg = p.C / p.groups;
+    return p.groups > 1 && ocg == icg && icg > 1 && icg < kW && kW % icg == 0;
+}
+
 int64_t packed_size(ConvNhwcParams& p) {
     const int64_t ocg = p.O / p.groups, icg = p.C / p.groups;
     if (is_depthwise(p)) {
         p.ocb = kW;
         return p.KH * p.KW * ceil_div(p.C, kW) * kW;
+    }
+    if (is_narrow_grouped(p)) {
+        p.ocb = kW;
+        return ceil_div(p.C, kW) * p.KH * p.KW * icg * kW;
     }
     p.ocb = block_nv(ocg) * kW;
     const int64_t nb = ceil_div(ocg, p.ocb);
@@ -76,6 +88,16 @@ void pack(const float* w, float* out, const ConvNhwcParams& p0) {
         const int64_t cpad = ceil_div(p.C, kW) * kW;
         for (int64_t c = 0; c < p.C; ++c)
             for (int64_t t = 0; t < KK; ++t) out[t * cpad + c] = w[c * KK + t];
+        return;
+    }
+    if (is_narrow_grouped(p)) {
+        // block b: output channels [b*kW, b*kW + kW), layout [tap][i][lane] = w[oc][i][tap]
+        const int64_t icg = p.C / p.groups;
+        for (int64_t oc = 0; oc < p.O; ++oc) {
+            float* dst = out + (oc / kW) * KK * icg * kW + oc % kW;
+            for (int64_t i = 0; i < icg; ++i)
+                for (int64_t t = 0; t < KK; ++t) dst[(t * icg + i) * kW] = w[(oc * icg + i) * KK + t];
+        }
         return;
     }
     const int64_t ocg = p.O / p.groups, icg = p.C / p.groups, ocb = p.ocb, nb = ceil_div(ocg, ocb);
@@ -411,6 +433,87 @@ void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcPar
     });
 }
 
+// MR pixels (input bases xb[m], taps [kh0,kh1) x [kw0,kw1) valid for all of them) x one block of kW output
+// channels of narrow groups (width G): lane j reads input channel j - j % G + i at reduction step i.
+template <int MR, int G>
+void narrow_tile(const float* const* xb, const float* wb, float* y, const float* res, const float* bias,
+                 const ConvNhwcParams& p, int64_t mr, int64_t cn, int64_t kh0, int64_t kh1, int64_t kw0,
+                 int64_t kw1, const Ep& e) {
+    typedef typename VecT<float>::itype VI;
+    VI idx[G];
+    for (int i = 0; i < G; ++i)
+        for (int j = 0; j < kW; ++j) idx[i][j] = j - j % G + i;
+    V c[MR];
+    for (int m = 0; m < MR; ++m) c[m] = V{};
+    const bool full = cn == kW;
+    for (int64_t kh = kh0; kh < kh1; ++kh)
+        for (int64_t kw = kw0; kw < kw1; ++kw) {
+            const int64_t off = (kh * p.dh * p.W + kw * p.dw) * p.C;
+            const float* w = wb + (kh * p.KW + kw) * G * kW;
+            V xv[MR];
+#pragma GCC unroll 16
+            for (int m = 0; m < MR; ++m) xv[m] = full ? vload<V>(xb[m] + off) : load_part(xb[m] + off, cn);
+#pragma GCC unroll 8
+            for (int i = 0; i < G; ++i) {
+                const V wv = *reinterpret_cast<const V*>(w + i * kW);
+#pragma GCC unroll 16
+                for (int m = 0; m < MR; ++m) c[m] += __builtin_shuffle(xv[m], idx[i]) * wv;
+            }
+        }
+    for (int64_t m = 0; m < mr; ++m) {
+        if (full) {
+            finish_vec(c[m], y + m * p.O, bias, res ? res + m * p.O : nullptr, e);
+        } else {
+            alignas(64) float tmp[kW];
+            vstore(tmp, c[m]);
+            finish_scalar(y + m * p.O, tmp, cn, bias, res ? res + m * p.O : nullptr, e);
+        }
+    }
+}
+
+template <int G>
+void conv_narrow_grouped(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
+    constexpr int MR = kW >= 16 ? 12 : 6;
+    const int64_t nblk = ceil_div(p.C, kW), blk = p.KH * p.KW * G * kW;
+    const int64_t rows = p.N * p.OH;
+    parallel_for(0, rows * nblk, grain_for(p.OW * kW * p.KH * p.KW * G, 1 << 16), [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t b = t % nblk, r = t / nblk;
+            const int64_t n = r / p.OH, oh = r % p.OH, c0 = b * kW, cn = mn<int64_t>(kW, p.C - c0);
+            const float* xn = x + n * p.H * p.W * p.C + c0;
+            const float* wb = wp + b * blk;
+            const float* bias = e.bias ? e.bias + c0 : nullptr;
+            float* yr = y + r * p.OW * p.O + c0;
+            const float* rr = e.res ? e.res + r * p.OW * p.O + c0 : nullptr;
+            const int64_t ih0 = oh * p.sh - p.ph;
+            int64_t kh0 = 0, kh1 = p.KH;
+            while (kh0 < p.KH && ih0 + kh0 * p.dh < 0) ++kh0;
+            while (kh1 > kh0 && ih0 + (kh1 - 1) * p.dh >= p.H) --kh1;
+            const float* xb[MR];
+            for (int64_t ow = 0; ow < p.OW;) {
+                const int64_t iw0 = ow * p.sw - p.pw;
+                // a run of MR pixels whose taps are all inside in W (rows clipped for the whole output row)
+                if (iw0 >= 0 && ow + MR <= p.OW && (ow + MR - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
+                    for (int m = 0; m < MR; ++m) xb[m] = xn + (ih0 * p.W + iw0 + m * p.sw) * p.C;
+                    narrow_tile<MR, G>(xb, wb, yr + ow * p.O, rr ? rr + ow * p.O : nullptr, bias, p, MR, cn, kh0, kh1,
+                                       0, p.KW, e);
+                    ow += MR;
+                    continue;
+                }
+                int64_t kw0 = 0, kw1 = p.KW;
+                while (kw0 < p.KW && iw0 + kw0 * p.dw < 0) ++kw0;
+                while (kw1 > kw0 && iw0 + (kw1 - 1) * p.dw >= p.W) --kw1;
+                xb[0] = xn + (ih0 * p.W + iw0) * p.C;
+                narrow_tile<1, G>(xb, wb, yr + ow * p.O, rr ? rr + ow * p.O : nullptr, bias, p, 1, cn, kh0, kh1, kw0,
+                                  kw1, e);
+                ++ow;
+            }
+            if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu)
+                for (int64_t ow = 0; ow < p.OW; ++ow) act_inplace<float>(e.act, yr + ow * p.O, cn);
+        }
+    });
+}
+
 void conv_forward(const float* x, const float* wp, const float* bias, const float* res, float* y,
                   const ConvNhwcParams& p0, int act, float lo, float hi) {
     ConvNhwcParams p = p0;
@@ -419,8 +522,18 @@ void conv_forward(const float* x, const float* wp, const float* bias, const floa
     if (act == kEpRelu) { e.lo = 0.0f; e.hi = INFINITY; }
     if (act == kEpRelu6) { e.lo = 0.0f; e.hi = 6.0f; }
     if (p.N <= 0 || p.OH <= 0 || p.OW <= 0 || p.O <= 0) return;
-    if (is_depthwise(p)) conv_depthwise(x, wp, y, p, e);
-    else conv_general(x, wp, y, p, e);
+    if (is_depthwise(p)) return conv_depthwise(x, wp, y, p, e);
+    if (is_narrow_grouped(p)) {
+        switch (p.C / p.groups) {
+            case 2: return conv_narrow_grouped<2>(x, wp, y, p, e);
+            case 4: return conv_narrow_grouped<4>(x, wp, y, p, e);
+#if defined(__AVX512F__)
+            case 8: return conv_narrow_grouped<8>(x, wp, y, p, e);
+#endif
+            default: break;
+        }
+    }
+    conv_general(x, wp, y, p, e);
 }
 
 // y (B, cols, rows) = x (B, rows, cols) transposed per batch: NCHW <-> NHWC. 16 x 16 tiles (both the reads
