@@ -77,6 +77,26 @@ def _train_step_both(ours, ref, imgs, targets, lr=0.01):
     return lo
 
 
+def _narrow_fpn_backbones(width=64, returned=(1, 2, 3, 4), p6p7=False, fpn_norm=False):
+    """(ours, torchvision's) ResNet-18 + a ``width``-channel FPN: the detectors' code paths at a fraction of the
+    256-channel heads' float64 cost (torch has no fast float64 convolution)."""
+    from torchvision.models import resnet18
+    from torchvision.models.detection.backbone_utils import BackboneWithFPN as TvBackboneWithFPN
+    from torchvision.ops.feature_pyramid_network import LastLevelP6P7 as TvP6P7
+    from flowvision.models.detection.backbone_utils import _resnet
+    from flowvision.ops import LastLevelP6P7
+    return_layers = {f"layer{k}": str(v) for v, k in enumerate(returned)}
+    in_channels = [64 * 2 ** (k - 1) for k in returned]
+    torch.manual_seed(0)
+    ref = TvBackboneWithFPN(resnet18(norm_layer=torch.nn.BatchNorm2d), return_layers, in_channels, width,
+                            extra_blocks=TvP6P7(512, width) if p6p7 else None,
+                            norm_layer=torch.nn.BatchNorm2d if fpn_norm else None)
+    ours = det.BackboneWithFPN(_resnet(18, flow.nn.BatchNorm2d), return_layers, in_channels, width,
+                               extra_blocks=LastLevelP6P7(512, width) if p6p7 else None,
+                               norm_layer=flow.nn.BatchNorm2d if fpn_norm else None)
+    return ours, ref
+
+
 def _small_backbones():
     from torchvision.models.detection.backbone_utils import resnet_fpn_backbone as tv_rfb
     torch.manual_seed(0)
@@ -125,21 +145,21 @@ def test_keypoints_to_heatmap_matches_torchvision():
 
 # ------------------------------------------------------------------ Keypoint R-CNN
 def _small_keypointrcnn(**extra):
-    """KeypointRCNN on ResNet-18-FPN with a 64-wide box head and a 2-layer 64-channel keypoint head (the defaults,
-    1024-wide fc6/fc7 and 8x512 convs, cost ~20 s in float64 training)."""
+    """KeypointRCNN on ResNet-18 + 64-channel FPN with a 64-wide box head and a 2-layer 64-channel keypoint head (the
+    defaults, 1024-wide fc6/fc7 and 8x512 convs, cost ~20 s in float64 training)."""
     from torchvision.models.detection.keypoint_rcnn import KeypointRCNNHeads as TvHeads
     from torchvision.models.detection.keypoint_rcnn import KeypointRCNNPredictor as TvPred
     kw = {k: v for k, v in KW.items() if k not in ("weights", "weights_backbone")}
     kw.update(DETERMINISTIC, num_classes=3, box_detections_per_img=12, **extra)
-    ob, rb = _small_backbones()
+    ob, rb = _narrow_fpn_backbones()
     torch.manual_seed(1)
     num_classes = kw.pop("num_classes")
-    ref = _calibrate(tvd.KeypointRCNN(rb, box_head=tvd.faster_rcnn.TwoMLPHead(256 * 49, 64),
+    ref = _calibrate(tvd.KeypointRCNN(rb, box_head=tvd.faster_rcnn.TwoMLPHead(64 * 49, 64),
                                       box_predictor=tvd.faster_rcnn.FastRCNNPredictor(64, num_classes),
-                                      keypoint_head=TvHeads(256, (64, 64)), keypoint_predictor=TvPred(64, 5), **kw))
-    ours = det.KeypointRCNN(ob, box_head=det.TwoMLPHead(256 * 49, 64),
+                                      keypoint_head=TvHeads(64, (64, 64)), keypoint_predictor=TvPred(64, 5), **kw))
+    ours = det.KeypointRCNN(ob, box_head=det.TwoMLPHead(64 * 49, 64),
                             box_predictor=det.FastRCNNPredictor(64, num_classes),
-                            keypoint_head=det.KeypointRCNNHeads(256, (64, 64)),
+                            keypoint_head=det.KeypointRCNNHeads(64, (64, 64)),
                             keypoint_predictor=det.KeypointRCNNPredictor(64, 5), **kw)
     ours, ref = _load(ours, ref)
     ref.double()
@@ -272,31 +292,27 @@ def test_mobilenet_builders_names_weights_and_freezing():
 
 # ------------------------------------------------------------------ Mask R-CNN v2
 def _small_maskrcnn_v2():
-    """Mask R-CNN with the v2 heads (BatchNorm FPN, two-conv RPN head, conv-fc box head, BatchNorm mask head) on a
-    ResNet-18 stand-in: the code of maskrcnn_resnet50_fpn_v2 at a CI cost."""
-    from torchvision.models import resnet18
-    from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor as tv_ext
+    """Mask R-CNN with the v2 pieces (BatchNorm FPN, two-conv RPN head, conv-fc box head, BatchNorm mask head) on a
+    ResNet-18 + 64-channel FPN stand-in: the code of maskrcnn_resnet50_fpn_v2 at a CI cost."""
     from torchvision.models.detection.faster_rcnn import FastRCNNConvFCHead as TvBoxHead
     from torchvision.models.detection.mask_rcnn import MaskRCNNHeads as TvMaskHeads
     from torchvision.models.detection.rpn import RPNHead as TvRPNHead
-    from flowvision.models.detection.backbone_utils import _resnet, _resnet_fpn_extractor
-    kw = {k: v for k, v in KW.items() if k not in ("weights", "weights_backbone")}
+    kw = {k: v for k, v in KW.items() if k not in ("weights", "weights_backbone", "num_classes")}
     kw.update(DETERMINISTIC, box_detections_per_img=12)
-    torch.manual_seed(0)
-    rb = tv_ext(resnet18(norm_layer=torch.nn.BatchNorm2d), 5, norm_layer=torch.nn.BatchNorm2d)
-    ref = _calibrate(tvd.MaskRCNN(rb, rpn_head=TvRPNHead(256, 3, conv_depth=2),
-                                  box_head=TvBoxHead((256, 7, 7), [32, 32], [64], norm_layer=torch.nn.BatchNorm2d),
+    ob, rb = _narrow_fpn_backbones(fpn_norm=True)
+    torch.manual_seed(1)
+    bn = torch.nn.BatchNorm2d
+    ref = _calibrate(tvd.MaskRCNN(rb, rpn_head=TvRPNHead(64, 3, conv_depth=2),
+                                  box_head=TvBoxHead((64, 7, 7), [32, 32], [64], norm_layer=bn),
                                   box_predictor=tvd.faster_rcnn.FastRCNNPredictor(64, 5),
-                                  mask_head=TvMaskHeads(256, [32, 32], 1, norm_layer=torch.nn.BatchNorm2d),
-                                  mask_predictor=tvd.mask_rcnn.MaskRCNNPredictor(32, 32, 5),
-                                  num_classes=None, **{k: v for k, v in kw.items() if k != "num_classes"}))
-    ob = _resnet_fpn_extractor(_resnet(18, flow.nn.BatchNorm2d), 5, norm_layer=flow.nn.BatchNorm2d)
-    ours = det.MaskRCNN(ob, rpn_head=det.RPNHead(256, 3, conv_depth=2),
-                        box_head=det.FastRCNNConvFCHead((256, 7, 7), [32, 32], [64], norm_layer=flow.nn.BatchNorm2d),
+                                  mask_head=TvMaskHeads(64, [32, 32], 1, norm_layer=bn),
+                                  mask_predictor=tvd.mask_rcnn.MaskRCNNPredictor(32, 32, 5), **kw))
+    bn = flow.nn.BatchNorm2d
+    ours = det.MaskRCNN(ob, rpn_head=det.RPNHead(64, 3, conv_depth=2),
+                        box_head=det.FastRCNNConvFCHead((64, 7, 7), [32, 32], [64], norm_layer=bn),
                         box_predictor=det.FastRCNNPredictor(64, 5),
-                        mask_head=det.MaskRCNNHeads(256, [32, 32], 1, norm_layer=flow.nn.BatchNorm2d),
-                        mask_predictor=det.MaskRCNNPredictor(32, 32, 5),
-                        num_classes=None, **{k: v for k, v in kw.items() if k != "num_classes"})
+                        mask_head=det.MaskRCNNHeads(64, [32, 32], 1, norm_layer=bn),
+                        mask_predictor=det.MaskRCNNPredictor(32, 32, 5), **kw)
     return _load(ours, ref)
 
 
@@ -330,10 +346,44 @@ def test_maskrcnn_v2_builder_and_weights():
         det.maskrcnn_resnet50_fpn_v2(weights="DEFAULT", num_classes=3)
 
 
+# ------------------------------------------------------------------ RetinaNet v2
+def test_retinanet_v2_heads_eval_training_float64():
+    """retinanet_resnet50_fpn_v2's pieces (P6 from C5, GroupNorm(32) heads, GIoU box loss) on ResNet-18 + a
+    64-channel FPN."""
+    from functools import partial
+    kw = {"min_size": 64, "max_size": 96, "score_thresh": 0.0, "detections_per_img": 40, "topk_candidates": 200}
+    ob, rb = _narrow_fpn_backbones(returned=(2, 3, 4), p6p7=True)
+    torch.manual_seed(1)
+    rh = tvd.retinanet.RetinaNetHead(64, 9, 5, norm_layer=partial(torch.nn.GroupNorm, 32))
+    rh.regression_head._loss_type = "giou"
+    ref = _calibrate(tvd.RetinaNet(rb, 5, head=rh, **kw))
+    oh = det.RetinaNetHead(64, 9, 5, norm_layer=partial(flow.nn.GroupNorm, 32))
+    oh.regression_head._loss_type = "giou"
+    ours, ref = _load(det.RetinaNet(ob, 5, head=oh, **kw), ref)
+    ref.double()
+    ours.to(flow.float64)
+    imgs = _images(np.float64)
+    o, r = _eval_both(ours, ref, imgs)
+    _check_detections(o, r)
+    tg = [{"boxes": np.array([[5.0, 6, 40, 45], [30, 10, 70, 50]]), "labels": np.array([1, 3])},
+          {"boxes": np.array([[2.0, 3, 20, 30]]), "labels": np.array([4])}]
+    _train_step_both(ours, ref, imgs, tg)
+
+
+def test_retinanet_v2_builder_and_weights():
+    ref = tvd.retinanet_resnet50_fpn_v2(weights=None, weights_backbone=None, num_classes=4)
+    ours = det.retinanet_resnet50_fpn_v2(weights=None, weights_backbone=None, num_classes=4)
+    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in ref.state_dict().items()]
+    assert ours.head.regression_head._loss_type == "giou"
+    a, b = det.RetinaNet_ResNet50_FPN_V2_Weights.COCO_V1, tvd.RetinaNet_ResNet50_FPN_V2_Weights.COCO_V1
+    assert a.url == b.url and a.meta["num_params"] == b.meta["num_params"] and a.meta["_metrics"] == b.meta["_metrics"]
+
+
 # ------------------------------------------------------------------ the ObjectDetection preset
 DETECTION_WEIGHTS = ["FasterRCNN_ResNet50_FPN_Weights", "FasterRCNN_ResNet50_FPN_V2_Weights",
                      "FasterRCNN_MobileNet_V3_Large_FPN_Weights", "FasterRCNN_MobileNet_V3_Large_320_FPN_Weights",
-                     "RetinaNet_ResNet50_FPN_Weights", "FCOS_ResNet50_FPN_Weights", "MaskRCNN_ResNet50_FPN_Weights",
+                     "RetinaNet_ResNet50_FPN_Weights", "RetinaNet_ResNet50_FPN_V2_Weights", "FCOS_ResNet50_FPN_Weights", "MaskRCNN_ResNet50_FPN_Weights",
                      "MaskRCNN_ResNet50_FPN_V2_Weights", "KeypointRCNN_ResNet50_FPN_Weights"]
 
 

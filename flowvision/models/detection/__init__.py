@@ -35,12 +35,13 @@ from .faster_rcnn import (FasterRCNN_MobileNet_V3_Large_320_FPN_Weights,  # noqa
 from .keypoint_rcnn import (KeypointRCNN, KeypointRCNN_ResNet50_FPN_Weights, KeypointRCNNHeads,  # noqa: E402
                             KeypointRCNNPredictor, keypointrcnn_resnet50_fpn)
 from .mask_rcnn import MaskRCNN_ResNet50_FPN_V2_Weights, maskrcnn_resnet50_fpn_v2  # noqa: E402
+from .retinanet import RetinaNet_ResNet50_FPN_V2_Weights, retinanet_resnet50_fpn_v2  # noqa: E402
 
 __all__ += ["ObjectDetection", "mobilenet_backbone", "FasterRCNN_MobileNet_V3_Large_FPN_Weights",
             "FasterRCNN_MobileNet_V3_Large_320_FPN_Weights", "fasterrcnn_mobilenet_v3_large_fpn",
             "fasterrcnn_mobilenet_v3_large_320_fpn", "KeypointRCNN", "KeypointRCNNHeads", "KeypointRCNNPredictor",
             "KeypointRCNN_ResNet50_FPN_Weights", "keypointrcnn_resnet50_fpn", "MaskRCNN_ResNet50_FPN_V2_Weights",
-            "maskrcnn_resnet50_fpn_v2"]
+            "maskrcnn_resnet50_fpn_v2", "RetinaNet_ResNet50_FPN_V2_Weights", "retinanet_resnet50_fpn_v2"]
 
 # SSD / SSDLite (issue 9, task D1)
 from ._utils import retrieve_out_channels  # noqa: E402

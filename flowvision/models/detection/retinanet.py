@@ -1,6 +1,7 @@
 """RetinaNet (torchvision's RetinaNet class, heads, defaults, builder and parameter names)."""
 import math
 from collections import OrderedDict
+from functools import partial
 
 import numpy as np
 
@@ -20,7 +21,8 @@ from .generalized_rcnn import _check_targets, _check_images, _check_degenerate
 from .transform import GeneralizedRCNNTransform
 
 __all__ = ["RetinaNet", "RetinaNetHead", "RetinaNetClassificationHead", "RetinaNetRegressionHead",
-           "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn"]
+           "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn", "RetinaNet_ResNet50_FPN_V2_Weights",
+           "retinanet_resnet50_fpn_v2"]
 
 
 def _sum(x):
@@ -282,4 +284,34 @@ def retinanet_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
         model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
         if weights == RetinaNet_ResNet50_FPN_Weights.COCO_V1:
             overwrite_eps(model, 0.0)
+    return model
+
+
+class RetinaNet_ResNet50_FPN_V2_Weights(WeightsEnum):
+    COCO_V1 = Weights(url="https://download.pytorch.org/models/retinanet_resnet50_fpn_v2_coco-5905b1c5.pth",
+                      transforms=ObjectDetection,
+                      meta={"categories": COCO_CATEGORIES, "min_size": (1, 1), "num_params": 38198935,
+                            "_metrics": {"COCO-val2017": {"box_map": 41.5}}})
+    DEFAULT = COCO_V1
+
+
+def retinanet_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, weights_backbone=None,
+                              trainable_backbone_layers=None, **kwargs):
+    """RetinaNet v2 (torchvision's builder: P6 from C5, GroupNorm(32) heads, GIoU box loss, BatchNorm backbone)."""
+    weights = RetinaNet_ResNet50_FPN_V2_Weights.verify(weights)
+    weights_backbone = ResNet50_Weights.verify(weights_backbone)
+    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
+    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
+    backbone = _resnet(50, nn.BatchNorm2d)
+    if weights_backbone is not None:
+        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, returned_layers=[2, 3, 4],
+                                     extra_blocks=LastLevelP6P7(2048, 256))
+    anchor_generator = _default_anchorgen()
+    head = RetinaNetHead(backbone.out_channels, anchor_generator.num_anchors_per_location()[0], num_classes,
+                         norm_layer=partial(nn.GroupNorm, 32))
+    head.regression_head._loss_type = "giou"
+    model = RetinaNet(backbone, num_classes, anchor_generator=anchor_generator, head=head, **kwargs)
+    if weights is not None:
+        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
     return model
