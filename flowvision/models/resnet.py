@@ -380,6 +380,18 @@ default_cfgs = generate_default_cfgs({
     "ecaresnet269d.ra2_in1k": _cfg(hf_hub_id='timm/', input_size=(3, 320, 320), pool_size=(10, 10), crop_pct=0.95,
                                    interpolation='bicubic', first_conv='conv1.0', test_input_size=(3, 352, 352),
                                    test_crop_pct=1.0),
+    "resnet50c.gluon_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", first_conv="conv1.0"),
+    "resnet101c.gluon_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", first_conv="conv1.0"),
+    "resnet152c.gluon_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", first_conv="conv1.0"),
+    "resnet50s.gluon_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", first_conv="conv1.0"),
+    "resnet101s.gluon_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", first_conv="conv1.0"),
+    "resnet152s.gluon_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", first_conv="conv1.0"),
+    "resnext50d_32x4d.bt_in1k": _cfg(hf_hub_id="timm/", interpolation="bicubic", first_conv="conv1.0",
+                                     test_input_size=(3, 288, 288), test_crop_pct=0.95),
+    "resnext101_32x16d.fb_wsl_ig1b_ft_in1k": _cfg(hf_hub_id="timm/", license="cc-by-nc-4.0"),
+    "resnext101_32x16d.fb_ssl_yfcc100m_ft_in1k": _cfg(hf_hub_id="timm/", license="cc-by-nc-4.0"),
+    "resnext101_32x16d.fb_swsl_ig1b_ft_in1k": _cfg(hf_hub_id="timm/", license="cc-by-nc-4.0"),
+    "resnext101_32x32d.fb_wsl_ig1b_ft_in1k": _cfg(hf_hub_id="timm/", license="cc-by-nc-4.0"),
     "ecaresnetlight.miil_in1k": _cfg(hf_hub_id='timm/', interpolation='bicubic', test_input_size=(3, 288, 288),
                                      test_crop_pct=0.95),
 })
@@ -504,6 +516,51 @@ _B, _BN = BasicBlock, Bottleneck
 _R50, _R101, _R152, _R200, _R269 = (3, 4, 6, 3), (3, 4, 23, 3), (3, 8, 36, 3), (3, 24, 36, 3), (3, 30, 48, 8)
 _X32x4, _X32x8, _X64x4 = dict(cardinality=32, base_width=4), dict(cardinality=32, base_width=8), \
     dict(cardinality=64, base_width=4)
+
+
+@register_model
+def resnet50c(pretrained=False, **kwargs):  # c: deep stem (32 wide), strided-conv downsample
+    return _r("resnet50c", pretrained, kwargs, block=_BN, layers=_R50, stem_width=32, stem_type="deep")
+
+
+@register_model
+def resnet101c(pretrained=False, **kwargs):
+    return _r("resnet101c", pretrained, kwargs, block=_BN, layers=_R101, stem_width=32, stem_type="deep")
+
+
+@register_model
+def resnet152c(pretrained=False, **kwargs):
+    return _r("resnet152c", pretrained, kwargs, block=_BN, layers=_R152, stem_width=32, stem_type="deep")
+
+
+@register_model
+def resnet50s(pretrained=False, **kwargs):  # s: deep stem 64 wide
+    return _r("resnet50s", pretrained, kwargs, block=_BN, layers=_R50, stem_width=64, stem_type="deep")
+
+
+@register_model
+def resnet101s(pretrained=False, **kwargs):
+    return _r("resnet101s", pretrained, kwargs, block=_BN, layers=_R101, stem_width=64, stem_type="deep")
+
+
+@register_model
+def resnet152s(pretrained=False, **kwargs):
+    return _r("resnet152s", pretrained, kwargs, block=_BN, layers=_R152, stem_width=64, stem_type="deep")
+
+
+@register_model
+def resnext50d_32x4d(pretrained=False, **kwargs):
+    return _r("resnext50d_32x4d", pretrained, kwargs, block=_BN, layers=_R50, **_X32x4, **_DEEP)
+
+
+@register_model
+def resnext101_32x16d(pretrained=False, **kwargs):
+    return _r("resnext101_32x16d", pretrained, kwargs, block=_BN, layers=_R101, cardinality=32, base_width=16)
+
+
+@register_model
+def resnext101_32x32d(pretrained=False, **kwargs):
+    return _r("resnext101_32x32d", pretrained, kwargs, block=_BN, layers=_R101, cardinality=32, base_width=32)
 
 
 @register_model
