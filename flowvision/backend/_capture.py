@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-from . import _C, _dtype as D
+from . import _C, _dtype as D, _kernels
 from ._tensor import Tensor
 from .autograd import graph as _graph
 from .autograd.graph import Context, _compute_array, _as_array, _compute_np
@@ -85,6 +85,7 @@ class _Graph:
         self.out_struct = None  # "tensor" | "tuple" | "list"
         self.values = None  # slot -> array, when recorded with keep_values (diagnosis)
         self.nhwc = set()  # slots stored NHWC (after the layout pass)
+        self.const_src = {}  # id(constant array) -> the tensor (or view base) it was read from
 
     def new_slot(self, arr):
         self.meta.append((tuple(arr.shape), arr.dtype))
@@ -157,7 +158,9 @@ class _Recorder:
                 have = self.g.meta[s][1]
                 rec.append(("v", s, cd if cd is not None and have != cd else None))
             elif isinstance(a, Tensor):
-                rec.append(("c", _as_array(a, cd) if cd is not None else _compute_array(a)))
+                arr = _as_array(a, cd) if cd is not None else _compute_array(a)
+                self.g.const_src[id(arr)] = a._base if a._base is not None else a
+                rec.append(("c", arr))
             elif cd is not None and i < n_ops and a is not None:
                 rec.append(("c", _as_array(a, cd)))
             else:
@@ -456,6 +459,16 @@ def _elementwise_classes():
             | {getattr(E, u).Function for u in unary if hasattr(getattr(E, u, None), "Function")})
 
 
+def _transposer(perm, kernel):
+    fast = getattr(_C, kernel, None)
+
+    def run(x):
+        if fast is not None and x.dtype == np.float32:
+            return fast(np.ascontiguousarray(x))
+        return np.ascontiguousarray(x.transpose(perm))
+    return run
+
+
 def _const_nhwc(c):
     """A constant operand of a 4-D elementwise op, re-laid out for NHWC operands (broadcasting preserved)."""
     if not isinstance(c, np.ndarray) or c.ndim == 0:
@@ -494,7 +507,7 @@ def to_nhwc(g):
             t = len(g.meta)
             g.meta.append(g.meta[s])
             nhwc.add(t)
-            ops.append(_call("to_nhwc", [s], [t], lambda: lambda x: np.ascontiguousarray(x.transpose(_NCHW_TO_NHWC))))
+            ops.append(_call("to_nhwc", [s], [t], lambda: _transposer(_NCHW_TO_NHWC, "nchw_to_nhwc")))
             to_n[s] = t
         return to_n[s]
 
@@ -504,7 +517,7 @@ def to_nhwc(g):
         if s not in to_p:
             t = len(g.meta)
             g.meta.append(g.meta[s])
-            ops.append(_call("to_nchw", [s], [t], lambda: lambda x: np.ascontiguousarray(x.transpose(_NHWC_TO_NCHW))))
+            ops.append(_call("to_nchw", [s], [t], lambda: _transposer(_NHWC_TO_NCHW, "nhwc_to_nchw")))
             to_p[s] = t
         return to_p[s]
 
@@ -561,8 +574,8 @@ def to_nhwc(g):
                     lambda v: _C.adaptive_avg_pool2d_nhwc(v, o)), op.index))
                 nhwc.add(y)
                 continue
-            if cls is R.Mean and op.args[0][2] is None:
-                dims, keep = tuple(op.args[1][1]), op.args[2][1]
+            if cls is R.Mean and op.args[0][2] is None and op.args[1][1] is not None:
+                dims, keep = tuple(d % 4 for d in op.args[1][1]), op.args[2][1]
                 pdims = tuple(sorted(_PHYS_POS[d] for d in dims))
                 rest = [_PHYS_POS[d] for d in range(4) if d not in dims]
                 if keep or rest == sorted(rest):
@@ -684,7 +697,11 @@ def _lower_conv(g, op, out=None):
     a = op.attrs
     w, b, ep, lo, hi = a["w"], a["b"], a["ep"], a["lo"], a["hi"]
     if a.get("nhwc"):
-        pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"])
+        src = None if a["owned"] else g.const_src.get(id(w))
+        if src is not None and src._data is w:  # unmodified weight: share eager's packed copy (one in memory)
+            pk = _kernels.packed_conv(src, a["groups"])
+        else:
+            pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"])
         stride, padding, dilation = list(a["stride"]), list(a["padding"]), list(a["dilation"])
         b32 = None if b is None else np.ascontiguousarray(b, np.float32)
 
@@ -737,9 +754,14 @@ def _lower_conv(g, op, out=None):
 
 def _lower_linear(g, op):
     a = op.attrs
-    w = np.ascontiguousarray(a["w"])
+    w = a["w"]
     k = w.shape[0]
-    pk = _C.pack_b(w, False)
+    src = None if a["owned"] else g.const_src.get(id(w))
+    if (src is not None and src.ndim == 2 and tuple(src.shape) == w.shape[::-1] and src._data.dtype == w.dtype
+            and np.shares_memory(src._data, w) and w.strides == src._data.strides[::-1]):
+        pk = _kernels.packed_weight(src, "linear")  # w is t(weight): share eager's packed copy
+    else:
+        pk = _C.pack_b(np.ascontiguousarray(w), False)
     b, ep, lo, hi = a["b"], a["ep"], a["lo"], a["hi"]
     out_shape = g.meta[op.outs[0]][0]
     n = pk.N
@@ -913,7 +935,7 @@ def _diagnose(model, x2, dtype, g_ref, rtol):
 def _copy_graph(g):
     h = _Graph()
     h.ops = [_Op(op.kind, op.cls, op.args, op.kwargs, list(op.outs), dict(op.attrs), op.index) for op in g.ops]
-    h.meta, h.outputs, h.out_struct = list(g.meta), list(g.outputs), g.out_struct
+    h.meta, h.outputs, h.out_struct, h.const_src = list(g.meta), list(g.outputs), g.out_struct, g.const_src
     return h
 
 
