@@ -254,3 +254,14 @@ def test_blur_pool(channels, filt_size, size):
     ours = L.BlurPool2d(channels, filt_size=filt_size)
     assert list(ours.state_dict()) == list(ref.state_dict()) == []  # the filter is a non-persistent buffer
     _run(ours, ref, np.random.RandomState(0).randn(2, channels or 5, size, size).astype(np.float32))
+
+
+def test_resnet_drop_block_schedule_matches_timm():
+    """drop_block_rate puts timm's DropBlock2d (5x5 x0.25 in stage 3, 3x3 in stage 4) at the same paths."""
+    import timm
+    import flowvision.models as M
+    ref = timm.create_model("resnet18", drop_block_rate=0.1)
+    ours = M.create_model("resnet18", drop_block_rate=0.1)
+    ref_db = {n: (m.block_size, m.gamma_scale) for n, m in ref.named_modules() if type(m).__name__ == "DropBlock2d"}
+    our_db = {n: (m.block_size, m.gamma_scale) for n, m in ours.named_modules() if isinstance(m, L.DropBlock2d)}
+    assert our_db == ref_db and len(our_db) == 4

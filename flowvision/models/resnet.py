@@ -5,10 +5,11 @@ Variants differ by block type, depth, cardinality/width and stem/downsample opti
 per-block attention (``block_args=dict(attn_layer='se' | 'eca' | ...)``) comes from ``layers.create_attn``.
 """
 import math
+from functools import partial
 
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
-from flowvision.layers import DropPath, create_attn, create_classifier, get_act_layer
+from flowvision.layers import DropBlock2d, DropPath, create_attn, create_classifier, get_act_layer
 
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
@@ -22,7 +23,7 @@ class BasicBlock(nn.Module):
 
     def __init__(self, inplanes, planes, stride=1, downsample=None, cardinality=1, base_width=64, reduce_first=1,
                  dilation=1, first_dilation=None, act_layer=nn.ReLU, norm_layer=nn.BatchNorm2d, attn_layer=None,
-                 drop_path=None):
+                 drop_block=None, drop_path=None):
         super().__init__()
         if cardinality != 1 or base_width != 64:
             raise ValueError("BasicBlock only supports cardinality=1 and base_width=64")
@@ -32,7 +33,7 @@ class BasicBlock(nn.Module):
         self.conv1 = nn.Conv2d(inplanes, first_planes, 3, stride=stride, padding=first_dilation,
                                dilation=first_dilation, bias=False)
         self.bn1 = norm_layer(first_planes)
-        self.drop_block = nn.Identity()
+        self.drop_block = drop_block() if drop_block is not None else nn.Identity()
         self.act1 = act_layer(inplace=True)
         self.aa = nn.Identity()
         self.conv2 = nn.Conv2d(first_planes, outplanes, 3, padding=dilation, dilation=dilation, bias=False)
@@ -64,7 +65,7 @@ class Bottleneck(nn.Module):
 
     def __init__(self, inplanes, planes, stride=1, downsample=None, cardinality=1, base_width=64, reduce_first=1,
                  dilation=1, first_dilation=None, act_layer=nn.ReLU, norm_layer=nn.BatchNorm2d, attn_layer=None,
-                 drop_path=None):
+                 drop_block=None, drop_path=None):
         super().__init__()
         width = int(math.floor(planes * (base_width / 64)) * cardinality)
         first_planes = width // reduce_first
@@ -76,7 +77,7 @@ class Bottleneck(nn.Module):
         self.conv2 = nn.Conv2d(first_planes, width, 3, stride=stride, padding=first_dilation,
                                dilation=first_dilation, groups=cardinality, bias=False)
         self.bn2 = norm_layer(width)
-        self.drop_block = nn.Identity()
+        self.drop_block = drop_block() if drop_block is not None else nn.Identity()
         self.act2 = act_layer(inplace=True)
         self.aa = nn.Identity()
         self.conv3 = nn.Conv2d(width, outplanes, 1, bias=False)
@@ -132,7 +133,7 @@ class ResNet(nn.Module):
     def __init__(self, block=Bottleneck, layers=(3, 4, 6, 3), num_classes=1000, in_chans=3, output_stride=32,
                  global_pool="avg", cardinality=1, base_width=64, stem_width=64, stem_type="", block_reduce_first=1,
                  down_kernel_size=1, avg_down=False, act_layer=nn.ReLU, norm_layer=nn.BatchNorm2d, drop_rate=0.0,
-                 drop_path_rate=0.0, zero_init_last=True, block_args=None):
+                 drop_path_rate=0.0, drop_block_rate=0.0, zero_init_last=True, block_args=None):
         super().__init__()
         if output_stride != 32:
             raise NotImplementedError("only output_stride=32 is implemented so far")
@@ -163,6 +164,10 @@ class ResNet(nn.Module):
         total_blocks = sum(layers)
         block_idx = 0
         reduction = 4
+        # timm's DropBlock schedule: none in stages 1-2, 5x5 blocks (gamma x0.25) in 3, 3x3 blocks in 4
+        drop_blocks = [None, None, partial(DropBlock2d, drop_prob=drop_block_rate, block_size=5, gamma_scale=0.25),
+                       partial(DropBlock2d, drop_prob=drop_block_rate, block_size=3, gamma_scale=1.0)] \
+            if drop_block_rate else [None] * 4
         for stage_idx, (planes, num_blocks) in enumerate(zip((64, 128, 256, 512), layers)):
             stride = 1 if stage_idx == 0 else 2
             reduction *= stride
@@ -177,7 +182,8 @@ class ResNet(nn.Module):
                 blocks.append(block(
                     inplanes, planes, stride if i == 0 else 1, downsample if i == 0 else None,
                     cardinality=cardinality, base_width=base_width, reduce_first=block_reduce_first,
-                    act_layer=act_layer, norm_layer=norm_layer, drop_path=DropPath(dpr) if dpr > 0 else None,
+                    act_layer=act_layer, norm_layer=norm_layer, drop_block=drop_blocks[stage_idx],
+                    drop_path=DropPath(dpr) if dpr > 0 else None,
                     **block_args))
                 inplanes = outplanes
                 block_idx += 1
