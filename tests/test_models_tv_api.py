@@ -48,7 +48,7 @@ def test_weights_data_equal_torchvision():
     tvm = pytest.importorskip("torchvision.models")
     from flowvision.models import tv_models
     names = M.list_models(module=tv_models)
-    assert len(names) == 59
+    assert len(names) == 60
     for name in names:
         ours, ref = M.get_model_weights(name), tvm.get_model_weights(name)
         assert ours.__name__ == ref.__name__ and ours.DEFAULT.name == ref.DEFAULT.name, name
