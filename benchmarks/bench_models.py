@@ -94,8 +94,12 @@ def _rss_child(argv):
 
 
 def peak_rss_mb(fw, name, batch, weights, onnx_file=""):
-    r = subprocess.run([sys.executable, __file__, "--_rss-child", fw, name, str(batch), weights, onnx_file],
-                       capture_output=True, text=True)
+    for _ in range(40):  # a shared dev tree may be mid-rebuild (the extension briefly missing): wait for it
+        r = subprocess.run([sys.executable, __file__, "--_rss-child", fw, name, str(batch), weights, onnx_file],
+                           capture_output=True, text=True)
+        if "cannot open shared object file" not in r.stderr:
+            break
+        time.sleep(15)
     try:
         return int(r.stdout.strip().splitlines()[-1]) / 1024.0
     except (ValueError, IndexError):
