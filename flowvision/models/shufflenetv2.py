@@ -6,7 +6,7 @@ from flowvision.backend import nn
 from ._api import load_weights, register_builder
 from .tv_models import WEIGHTS, tv_prologue
 
-__all__ = ["ShuffleNetV2", "InvertedResidual", "channel_shuffle", "shufflenet_v2_x0_5", "shufflenet_v2_x1_0",
+__all__ = ["ShuffleNetV2", "shufflenet_v2_x0_5", "shufflenet_v2_x1_0",
            "shufflenet_v2_x1_5", "shufflenet_v2_x2_0"]
 
 
