@@ -448,7 +448,11 @@ class Tensor:
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
                                "deepcopy protocol at the moment")
-        t = Tensor._wrap(np.array(self._data, copy=True), self._dtype)
+        if self._device is not CPU:
+            from ._cuda.arrays import copy as _device_copy
+            t = Tensor._wrap(_device_copy(self._data), self._dtype)
+        else:
+            t = Tensor._wrap(np.array(self._data, copy=True), self._dtype)
         t.requires_grad_flag = self.requires_grad_flag
         if self.grad is not None:
             t.grad = self.grad.__deepcopy__(memo)

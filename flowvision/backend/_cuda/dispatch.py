@@ -236,3 +236,32 @@ def accumulate(var, grad):
         var.grad = wrap(g, var._dtype)
     else:
         var.grad._data = C().binary(C().BINARY_OPS["add"], var.grad._data, grad)
+
+
+def commit_inplace(t, result, needs_graph):
+    """In-place update of CUDA tensor ``t`` with ``result``: ``t`` takes over a new DeviceArray (cast and
+    broadcast to t's dtype/shape) and result's autograd history. Device tensors are never views of each
+    other (view ops materialise), so there is no base to update; arrays that shared t's old storage
+    (e.g. ``t.view(...)`` taken earlier) keep the old values."""
+    T = _tensor_cls()
+    if not isinstance(result, T):
+        result = wrap(C().full(list(t.shape), float(result), t._dtype.name), t._dtype)
+    if result._device.type != "cuda":
+        result = to_cuda(result, CUDA0)
+    if result._dtype is not t._dtype:
+        from .._ops.elementwise import cast
+        result = cast(result, t._dtype)
+    if tuple(result.shape) != tuple(t.shape):
+        from .._ops.shape import expand
+        result = expand(result, tuple(t.shape))
+    t._data = result._data
+    t._version[0] += 1
+    if not needs_graph:
+        return t
+    t._grad_fn, t._output_nr = result._grad_fn, result._output_nr
+    if t._grad_fn is None and result.requires_grad:  # result is a leaf: route through an identity
+        from .._ops.shape import Clone
+        c = Clone.apply(result)
+        t._grad_fn, t._output_nr = c._grad_fn, 0
+    t.requires_grad_flag = True
+    return t

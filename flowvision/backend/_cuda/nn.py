@@ -391,3 +391,36 @@ def nms(boxes, scores, iou_threshold):
     """Greedy NMS of CUDA tensors (IoU bitmask on the device); returns int64 indices by decreasing score."""
     keep = C().nms(_f32(boxes.detach()._data), _f32(scores.detach()._data), float(iou_threshold))
     return wrap(keep, D.int64)
+
+
+# ------------------------------------------------------------------------------- losses
+def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):
+    """F.cross_entropy with integer class targets on CUDA: one-hot selection of log_softmax on the device
+    (the CPU path's nll_loss indexes with numpy)."""
+    nd = input.ndim
+    class_dim = 0 if nd == 1 else 1
+    c = input.shape[class_dim]
+    logp = F.log_softmax(input, class_dim)
+    tgt = A.ensure(target._data, "int64")
+    oshape = [c if i == class_dim else 1 for i in range(nd)]
+    classes = C().reshape(C().from_host(np.arange(c, dtype=np.int64), "int64"), oshape)
+    tshape = list(target.shape)
+    tshape.insert(class_dim, 1)
+    onehot = wrap(C().cast(A.bop("eq", classes, C().reshape(tgt, tshape)), logp._dtype.name), logp._dtype)
+    valid = wrap(C().cast(A.bop("ne", tgt, int(ignore_index)), logp._dtype.name), logp._dtype)
+    w = None
+    if weight is not None:
+        w = weight.reshape(*oshape) if nd > 1 else weight
+        if not w.is_cuda:
+            w = w.cuda()
+    picked = logp * onehot if w is None else logp * onehot * w
+    per = -picked.sum(class_dim) * valid
+    tw = valid if w is None else (onehot * w).sum(class_dim) * valid
+    if label_smoothing > 0:
+        smooth = -(logp if w is None else logp * w).sum(class_dim) * valid
+        per = per * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
+    if reduction == "none":
+        return per
+    if reduction == "sum":
+        return per.sum()
+    return per.sum() / tw.sum()

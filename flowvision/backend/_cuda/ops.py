@@ -207,6 +207,24 @@ class Clamp:
         return A.ubwd("hardtanh", g, x, None, *ctx.bounds), None, None
 
 
+def _compare_twin(op):
+    class Compare:
+        @staticmethod
+        def forward(ctx, a, b):
+            return A.bop(op, a, b)
+
+        @staticmethod
+        def backward(ctx, g):
+            return None, None
+
+    Compare.__name__ = op
+    return Compare
+
+
+for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
+    register(_op)(_compare_twin(_op))
+
+
 # ------------------------------------------------------------------------------- unary math
 _UNARY = {"Neg": "neg", "Abs": "abs", "Exp": "exp", "Log": "log", "Log2": "log2", "Log1p": "log1p", "Expm1": "expm1",
           "Sqrt": "sqrt", "Rsqrt": "rsqrt", "Sin": "sin", "Cos": "cos", "Tanh": "tanh", "Sigmoid": "sigmoid",

@@ -40,6 +40,17 @@ def _install_array_methods(cls):
             return a
         return _C.cast(a, name)
 
+    def setitem(a, key, value):
+        # only whole-array assignment (``arr[...] = v``), as used on buffers such as num_batches_tracked
+        if key is not Ellipsis and key != slice(None):
+            raise NotImplementedError("DeviceArray supports only arr[...] = value")
+        if isinstance(value, cls):
+            _C.copy_(a, value if value.dtype == a.dtype else _C.cast(value, a.dtype))
+        else:
+            _C.fill_(a, float(np.asarray(value).reshape(-1)[0]) if np.size(value) == 1 else
+                     (_ for _ in ()).throw(ValueError("arr[...] = array: upload it first")))
+
+    cls.__setitem__ = setitem
     cls.__add__ = add
     cls.__radd__ = add
     cls.astype = astype

@@ -62,6 +62,9 @@ def commit(self, result):
     needs_graph = is_grad_enabled() and (self.requires_grad or result.requires_grad)
     if needs_graph:
         _check_leaf(self)
+    if self._device.type == "cuda":  # device storage is swapped, not overwritten (flowvision/backend/_cuda)
+        from .._cuda.dispatch import commit_inplace
+        return commit_inplace(self, result, needs_graph)
     if not self._data.flags.writeable:
         raise RuntimeError("unsupported operation: the tensor's memory is read-only (it may be an expanded view "
                            "whose elements share memory); call .clone() first")
@@ -198,7 +201,7 @@ def make_inplace(fn):
     """``x.op_(...)`` as ``commit(x, op(x, ...))`` with torch's in-place dtype rule."""
 
     def inplace(self, *args, **kwargs):
-        if is_grad_enabled() and self.requires_grad:
+        if is_grad_enabled() and self.requires_grad and self._device.type != "cuda":  # CUDA: storage is swapped
             _check_leaf(self)
             # the op may save its input for backward; give it a snapshot so overwriting self is safe
             snap = Tensor._wrap(np.array(self._data, copy=True), self._dtype)

@@ -1,0 +1,498 @@
+"""CUDA backend tests.
+
+Three layers:
+- always run (no GPU needed): the module builds/imports where nvcc exists, ``import flowvision`` never
+  loads it, clear errors for ``.cuda()`` without a device, device parsing, and every kernel entry point
+  and op code the Python dispatch names exists in ``_C_cuda``;
+- ``backend="emulated"`` (no GPU needed): the whole Python side of the CUDA backend (device tensors,
+  dispatch table, op twins, autograd, autocast) against the CPU engine, with ``_C_cuda`` replaced by a
+  host emulation of its API (tests/cuda_emulator.py);
+- ``backend="gpu"`` (marker ``cuda``, skipped cleanly without a device): the same parity tests on the
+  real kernels, plus zoo models, the allocator leak check, TF32/fp16/bf16 tolerances and streams.
+
+Tolerances: fp32 without TF32 rtol 1e-4 (atol 1e-5; conv/matmul sums use atol 1e-4); TF32 rtol/atol
+5e-3 (10-bit mantissa products); float16 2e-2 and bfloat16 6e-2 relative to the output scale
+(storage rounding of inputs and outputs, fp32 accumulation inside).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flowvision.backend as fb
+from flowvision.backend import cuda
+from flowvision.backend.autograd import graph as G
+from flowvision.backend.nn import functional as F
+
+ROOT = Path(__file__).resolve().parents[1]
+CUDA_PY = sorted((ROOT / "flowvision" / "backend" / "_cuda").glob("*.py"))
+HAVE_GPU = cuda.is_available()
+
+
+# ====================================================================================== no GPU needed
+def test_import_flowvision_never_loads_cuda():
+    code = ("import sys, flowvision, flowvision.backend as fb; fb.ones(2).sum();"
+            "print('flowvision.backend._C_cuda' in sys.modules, 'flowvision.backend._cuda.dispatch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_module_builds_and_imports_where_nvcc_exists():
+    if shutil.which("nvcc") is None and not cuda.is_built():
+        pytest.skip("no nvcc on this machine: _C_cuda is not built here by design")
+    assert cuda.is_built(), f"nvcc exists but _C_cuda does not import: {cuda._import_error}"
+    m = cuda._load()
+    assert m.runtime_version() >= 12000
+    assert isinstance(m.device_count(), int)
+    assert isinstance(cuda.is_available(), bool)
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="checks the errors of a machine without a usable GPU")
+def test_cuda_errors_without_device():
+    x = fb.ones(2, 3)
+    expected = "no CUDA device is available" if cuda.is_built() else "flowvision was built without CUDA"
+    for make in (lambda: x.cuda(), lambda: x.to("cuda"), lambda: x.to(fb.device("cuda:0")),
+                 lambda: fb.zeros(2, device="cuda"), lambda: fb.tensor([1.0], device="cuda"),
+                 lambda: fb.nn.Linear(2, 2).cuda(), lambda: cuda.synchronize(), lambda: cuda.Stream(),
+                 lambda: cuda.get_device_name(0)):
+        with pytest.raises(RuntimeError, match=expected):
+            make()
+    assert G.cuda_dispatch is None  # the CPU path was never rerouted
+    assert cuda.device_count() == 0 and cuda.memory_allocated() == 0
+    assert x.cpu() is x and not x.is_cuda
+
+
+def test_device_parsing():
+    d = fb.device("cuda:1")
+    assert (d.type, d.index, str(d)) == ("cuda", 1, "cuda:1")
+    assert fb.device("cuda").index is None and fb.device(0) == fb.device("cuda:0")
+    assert fb.device("cuda:0") == "cuda:0" and fb.device("cpu") != fb.device("cuda")
+    for bad in ("cuda:x", "gpu", "cuda:-1"):
+        with pytest.raises(RuntimeError):
+            fb.device(bad)
+    assert cuda._index(None) == 0 and cuda._index("cuda:3") == 3 and cuda._index(fb.device("cuda:2")) == 2
+    for bad in ("cpu", "cuda:a", True):
+        with pytest.raises((ValueError, TypeError)):
+            cuda._index(bad)
+
+
+def _dispatch_names():
+    """Every _C_cuda attribute and op code the Python side of the CUDA backend uses."""
+    calls, codes = set(), {"UNARY_OPS": set(), "BINARY_OPS": set(), "REDUCE_OPS": set()}
+    for p in CUDA_PY:
+        src = p.read_text()
+        calls |= set(re.findall(r"C\(\)\.(\w+)", src))
+        codes["UNARY_OPS"] |= set(re.findall(r"\b(?:uop|ubwd|_unary_twin|_act_twin)\(\s*\"(\w+)\"", src))
+        codes["UNARY_OPS"] |= set(re.findall(r"\"\w+\": \"(\w+)\"", src)) & set(re.findall(r"_UNARY = \{([^}]*)\}", src)
+                                                                                 [0] if "_UNARY = {" in src else "")
+        codes["BINARY_OPS"] |= set(re.findall(r"\bbop\(\s*\"(\w+)\"", src))
+        codes["REDUCE_OPS"] |= set(re.findall(r"reduce_dims\(\s*\"(\w+)\"", src))
+        codes["REDUCE_OPS"] |= set(re.findall(r"REDUCE_OPS\[\"(\w+)\"\]", src))
+    from flowvision.backend._cuda import ops
+    codes["UNARY_OPS"] |= set(ops._UNARY.values())
+    return calls, codes
+
+
+def test_every_kernel_the_dispatch_names_exists():
+    if not cuda.is_built():
+        pytest.skip("_C_cuda is not built on this machine")
+    m = cuda._load()
+    calls, codes = _dispatch_names()
+    assert len(calls) > 30
+    missing = sorted(c for c in calls if c not in ("BINARY_OPS", "UNARY_OPS", "REDUCE_OPS") and not hasattr(m, c))
+    assert not missing, f"_C_cuda lacks {missing}"
+    for table, names in codes.items():
+        assert names, table
+        absent = sorted(names - set(getattr(m, table)))
+        assert not absent, f"_C_cuda.{table} lacks {absent}"
+    # the emulator used by the no-GPU tests mirrors the same API
+    from cuda_emulator import FakeCudaModule
+    fake = FakeCudaModule()
+    assert not sorted(c for c in calls if not hasattr(fake, c))
+    for table in codes:
+        assert dict(getattr(m, table)) == getattr(fake, table), table
+
+
+def test_bad_dtype_and_index_errors_are_clear():
+    from flowvision.backend._cuda import dispatch
+    with pytest.raises(RuntimeError, match="one device"):
+        dispatch.dev_index(fb.device("cuda:1"))
+
+
+# ====================================================================================== CPU <-> CUDA parity
+@pytest.fixture(params=["emulated", pytest.param("gpu", marks=[pytest.mark.cuda, pytest.mark.skipif(
+    not HAVE_GPU, reason="no CUDA device: " + (cuda._why_unavailable() if not HAVE_GPU else ""))])])
+def backend(request, monkeypatch):
+    from flowvision.backend._cuda import dispatch, runtime
+    if request.param == "emulated":
+        from cuda_emulator import FakeCudaModule
+        monkeypatch.setattr(cuda, "_module", FakeCudaModule())
+        monkeypatch.setattr(cuda, "_tried", True)
+        monkeypatch.setattr(runtime, "_C", None)
+    monkeypatch.setattr(cuda, "allow_tf32", False)
+    yield request.param
+    if request.param == "emulated":  # disarm: later tests see the real module again
+        G.cuda_dispatch = None
+        dispatch._ARMED = False
+        runtime._C = None
+
+
+RNG = np.random.default_rng(0)
+
+
+def _arr(*shape, lo=-1.0, hi=1.0):
+    return RNG.uniform(lo, hi, shape).astype(np.float32)
+
+
+def _leaves(arrays, device):
+    out = []
+    for a in arrays:
+        if isinstance(a, np.ndarray) and a.dtype == np.float32:
+            t = fb.tensor(a)
+            if device == "cuda":
+                t = t.cuda()
+            out.append(t.requires_grad_(True))
+        elif isinstance(a, np.ndarray):
+            t = fb.tensor(a)
+            out.append(t.cuda() if device == "cuda" else t)
+        else:
+            out.append(a)
+    return out
+
+
+def check(fn, *arrays, rtol=1e-4, atol=1e-5, grad=True):
+    """fn on CPU tensors vs fn on CUDA tensors: outputs and the gradients of sum(out * r) for every float input."""
+    cpu = _leaves(arrays, "cpu")
+    dev = _leaves(arrays, "cuda")
+    y_cpu, y_dev = fn(*cpu), fn(*dev)
+    ys_cpu = y_cpu if isinstance(y_cpu, (tuple, list)) else (y_cpu,)
+    ys_dev = y_dev if isinstance(y_dev, (tuple, list)) else (y_dev,)
+    assert len(ys_cpu) == len(ys_dev)
+    for a, b in zip(ys_cpu, ys_dev):
+        assert b.is_cuda and tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype
+        np.testing.assert_allclose(b.detach().cpu().float().numpy(), a.detach().float().numpy(), rtol=rtol, atol=atol)
+    if not grad:
+        return
+    loss_c, loss_d = 0, 0
+    for a, b in zip(ys_cpu, ys_dev):
+        if a.dtype.is_floating_point and a.requires_grad:
+            r = fb.tensor(_arr(*a.shape)) if a.ndim else fb.tensor(1.5)
+            loss_c = loss_c + (a * r).sum()
+            loss_d = loss_d + (b * r.cuda()).sum()
+    loss_c.backward()
+    loss_d.backward()
+    for a, b in zip(cpu, dev):
+        if isinstance(a, fb.Tensor) and a.requires_grad:
+            assert (a.grad is None) == (b.grad is None)
+            if a.grad is None:  # not differentiable w.r.t. this input (e.g. roi boxes)
+                continue
+            assert b.grad.is_cuda
+            np.testing.assert_allclose(b.grad.cpu().numpy(), a.grad.numpy(), rtol=rtol, atol=max(atol, 1e-5))
+
+
+BINARY = [
+    ("add_broadcast", lambda a, b: a + b, (4, 3, 5), (3, 1)),
+    ("sub_alpha", lambda a, b: fb.sub(a, b, alpha=2.5), (4, 5), (5,)),
+    ("mul", lambda a, b: a * b, (2, 3, 4), (2, 3, 4)),
+    ("div", lambda a, b: a / (b.abs() + 0.5), (3, 4), (4,)),
+    ("maximum", lambda a, b: fb.maximum(a, b), (3, 4), (3, 4)),
+    ("matmul_2d", lambda a, b: a @ b, (7, 5), (5, 3)),
+    ("matmul_batched", lambda a, b: a @ b, (2, 3, 7, 5), (2, 3, 5, 4)),
+    ("matmul_broadcast", lambda a, b: a @ b, (2, 6, 5), (5, 4)),
+    ("matmul_batch_bcast", lambda a, b: a @ b, (2, 1, 6, 5), (3, 5, 4)),
+    ("matvec", lambda a, b: a @ b, (6, 5), (5,)),
+]
+
+
+@pytest.mark.parametrize("name,fn,sa,sb", BINARY, ids=[b[0] for b in BINARY])
+def test_binary_parity(backend, name, fn, sa, sb):
+    check(fn, _arr(*sa), _arr(*sb), atol=1e-4 if "matmul" in name or "matvec" in name else 1e-5)
+
+
+UNARY = {
+    "scalar_ops": lambda x: (x * 2.0 + 1.0) / 3.0 - 0.5,
+    "rsub_rdiv": lambda x: 1.0 - x + 2.0 / (x.abs() + 1.0),
+    "pow": lambda x: (x.abs() + 0.1) ** 1.7,
+    "square": lambda x: x ** 2,
+    "neg_exp": lambda x: fb.exp(-x),
+    "log": lambda x: fb.log(x.abs() + 0.5),
+    "sqrt_rsqrt": lambda x: fb.sqrt(x.abs() + 0.5) + fb.rsqrt(x.abs() + 0.5),
+    "tanh_sigmoid": lambda x: fb.tanh(x) * fb.sigmoid(x),
+    "erf": lambda x: fb.erf(x),
+    "abs": lambda x: fb.abs(x),
+    "relu": F.relu, "relu6": lambda x: F.relu6(x * 8), "leaky_relu": lambda x: F.leaky_relu(x, 0.2),
+    "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu,
+    "hardswish": lambda x: F.hardswish(x * 4), "hardsigmoid": lambda x: F.hardsigmoid(x * 4), "mish": F.mish,
+    "softplus": lambda x: F.softplus(x * 3, beta=2.0, threshold=4.0), "elu": F.elu,
+    "hardtanh": lambda x: F.hardtanh(x * 2, -0.5, 0.7), "clamp": lambda x: fb.clamp(x, -0.3, 0.4),
+    "softmax_last": lambda x: F.softmax(x, -1), "softmax_dim1": lambda x: F.softmax(x, 1),
+    "log_softmax": lambda x: F.log_softmax(x, -1), "log_softmax_dim0": lambda x: F.log_softmax(x, 0),
+    "sum_all": lambda x: x.sum(), "sum_dims": lambda x: x.sum((0, 2)), "mean_keep": lambda x: x.mean(-1, keepdim=True),
+    "mean_mid": lambda x: x.mean(1), "max_dim": lambda x: x.max(1), "amax": lambda x: x.amax(),
+    "reshape_permute": lambda x: x.reshape(4, 15).t().reshape(3, 5, 4).permute(2, 0, 1),
+    "slice": lambda x: x[1:, ::2, -3:], "index_int": lambda x: x[:, 1], "flip": lambda x: fb.flip(x, (0, 2)),
+    "expand": lambda x: x[:, :1].expand(4, 6, 5), "cat": lambda x: fb.cat([x, x * 2], 1),
+    "roll": lambda x: fb.roll(x, (1, -2), (1, 2)), "pad": lambda x: F.pad(x, (1, 2, 0, 1), value=0.5),
+    "pad_crop": lambda x: F.pad(x, (-1, 2)), "chunk": lambda x: fb.chunk(x, 3, 1)[1],
+    "cast_half_back": lambda x: x.half().float() * 1.0,
+}
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_and_shape_parity(backend, name):
+    check(UNARY[name], _arr(4, 3, 5), rtol=1e-3 if name == "cast_half_back" else 1e-4)
+
+
+def test_gather_rows_by_index(backend):
+    idx = np.array([[2, 0], [1, 2]], np.int64)
+    check(lambda t, i: t[i], _arr(3, 4), idx)
+
+
+CONVS = [  # (x shape, w shape, stride, padding, dilation, groups, bias)
+    ((2, 3, 9, 8), (4, 3, 3, 3), 1, 1, 1, 1, True),
+    ((2, 4, 9, 9), (6, 4, 3, 3), 2, 0, 1, 1, False),
+    ((1, 4, 10, 11), (4, 1, 3, 3), 1, 1, 1, 4, True),    # depthwise
+    ((1, 4, 10, 11), (8, 1, 5, 5), 2, 2, 1, 4, False),   # depthwise, multiplier 2
+    ((2, 6, 9, 9), (6, 2, 3, 3), 1, 2, 2, 3, True),      # grouped + dilated
+    ((2, 8, 5, 5), (16, 8, 1, 1), 1, 0, 1, 1, True),     # 1x1 (GEMM)
+    ((1, 3, 17, 15), (70, 3, 7, 7), 2, 3, 1, 1, False),  # stem-like, N tile boundary
+]
+
+
+@pytest.mark.parametrize("xs,ws,s,p,d,g,bias", CONVS)
+def test_conv2d_parity(backend, xs, ws, s, p, d, g, bias):
+    args = [_arr(*xs), _arr(*ws) * 0.3] + ([_arr(ws[0])] if bias else [])
+    check(lambda x, w, *b: F.conv2d(x, w, b[0] if b else None, s, p, d, g), *args, atol=1e-4)
+
+
+POOLS = {
+    "max": lambda x: F.max_pool2d(x, 3, 2, 1),
+    "max_ceil_dil": lambda x: F.max_pool2d(x, 2, 2, 0, 2, ceil_mode=True),
+    "avg": lambda x: F.avg_pool2d(x, 3, 2, 1),
+    "avg_nopad_ceil": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    "adaptive_avg": lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
+    "global_avg": lambda x: F.adaptive_avg_pool2d(x, 1),
+    "adaptive_max": lambda x: F.adaptive_max_pool2d(x, (3, 4)),
+    "nearest": lambda x: F.interpolate(x, size=(13, 7), mode="nearest"),
+    "nearest_exact": lambda x: F.interpolate(x, size=(5, 16), mode="nearest-exact"),
+    "bilinear": lambda x: F.interpolate(x, size=(12, 11), mode="bilinear", align_corners=False),
+    "bilinear_ac": lambda x: F.interpolate(x, size=(5, 14), mode="bilinear", align_corners=True),
+}
+
+
+@pytest.mark.parametrize("name", list(POOLS))
+def test_pool_interpolate_parity(backend, name):
+    check(POOLS[name], _arr(2, 3, 9, 8))
+
+
+def test_norm_parity(backend):
+    x = _arr(3, 6, 5, 4) * 3 + 1
+    w, b = _arr(6), _arr(6)
+    check(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), x, w, b)
+    rm, rv = fb.tensor(_arr(6)), fb.tensor(_arr(6, lo=0.5, hi=2.0))
+    check(lambda x, w, b: F.batch_norm(x, rm if not x.is_cuda else rm.cuda(), rv if not x.is_cuda else rv.cuda(),
+                                       w, b, training=False), x, w, b)
+    check(lambda x, w, b: F.layer_norm(x, (4,), w[:4], b[:4]), x, w, b)
+    check(lambda x: F.layer_norm(x, (5, 4)), x)
+    check(lambda x, w, b: F.group_norm(x, 3, w, b), x, w, b)
+
+
+def test_batch_norm_running_stats_update_on_device(backend):
+    m_cpu = fb.nn.BatchNorm2d(4)
+    m_dev = fb.nn.BatchNorm2d(4).cuda()
+    x = _arr(3, 4, 5, 5) * 2 + 0.5
+    for _ in range(2):
+        m_cpu(fb.tensor(x))
+        m_dev(fb.tensor(x).cuda())
+    assert m_dev.running_mean.is_cuda
+    np.testing.assert_allclose(m_dev.running_mean.cpu().numpy(), m_cpu.running_mean.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(m_dev.running_var.cpu().numpy(), m_cpu.running_var.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_linear_and_module_transfer(backend):
+    lin = fb.nn.Linear(5, 3)
+    x = _arr(2, 4, 5)
+    ref = lin(fb.tensor(x))
+    lin.cuda()
+    assert lin.weight.is_cuda and lin.weight.device == fb.device("cuda", 0)
+    check(lambda x, w, b: F.linear(x, w, b), x, lin.weight.cpu().detach().numpy(), lin.bias.cpu().detach().numpy(),
+          atol=1e-5)
+    out = lin(fb.tensor(x).cuda())
+    np.testing.assert_allclose(out.cpu().detach().numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+    lin.cpu()
+    assert not lin.weight.is_cuda
+
+
+def test_roi_align_and_nms(backend):
+    from flowvision.ops import roi_align
+    from flowvision.backend._cuda import nn as cnn
+    rois = np.array([[0, 1.0, 1.0, 6.5, 5.0], [1, 0.0, 2.0, 7.0, 7.0], [0, 3.2, 0.5, 4.1, 6.0]], np.float32)
+    check(lambda x, r: roi_align(x, r, (3, 2), 0.9, 2, True), _arr(2, 3, 8, 8), rois)
+    check(lambda x, r: roi_align(x, r, 2, 1.0, -1, False), _arr(2, 3, 8, 8), rois)
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 9.5]], np.float32)
+    scores = np.array([0.9, 0.8, 0.7, 0.95], np.float32)
+    from flowvision.ops import nms
+    keep = cnn.nms(fb.tensor(boxes).cuda(), fb.tensor(scores).cuda(), 0.5)
+    assert keep.is_cuda and keep.cpu().tolist() == nms(fb.tensor(boxes), fb.tensor(scores), 0.5).tolist()
+
+
+def test_mixed_device_error(backend):
+    a, b = fb.ones(3).cuda(), fb.ones(3)
+    with pytest.raises(RuntimeError, match="same device"):
+        a + b
+    assert (a + fb.tensor(2.0)).cpu().tolist() == [3.0, 3.0, 3.0]  # 0-d CPU tensors are scalars
+    with pytest.raises(TypeError, match="cpu"):
+        a.numpy()
+    assert "device='cuda:0'" in repr(a) and a.device == fb.device("cuda:0") and a.is_cuda
+
+
+@pytest.mark.parametrize("dtype,tol", [("float16", 2e-2), ("bfloat16", 6e-2)])
+def test_half_storage_fp32_accumulate(backend, dtype, tol):
+    dt = getattr(fb, dtype)
+    x, w = _arr(2, 8, 9, 9), _arr(16, 8, 3, 3) * 0.2
+    ref = F.conv2d(fb.tensor(x), fb.tensor(w), None, 1, 1)
+    xd, wd = fb.tensor(x).cuda().to(dt), fb.tensor(w).cuda().to(dt)
+    y = F.gelu(F.conv2d(xd, wd, None, 1, 1))
+    assert y.dtype is dt and y.is_cuda
+    got = y.float().cpu().numpy()
+    scale = np.abs(ref.numpy()).max()
+    np.testing.assert_allclose(got, F.gelu(ref).numpy(), rtol=tol, atol=tol * scale)
+    # gradients flow back in the inputs' dtype
+    xd.requires_grad_(True)
+    F.conv2d(xd, wd, None, 1, 1).float().sum().backward()
+    assert xd.grad.dtype is dt and xd.grad.is_cuda
+
+
+def test_autocast(backend):
+    lin = fb.nn.Linear(8, 4).cuda()
+    x = fb.tensor(_arr(3, 8)).cuda()
+    with cuda.autocast(dtype=fb.bfloat16):
+        y = lin(x)
+        s = F.softmax(y, -1)
+    assert y.dtype is fb.bfloat16 and s.dtype is fb.float32
+    ref = F.softmax(lin.cpu()(fb.tensor(x.cpu().numpy())), -1)
+    np.testing.assert_allclose(s.detach().cpu().numpy(), ref.detach().numpy(), atol=3e-2)
+
+
+MODELS = [("resnet18", 64), ("mobilenetv3_small_050", 64), ("efficientnet_b0", 64), ("convnext_atto", 64),
+          ("vit_tiny_patch16_224", 224), ("swin_tiny_patch4_window7_224", 224)]
+
+
+def _model_pair(name, size, eval_mode=True):
+    import flowvision.models as models
+    fb.manual_seed(0)
+    m = models.create_model(name, pretrained=False, num_classes=10)
+    m.eval() if eval_mode else m.train()
+    x = _arr(2, 3, size, size)
+    return m, x
+
+
+@pytest.mark.parametrize("name,size", MODELS[:2] + [pytest.param(*m, marks=pytest.mark.slow) for m in MODELS[2:]])
+def test_zoo_model_logits(backend, name, size):
+    m, x = _model_pair(name, size)
+    with fb.no_grad():
+        ref = m(fb.tensor(x)).numpy()
+        m.cuda()
+        out = m(fb.tensor(x).cuda())
+    assert out.is_cuda
+    np.testing.assert_allclose(out.cpu().numpy(), ref, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(ref).max()))
+
+
+def test_training_step_gradients(backend):
+    m, x = _model_pair("resnet18", 32, eval_mode=False)
+    y = fb.tensor(np.array([1, 3]))
+    loss = F.cross_entropy(m(fb.tensor(x)), y)
+    loss.backward()
+    ref = {k: p.grad.numpy().copy() for k, p in m.named_parameters()}
+    m.zero_grad()
+    m.cuda()
+    m.train()
+    loss_d = F.cross_entropy(m(fb.tensor(x).cuda()), y.cuda())
+    loss_d.backward()
+    np.testing.assert_allclose(loss_d.item(), loss.item(), rtol=1e-4)
+    for k, p in m.named_parameters():
+        assert p.grad.is_cuda, k
+        # a whole network in training-mode BN (batch 2): summation-order rounding grows through the layers
+        np.testing.assert_allclose(p.grad.cpu().numpy(), ref[k], rtol=1e-3, atol=2e-3 * np.abs(ref[k]).max(),
+                                   err_msg=k)
+
+
+# ====================================================================================== GPU only
+gpu = pytest.mark.skipif(not HAVE_GPU, reason="no CUDA device: " + (cuda._why_unavailable() if not HAVE_GPU else ""))
+
+
+@pytest.mark.cuda
+@gpu
+def test_allocator_stats_stable_over_1000_iterations():
+    m, x = _model_pair("resnet18", 32, eval_mode=False)
+    m.cuda()
+    xd = fb.tensor(x).cuda()
+    for _ in range(3):  # warm the cache
+        m(xd).sum().backward()
+    cuda.synchronize()
+    base_alloc, base_reserved = cuda.memory_allocated(), cuda.memory_reserved()
+    for i in range(1000):
+        m.zero_grad()
+        m(xd).sum().backward()
+    cuda.synchronize()
+    assert cuda.memory_allocated() <= base_alloc * 1.01 + (1 << 20)
+    assert cuda.memory_reserved() <= base_reserved * 1.05 + (8 << 20)
+    peak = cuda.max_memory_allocated()
+    cuda.reset_peak_memory_stats()
+    assert cuda.max_memory_allocated() <= peak
+    cuda.empty_cache()
+    assert cuda.memory_reserved() <= cuda.memory_allocated() + (4 << 20)
+
+
+@pytest.mark.cuda
+@gpu
+def test_tf32_path_tolerance():
+    x, w = _arr(4, 32, 17, 17), _arr(64, 32, 3, 3) * 0.1
+    ref = F.conv2d(fb.tensor(x), fb.tensor(w), None, 1, 1).numpy()
+    cuda.allow_tf32 = True
+    try:
+        got = F.conv2d(fb.tensor(x).cuda(), fb.tensor(w).cuda(), None, 1, 1).cpu().numpy()
+        a, b = fb.tensor(_arr(64, 96)).cuda(), fb.tensor(_arr(96, 80)).cuda()
+        mm = (a @ b).cpu().numpy()
+    finally:
+        cuda.allow_tf32 = False
+    np.testing.assert_allclose(got, ref, rtol=5e-3, atol=5e-3 * np.abs(ref).max())
+    np.testing.assert_allclose(mm, a.cpu().numpy() @ b.cpu().numpy(), rtol=5e-3, atol=5e-3 * 8)
+
+
+@pytest.mark.cuda
+@gpu
+def test_streams_events_and_async_copies():
+    s = cuda.Stream()
+    x = np.arange(1 << 20, dtype=np.float32)
+    with cuda.stream(s):
+        t = fb.tensor(x).cuda() * 2.0
+        e = s.record_event(cuda.Event(enable_timing=True))
+    e.synchronize()
+    assert s.query() and e.query()
+    np.testing.assert_array_equal(t.cpu().numpy(), x * 2)
+    cuda.synchronize()
+    assert cuda.get_device_name(0) and len(cuda.get_device_capability()) == 2
+    assert cuda.memory_allocated() > 0 and cuda.memory_stats()["num_allocs"] > 0
+
+
+@pytest.mark.cuda
+@gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["resnet50", "vit_base_patch16_224", "swin_tiny_patch4_window7_224",
+                                  "convnext_tiny", "efficientnet_b0", "mobilenetv3_large_100", "regnety_008",
+                                  "densenet121", "deit_small_patch16_224", "resnext50_32x4d"])
+def test_zoo_model_logits_full_size(name):
+    import flowvision.models as models
+    fb.manual_seed(0)
+    m = models.create_model(name, pretrained=False).eval()
+    x = _arr(1, 3, 224, 224)
+    with fb.no_grad():
+        ref = m(fb.tensor(x)).numpy()
+        out = m.cuda()(fb.tensor(x).cuda()).cpu().numpy()
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(ref).max()))
