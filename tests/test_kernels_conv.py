@@ -105,6 +105,9 @@ def test_conv2d_nhwc_matches_torch(isa, case):
     check(nchw(_C.conv2d_nhwc(nhwc(x), pk, b, list(s), list(p), list(d))), ref, f"{isa} {case}")
     check(nchw(_C.conv2d_nhwc(nhwc(x), pk, None, list(s), list(p), list(d))), ref_conv(x, wt, None, s, p, d, g),
           f"{isa} {case} no bias")
+    # the eager path's variant writes NCHW directly
+    check(_C.conv2d_nhwc_to_nchw(nhwc(x), pk, b, list(s), list(p), list(d), "relu"), torch.relu(ref),
+          f"{isa} {case} NCHW out")
 
 
 @pytest.mark.parametrize("case", [CASES[1], CASES[3], CASES[15], CASES[17], CASES[21], CASES[24]],

@@ -128,6 +128,7 @@ def conv2d_nhwc(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), gr
 
 
 def conv2d_nchw_direct(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
-    """NCHW float32 array x through the NHWC direct kernel: one transpose in, one out (both cache-blocked C++)."""
-    y = conv2d_nhwc(_C.nchw_to_nhwc(x), w, b, stride, padding, dilation, groups)
-    return _C.nhwc_to_nchw(y)
+    """NCHW float32 array x through the NHWC direct kernel: one cache-blocked transpose in; the kernel writes NCHW
+    (the general kernel stores its tiles transposed; depthwise / narrow-group ones transpose once at the end)."""
+    return _C.conv2d_nhwc_to_nchw(_C.nchw_to_nhwc(x), packed_conv(w, groups), b, list(stride), list(padding),
+                                  list(dilation))

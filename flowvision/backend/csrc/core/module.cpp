@@ -690,8 +690,8 @@ bool overlaps(const py::array& a, const py::array& b) {
 
 py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias_, std::vector<int64_t> stride_,
                             std::vector<int64_t> pad_, std::vector<int64_t> dil_, const std::string& ep,
-                            py::object res_, double lo, double hi, py::object out_) {
-    const char* fn = "conv2d_nhwc";
+                            py::object res_, double lo, double hi, py::object out_, bool nchw_out = false) {
+    const char* fn = nchw_out ? "conv2d_nhwc_to_nchw" : "conv2d_nhwc";
     if (pk.isa != &table())
         fail(std::string(fn) + ": the weight was packed for ISA '" + pk.isa->isa + "' but '" + table().isa +
              "' is in use; pack it again");
@@ -725,7 +725,9 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
     }
     p.OH = eh / p.sh + 1;
     p.OW = ew / p.sw + 1;
-    const std::vector<int64_t> oshape{p.N, p.OH, p.OW, p.O};
+    p.out_nchw = nchw_out ? 1 : 0;
+    const std::vector<int64_t> oshape = nchw_out ? std::vector<int64_t>{p.N, p.O, p.OH, p.OW}
+                                                 : std::vector<int64_t>{p.N, p.OH, p.OW, p.O};
     Arr<float> bk, rk;
     const float* bias = opt_ptr<float>(bias_, bk, fn, "bias", p.O);
     py::array y;
@@ -747,7 +749,7 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
         res = rk.data();
     }
     float* yp = static_cast<float*>(y.mutable_data());
-    const bool gemm = pk.has_gemm && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
+    const bool gemm = !nchw_out && pk.has_gemm && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
     if (gemm && res && overlaps(rk, y)) {  // the GEMM writes partial sums into y before reading the residual
         py::object copy = rk.attr("copy")();
         rk = as<float>(copy, fn, "residual");
@@ -1342,7 +1344,18 @@ PYBIND11_MODULE(_C, m) {
         });
     m.def("pack_conv", &pack_conv_impl, py::arg("w"), py::arg("groups") = 1,
           "Pack a float32 conv weight (O, C/groups, KH, KW) once for conv2d_nhwc (output-channel-blocked panels)");
-    m.def("conv2d_nhwc", &conv2d_nhwc_impl, py::arg("x"), py::arg("packed"), py::arg("bias") = py::none(),
+    m.def("conv2d_nhwc_to_nchw", [](hnd x, const PackedConv& pk, obj bias, v64 s, v64 p, v64 d, const std::string& ep,
+                                     double lo, double hi) {
+        return conv2d_nhwc_impl(x, pk, bias, s, p, d, ep, py::none(), lo, hi, py::none(), true);
+    }, py::arg("x"), py::arg("packed"), py::arg("bias") = py::none(), py::arg("stride") = v64{1, 1},
+       py::arg("padding") = v64{0, 0}, py::arg("dilation") = v64{1, 1}, py::arg("epilogue") = "none",
+       py::arg("lo") = 0.0, py::arg("hi") = 0.0,
+       "conv2d_nhwc with the output written as (N, O, OH, OW) (the eager NCHW path: the general kernel stores its "
+       "tiles transposed, saving a layout pass); no residual");
+    m.def("conv2d_nhwc", [](hnd x, const PackedConv& pk, obj bias, v64 s, v64 p, v64 d, const std::string& ep,
+                            obj res, double lo, double hi, obj out) {
+        return conv2d_nhwc_impl(x, pk, bias, s, p, d, ep, res, lo, hi, out);
+    }, py::arg("x"), py::arg("packed"), py::arg("bias") = py::none(),
           py::arg("stride") = v64{1, 1}, py::arg("padding") = v64{0, 0}, py::arg("dilation") = v64{1, 1},
           py::arg("epilogue") = "none", py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0,
           py::arg("out") = py::none(),

@@ -254,6 +254,7 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
     const int64_t zlen = mx<int64_t>(icg, merge_kw ? p.KW * p.C : 1);
     auto task = [&](int64_t t0, int64_t t1) {
         Buf<float> zeros(zlen, true);
+        Buf<float> stage(p.out_nchw ? MR * ocb : 1);  // NCHW output: the tile, transposed on the way out
         Buf<Seg> segs(KK);
         Buf<const float*> ptrs(KK * MR);
         for (int64_t t = t0; t < t1; ++t) {
@@ -302,7 +303,14 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
                             ++nseg;
                         }
                 }
-                kern(sg, nseg, pt, wb, yn + pix0 * p.O, p.O, mr, nr, bn, rn ? rn + pix0 * p.O : nullptr, e);
+                if (p.out_nchw) {
+                    kern(sg, nseg, pt, wb, stage.get(), ocb, mr, nr, bn, nullptr, e);
+                    float* yc = y + (n * p.O + g * ocg + ob * ocb) * npix + pix0;
+                    for (int64_t j = 0; j < nr; ++j)
+                        for (int64_t i = 0; i < mr; ++i) yc[j * npix + i] = stage.get()[i * ocb + j];
+                } else {
+                    kern(sg, nseg, pt, wb, yn + pix0 * p.O, p.O, mr, nr, bn, rn ? rn + pix0 * p.O : nullptr, e);
+                }
             }
         }
     };
@@ -514,28 +522,6 @@ void conv_narrow_grouped(const float* x, const float* wp, float* y, const ConvNh
     });
 }
 
-void conv_forward(const float* x, const float* wp, const float* bias, const float* res, float* y,
-                  const ConvNhwcParams& p0, int act, float lo, float hi) {
-    ConvNhwcParams p = p0;
-    packed_size(p);  // sets ocb
-    Ep e{bias, res, act, lo, hi};
-    if (act == kEpRelu) { e.lo = 0.0f; e.hi = INFINITY; }
-    if (act == kEpRelu6) { e.lo = 0.0f; e.hi = 6.0f; }
-    if (p.N <= 0 || p.OH <= 0 || p.OW <= 0 || p.O <= 0) return;
-    if (is_depthwise(p)) return conv_depthwise(x, wp, y, p, e);
-    if (is_narrow_grouped(p)) {
-        switch (p.C / p.groups) {
-            case 2: return conv_narrow_grouped<2>(x, wp, y, p, e);
-            case 4: return conv_narrow_grouped<4>(x, wp, y, p, e);
-#if defined(__AVX512F__)
-            case 8: return conv_narrow_grouped<8>(x, wp, y, p, e);
-#endif
-            default: break;
-        }
-    }
-    conv_general(x, wp, y, p, e);
-}
-
 // y (B, cols, rows) = x (B, rows, cols) transposed per batch: NCHW <-> NHWC. 16 x 16 tiles (both the reads
 // and the writes touch 16 cache lines), tasks over (batch, tile row).
 void transpose_batched(const float* x, float* y, int64_t B, int64_t rows, int64_t cols) {
@@ -560,6 +546,37 @@ void transpose_batched(const float* x, float* y, int64_t B, int64_t rows, int64_
             }
         }
     });
+}
+
+void conv_forward(const float* x, const float* wp, const float* bias, const float* res, float* y,
+                  const ConvNhwcParams& p0, int act, float lo, float hi) {
+    ConvNhwcParams p = p0;
+    packed_size(p);  // sets ocb
+    Ep e{bias, res, act, lo, hi};
+    if (act == kEpRelu) { e.lo = 0.0f; e.hi = INFINITY; }
+    if (act == kEpRelu6) { e.lo = 0.0f; e.hi = 6.0f; }
+    if (p.N <= 0 || p.OH <= 0 || p.OW <= 0 || p.O <= 0) return;
+    if (p.out_nchw && (is_depthwise(p) || is_narrow_grouped(p))) {
+        // these kernels store NHWC rows: run them into a scratch buffer and transpose it
+        p.out_nchw = 0;
+        e.res = nullptr;
+        Buf<float> tmp(p.N * p.OH * p.OW * p.O);
+        conv_forward(x, wp, bias, nullptr, tmp.get(), p, act, lo, hi);
+        transpose_batched(tmp.get(), y, p.N, p.OH * p.OW, p.O);
+        return;
+    }
+    if (is_depthwise(p)) return conv_depthwise(x, wp, y, p, e);
+    if (is_narrow_grouped(p)) {
+        switch (p.C / p.groups) {
+            case 2: return conv_narrow_grouped<2>(x, wp, y, p, e);
+            case 4: return conv_narrow_grouped<4>(x, wp, y, p, e);
+#if defined(__AVX512F__)
+            case 8: return conv_narrow_grouped<8>(x, wp, y, p, e);
+#endif
+            default: break;
+        }
+    }
+    conv_general(x, wp, y, p, e);
 }
 
 }  // namespace

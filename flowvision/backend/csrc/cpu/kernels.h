@@ -99,6 +99,7 @@ struct ConvNhwcParams {
     int64_t sh, sw, ph, pw, dh, dw;
     int64_t OH, OW;        // output (N, OH, OW, O)
     int64_t ocb;           // output channels per packed block (set by conv_packed_size)
+    int64_t out_nchw;      // 1: write y as (N, O, OH, OW) (general kernel only; no residual)
 };
 
 struct NhwcKernels {
