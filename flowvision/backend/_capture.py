@@ -578,6 +578,14 @@ def to_nhwc(g):
                 dims, keep = tuple(d % 4 for d in op.args[1][1]), op.args[2][1]
                 pdims = tuple(sorted(_PHYS_POS[d] for d in dims))
                 rest = [_PHYS_POS[d] for d in range(4) if d not in dims]
+                if pdims == (1, 2) and hasattr(_C, "adaptive_avg_pool2d_nhwc"):  # global average pool (SE, heads)
+                    n, c = g.meta[x][0][:2]
+                    shape = (n, 1, 1, c) if keep else (n, c)
+                    ops.append(_call("global_avg_pool_nhwc", [x], [y], lambda shape=shape: (
+                        lambda v: _C.adaptive_avg_pool2d_nhwc(v, (1, 1)).reshape(shape)), op.index))
+                    if keep:
+                        nhwc.add(y)
+                    continue
                 if keep or rest == sorted(rest):
                     args = [("v", x, None), ("c", pdims), ("c", keep)]
                     ops.append(_Op("fn", cls, args, op.kwargs, op.outs, index=op.index))
