@@ -368,7 +368,3 @@ class FakeCudaModule:
     def nms(self, boxes, scores, thr):
         from torchvision.ops import nms
         return _w(nms(boxes.t, scores.t, thr))
-
-
-def _setitem_unsupported(self, key, value):
-    raise TypeError("'DeviceArray' object does not support item assignment")

@@ -251,6 +251,9 @@ def test_unary_and_shape_parity(backend, name):
 def test_gather_rows_by_index(backend):
     idx = np.array([[2, 0], [1, 2]], np.int64)
     check(lambda t, i: t[i], _arr(3, 4), idx)
+    check(lambda t, i: fb.index_select(t, 1, i), _arr(4, 3, 5), np.array([2, 0, 2], np.int64))
+    with pytest.raises(IndexError):  # the bounds check reads the device index on the host
+        fb.index_select(fb.tensor(_arr(4, 3)).cuda(), 1, fb.tensor(np.array([0, 3])).cuda())
 
 
 CONVS = [  # (x shape, w shape, stride, padding, dilation, groups, bias)
