@@ -344,6 +344,29 @@ def test_roi_align_and_nms(backend):
     assert keep.is_cuda and keep.cpu().tolist() == nms(fb.tensor(boxes), fb.tensor(scores), 0.5).tolist()
 
 
+def test_creation_on_device(backend):
+    a = fb.tensor(_arr(2, 3)).cuda()
+    for t in (fb.zeros_like(a), fb.ones_like(a), fb.full_like(a, 2.0), fb.empty_like(a), fb.rand_like(a),
+              fb.randn_like(a), fb.zeros(2, 3, device="cuda"), fb.arange(5, device="cuda:0"),
+              fb.tensor([1, 2], device=fb.device("cuda"))):
+        assert t.is_cuda and t.device == fb.device("cuda", 0)
+    assert fb.zeros_like(a, device="cpu").is_cpu and not fb.zeros_like(a.cpu()).is_cuda
+    assert fb.full_like(a, 2.0).cpu().tolist() == [[2.0] * 3] * 2
+    assert fb.arange(5, device="cuda").cpu().tolist() == [0, 1, 2, 3, 4]
+    w = fb.zeros(3, device="cuda", requires_grad=True)
+    assert w.is_leaf and w.requires_grad and w.is_cuda
+
+
+def test_dropout_on_device(backend):
+    x = fb.tensor(np.ones((200, 50), np.float32)).cuda().requires_grad_(True)
+    y = F.dropout(x, 0.25, training=True)
+    kept = y.detach().cpu().numpy()
+    assert y.is_cuda and set(np.unique(kept)) <= {0.0, np.float32(1 / 0.75)} and 0.2 < (kept == 0).mean() < 0.3
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), kept)  # d(x * mask)/dx = mask
+    assert F.dropout2d(fb.ones(2, 4, 3, 3).cuda(), 0.5, training=True).is_cuda
+
+
 def test_mixed_device_error(backend):
     a, b = fb.ones(3).cuda(), fb.ones(3)
     with pytest.raises(RuntimeError, match="same device"):

@@ -158,20 +158,28 @@ def _like(input, dtype):
     return D.as_dtype(dtype) if dtype is not None else input._dtype
 
 
+def _like_device(input, device):
+    """*_like functions default to the input's device (None for CPU inputs: the CPU path stays as it was)."""
+    if device is not None or input._device.type == "cpu":
+        return device
+    return input._device
+
+
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _filled(tuple(input.shape), 0, _like(input, dtype), requires_grad, device)
+    return _filled(tuple(input.shape), 0, _like(input, dtype), requires_grad, _like_device(input, device))
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _filled(tuple(input.shape), 1, _like(input, dtype), requires_grad, device)
+    return _filled(tuple(input.shape), 1, _like(input, dtype), requires_grad, _like_device(input, device))
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return empty(tuple(input.shape), dtype=_like(input, dtype), requires_grad=requires_grad)
+    return empty(tuple(input.shape), dtype=_like(input, dtype), requires_grad=requires_grad,
+                 device=_like_device(input, device))
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _filled(tuple(input.shape), fill_value, _like(input, dtype), requires_grad, device)
+    return _filled(tuple(input.shape), fill_value, _like(input, dtype), requires_grad, _like_device(input, device))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -289,16 +297,18 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     return _finish(arr.astype(_compute_np(dt)), dt, requires_grad, device)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, generator=None):
-    return randint(low, high, tuple(input.shape), dtype=dtype or input._dtype, generator=generator)
+def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None):
+    return randint(low, high, tuple(input.shape), dtype=dtype or input._dtype, generator=generator,
+                   device=_like_device(input, device))
 
 
-def rand_like(input, *, dtype=None, generator=None):
-    return rand(tuple(input.shape), dtype=dtype or input._dtype, generator=generator)
+def rand_like(input, *, dtype=None, generator=None, device=None):
+    return rand(tuple(input.shape), dtype=dtype or input._dtype, generator=generator, device=_like_device(input, device))
 
 
-def randn_like(input, *, dtype=None, generator=None):
-    return randn(tuple(input.shape), dtype=dtype or input._dtype, generator=generator)
+def randn_like(input, *, dtype=None, generator=None, device=None):
+    return randn(tuple(input.shape), dtype=dtype or input._dtype, generator=generator,
+                 device=_like_device(input, device))
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

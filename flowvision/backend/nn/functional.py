@@ -630,9 +630,10 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 # ------------------------------------------------------------------ dropout
-def _dropout_mask(shape, p, dtype):
+def _dropout_mask(shape, p, dtype, like=None):
     keep = _rng().random(shape) >= p
-    return _const((keep / (1.0 - p)).astype(np.float32 if dtype is D.bfloat16 else dtype.np), dtype)
+    mask = _const((keep / (1.0 - p)).astype(np.float32 if dtype is D.bfloat16 else dtype.np), dtype)
+    return mask if like is None or like._device.type == "cpu" else mask.to(like._device)  # drawn on the host
 
 
 def _check_p(p):
@@ -647,7 +648,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1.0:
         out = input * 0.0
     else:
-        out = input * _dropout_mask(tuple(input.shape), p, input._dtype)
+        out = input * _dropout_mask(tuple(input.shape), p, input._dtype, input)
     if inplace:
         from .._ops.inplace import commit
         return commit(input, out)
@@ -659,7 +660,7 @@ def _channel_dropout(input, p, training, inplace, keep_dims):
     if not training or p == 0.0:
         return input
     shape = tuple(input.shape[:keep_dims]) + (1,) * (input.ndim - keep_dims)
-    out = input * 0.0 if p == 1.0 else input * _dropout_mask(shape, p, input._dtype)
+    out = input * 0.0 if p == 1.0 else input * _dropout_mask(shape, p, input._dtype, input)
     if inplace:
         from .._ops.inplace import commit
         return commit(input, out)
