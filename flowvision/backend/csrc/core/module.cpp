@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -632,8 +633,8 @@ py::object adaptive_max_fwd_impl(py::handle x_, std::vector<int64_t> out_hw) {
 // Convolution weights packed once for the ISA in use (pack_conv), applied to NHWC activations by conv2d_nhwc;
 // NHWC pooling. Used by the eager inference fast path and the captured inference path.
 struct PackedConv {
-    py::array data;  // the ISA's blocked layout (cpu/conv_nhwc.cpp), 1-D
-    py::array gemm;  // ungrouped 1x1: also the (C, O) GEMM operand from pack_b (unit stride, no padding)
+    py::array data;  // the ISA's blocked layout (cpu/conv_nhwc.cpp), 1-D; empty for an ungrouped 1x1
+    py::array gemm;  // ungrouped 1x1: instead the (C, O) GEMM operand from pack_b
     bool has_gemm = false;
     int64_t O = 0, C = 0, KH = 0, KW = 0, groups = 1;
     const KernelTable* isa = nullptr;
@@ -666,13 +667,13 @@ PackedConv pack_conv_impl(py::handle w_, int64_t groups) {
     fv::ConvNhwcParams p{};
     p.O = pk.O; p.C = pk.C; p.KH = pk.KH; p.KW = pk.KW; p.groups = groups;
     const auto& nk = table().nhwc;
-    auto out = empty<float>({nk.conv_packed_size(p) + 16});
-    Arr<float> g;
     const bool one = pk.KH == 1 && pk.KW == 1 && groups == 1;
+    auto out = empty<float>({one ? int64_t(1) : nk.conv_packed_size(p) + 16});
+    Arr<float> g;
     if (one) g = empty<float>({ks<float>().packed_b_size(pk.C, pk.O) + 16});
     {
         py::gil_scoped_release rel;
-        nk.conv_pack(w.data(), packed_ptr(out.mutable_data()), p);
+        if (!one) nk.conv_pack(w.data(), packed_ptr(out.mutable_data()), p);
         // the (O, C) weight is op(B) transposed for C(pixels, O) = X(pixels, C) @ W^T
         if (one) ks<float>().pack_b(w.data(), true, pk.C, pk.O, packed_ptr(g.mutable_data()));
     }
@@ -749,7 +750,13 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
         res = rk.data();
     }
     float* yp = static_cast<float*>(y.mutable_data());
-    const bool gemm = !nchw_out && pk.has_gemm && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
+    const bool gemm = pk.has_gemm;
+    // a strided or padded 1x1 gathers its input pixels (zeros where the pixel is padding) into a compact
+    // (N, OH, OW, C) copy first; an NCHW output is computed NHWC and transposed
+    const bool gather = gemm && (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0);
+    Arr<float> xg, yt;
+    if (gather) xg = empty<float>({p.N, p.OH, p.OW, p.C});
+    if (gemm && nchw_out) yt = empty<float>({p.N, p.OH, p.OW, p.O});
     if (gemm && res && overlaps(rk, y)) {  // the GEMM writes partial sums into y before reading the residual
         py::object copy = rk.attr("copy")();
         rk = as<float>(copy, fn, "residual");
@@ -758,8 +765,26 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
     {
         py::gil_scoped_release rel;
         if (gemm) {
+            const float* xa = x.data();
+            if (gather) {
+                float* g = xg.mutable_data();
+                const float* xs = x.data();
+                for (int64_t n = 0; n < p.N; ++n)
+                    for (int64_t oh = 0; oh < p.OH; ++oh)
+                        for (int64_t ow = 0; ow < p.OW; ++ow) {
+                            const int64_t ih = oh * p.sh - p.ph, iw = ow * p.sw - p.pw;
+                            float* d = g + ((n * p.OH + oh) * p.OW + ow) * p.C;
+                            if (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
+                                std::memcpy(d, xs + ((n * p.H + ih) * p.W + iw) * p.C, sizeof(float) * p.C);
+                            else
+                                std::memset(d, 0, sizeof(float) * p.C);
+                        }
+                xa = xg.data();
+            }
             const float* bp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.gemm.data())));
-            ks<float>().gemm_packed(x.data(), p.N * p.H * p.W, p.C, p.O, bp, yp, bias, res, act, float(lo), float(hi));
+            float* yg = nchw_out ? yt.mutable_data() : yp;
+            ks<float>().gemm_packed(xa, p.N * p.OH * p.OW, p.C, p.O, bp, yg, bias, res, act, float(lo), float(hi));
+            if (nchw_out) table().nhwc.transpose(yg, yp, p.N, p.OH * p.OW, p.O);
         } else {
             const float* wp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.data.data())));
             table().nhwc.conv_forward(x.data(), wp, bias, res, yp, p, act, float(lo), float(hi));

@@ -36,15 +36,6 @@ constexpr int kMaxNV = 4;  // 64-lane OC blocks, 6 x 4 = 24 zmm accumulators
 constexpr int kMaxNV = 2;  // 16 (AVX2) / 8 (SSE) lanes, 6 x 2 = 12 accumulators
 #endif
 
-// Tile height (output pixels) for an OC block of nv vectors: about 24 (AVX-512) / 12 accumulators.
-static inline int tile_mr(int nv) {
-#if defined(__AVX512F__)
-    return nv >= 4 ? 6 : (nv == 3 ? 8 : (nv == 2 ? 12 : 12));
-#else
-    return nv >= 2 ? 6 : 8;
-#endif
-}
-
 // Vectors per OC block for a group of `ocg` output channels: as wide as allowed, then evened out over
 // the blocks so the last block is not mostly padding (96 channels -> 2 x 48 rather than 64 + 64).
 static inline int64_t block_nv(int64_t ocg) {
@@ -218,24 +209,28 @@ __attribute__((noinline)) void tile_kernel(const Seg* segs, int64_t nseg, const 
 typedef void (*TileFn)(const Seg*, int64_t, const float* const*, const float*, float*, int64_t, int64_t, int64_t,
                        const float*, const float*, const Ep&);
 
-TileFn tile_fn(int nv) {
+// The micro-kernel for an OC block of nv vectors and its tile height MR (output pixels): about 24 accumulators on
+// AVX-512 (6 x 4, 8 x 3, 12 x 2, 12 x 1), 12 on AVX2 / SSE (6 x 2, 8 x 1).
+TileFn tile_fn(int nv, int* mr) {
 #if defined(__AVX512F__)
     switch (nv) {
-        case 1: return &tile_kernel<12, 1>;
-        case 2: return &tile_kernel<12, 2>;
-        case 3: return &tile_kernel<8, 3>;
-        default: return &tile_kernel<6, 4>;
+        case 1: *mr = 12; return &tile_kernel<12, 1>;
+        case 2: *mr = 12; return &tile_kernel<12, 2>;
+        case 3: *mr = 8; return &tile_kernel<8, 3>;
+        default: *mr = 6; return &tile_kernel<6, 4>;
     }
 #else
-    return nv >= 2 ? &tile_kernel<6, 2> : &tile_kernel<8, 1>;
+    if (nv >= 2) { *mr = 6; return &tile_kernel<6, 2>; }
+    *mr = 8;
+    return &tile_kernel<8, 1>;
 #endif
 }
 
 void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
     const int64_t ocg = p.O / p.groups, icg = p.C / p.groups, ocb = p.ocb;
     const int nv = int(ocb / kW);
-    const int MR = tile_mr(nv);
-    const TileFn kern = tile_fn(nv);
+    int MR = 0;
+    const TileFn kern = tile_fn(nv, &MR);
     const int64_t nb = ceil_div(ocg, ocb), KK = p.KH * p.KW, blk = KK * icg * ocb;
     const int64_t npix = p.OH * p.OW, ntiles = ceil_div(npix, MR);
     // one segment per kernel row when a pixel's KW x C input run is contiguous
