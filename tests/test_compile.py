@@ -228,3 +228,21 @@ def _arena_buffers(plan):
             if isinstance(v, np.ndarray) and v.ndim == 4:
                 bufs.append(v)
     return bufs
+
+
+def test_float64_model_keeps_nchw_kernels():
+    """float64 convs have no NHWC kernel: NCHW conv2d_forward / packed 1x1 GEMM with in-place residual + ReLU."""
+    model = M.create_model("resnet18", pretrained=False, num_classes=10).eval()
+    _randomize(model)
+    model = model.double()
+    x = flow.from_numpy(np.random.default_rng(0).standard_normal((2, 3, 32, 32)))
+    cm = flow.compile(model, x)
+    plan = _plan(cm, x)
+    assert plan is not None, cm.fallback_reason
+    names = _step_names(plan)
+    assert names.count("conv+residual+relu") == 8 and "to_nhwc" not in names, names
+    with flow.no_grad():
+        ref = model(x).numpy()
+    out = cm(x).numpy()
+    assert out.dtype == np.float64
+    _close(out, ref, "float64 resnet18")

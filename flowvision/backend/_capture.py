@@ -716,10 +716,8 @@ def _lower_conv(g, op, out=None):
         def run(x, res=None):
             return _C.conv2d_nhwc(x, pk, b32, stride, padding, dilation, ep, res, lo, hi, out)
         return run
-    x_shape = g.meta[a["x"]][0]
-    out_shape = g.meta[op.outs[0]][0]
+    out_shape = g.meta[op.outs[0]][0]  # float64 (or no NHWC kernels): NCHW
     n, o, oh, ow = out_shape
-    has_res = a["res"] is not None
     if _conv_is_gemm(g, op):
         sh, sw = a["stride"]
         strided = (sh, sw) != (1, 1)
@@ -747,7 +745,7 @@ def _lower_conv(g, op, out=None):
     w = np.ascontiguousarray(w)
     post = _inplace_epilogue(ep, lo, hi)
     if ep != "none" and post is None:
-        raise AssertionError(f"epilogue {ep} cannot be applied after the NCHW convolution")  # guarded by the pass
+        raise RuntimeError(f"internal: epilogue {ep} cannot follow the NCHW convolution (fuse() should not allow it)")
 
     def run(x, res=None):
         y = _C.conv2d_forward(np.ascontiguousarray(x), w, b, stride, padding, dilation, groups)
@@ -756,7 +754,6 @@ def _lower_conv(g, op, out=None):
         if post is not None:
             post(y)
         return y
-    del x_shape, has_res
     return run
 
 
