@@ -218,7 +218,7 @@ def test_keypointrcnn_builder_weights_and_bad_inputs():
 
 
 # ------------------------------------------------------------------ Faster R-CNN MobileNetV3-Large-FPN
-MOBILE_KW = {**KW, "min_size": 96, "max_size": 128}
+MOBILE_KW = dict(KW)
 
 
 def _mobile_pair(name, box_roi_pool=None, **extra):
@@ -407,20 +407,19 @@ def test_object_detection_preset_on_every_detection_enum():
 # ------------------------------------------------------------------ full sizes (pytest -m slow)
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["keypointrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2",
-                                  "fasterrcnn_mobilenet_v3_large_fpn"])
-def test_full_size_builders_eval_float32(name):
-    kw = dict(weights=None, weights_backbone=None, box_score_thresh=0.0, box_detections_per_img=20)
+                                  "fasterrcnn_mobilenet_v3_large_fpn", "retinanet_resnet50_fpn_v2"])
+def test_full_size_builders_eval_float64(name):
+    """The builders' own sizes (min 800 / max 1333) and heads, float64 (in float32 an untrained detector's top
+    scores are near-tied and its boxes move by ~0.2 px, so order and boxes are not comparable there)."""
+    thresh = {"score_thresh": 0.0, "detections_per_img": 10} if name.startswith("retinanet") else \
+        {"box_score_thresh": 0.0, "box_detections_per_img": 10}
+    kw = dict(weights=None, weights_backbone=None, **thresh)
     torch.manual_seed(0)
     ref = _calibrate(getattr(tvd, name)(**kw))
     ours, ref = _load(getattr(det, name)(**kw), ref)
+    ref.double()
+    ours.to(flow.float64)
     rng = np.random.default_rng(0)
-    imgs = [rng.random((3, 480, 640)).astype(np.float32)]
+    imgs = [rng.random((3, 480, 640))]
     o, r = _eval_both(ours, ref, imgs)
-    for a, b in zip(o, r):
-        n = min(5, len(b["scores"]))
-        assert n > 0
-        np.testing.assert_array_equal(a["labels"].numpy()[:n], b["labels"].numpy()[:n])
-        np.testing.assert_allclose(a["boxes"].numpy()[:n], b["boxes"].numpy()[:n], atol=0.1)
-        np.testing.assert_allclose(a["scores"].numpy()[:n], b["scores"].numpy()[:n], atol=1e-4)
-        if "keypoints" in b:
-            np.testing.assert_allclose(a["keypoints"].numpy()[:n], b["keypoints"].numpy()[:n], atol=0.5)
+    _check_detections(o, r, box_atol=1e-3, score_atol=1e-4)

@@ -110,28 +110,31 @@ def heatmaps_to_keypoints(maps, rois):
     out_h = np.ceil(heights).astype(np.int64)
     xy_preds = np.zeros((num_rois, num_keypoints, 3), np.float32)
     end_scores = np.zeros((num_rois, num_keypoints), np.float32)
-    # RoIs per chunk from the largest RoI, so a chunk's padded maps never exceed the budget
+    # chunks of similar-sized RoIs (sorted by upsampled area) waste little padding; RoIs per chunk from the
+    # largest RoI, so a chunk's padded maps never exceed the budget
+    order = np.argsort(-(out_h * out_w), kind="stable")
     per_roi = num_keypoints * int(out_h.max(initial=1)) * int(out_w.max(initial=1))
     chunk = max(1, _KEYPOINT_CHUNK_ELEMENTS // per_roi)
     for start in range(0, num_rois, chunk):
-        stop = min(start + chunk, num_rois)
-        sl = slice(start, stop)
-        hmax, wmax = int(out_h[sl].max()), int(out_w[sl].max())
-        ry = _bicubic_matrix(out_h[sl], in_h, hmax, dt)                       # [n, hmax, H]
-        rx = _bicubic_matrix(out_w[sl], in_w, wmax, dt)                       # [n, wmax, W]
-        up = ry[:, None] @ (m[sl] @ rx[:, None].transpose(0, 1, 3, 2))        # [n, K, hmax, wmax]
-        inside = ((np.arange(hmax)[None, :, None] < out_h[sl, None, None])
-                  & (np.arange(wmax)[None, None, :] < out_w[sl, None, None]))
-        up = np.where(inside[:, None], up, -np.inf)
-        pos = up.reshape(stop - start, num_keypoints, -1).argmax(-1)
+        sel = order[start:start + chunk]
+        n = sel.shape[0]
+        hmax, wmax = int(out_h[sel].max()), int(out_w[sel].max())
+        ry = _bicubic_matrix(out_h[sel], in_h, hmax, dt)                      # [n, hmax, H]
+        rx = _bicubic_matrix(out_w[sel], in_w, wmax, dt)                      # [n, wmax, W]
+        up = ry[:, None] @ (m[sel] @ rx[:, None].transpose(0, 1, 3, 2))       # [n, K, hmax, wmax]
+        outside = ((np.arange(hmax)[None, :, None] >= out_h[sel, None, None])
+                   | (np.arange(wmax)[None, None, :] >= out_w[sel, None, None]))
+        up += np.where(outside, -np.inf, 0).astype(dt)[:, None]                # padding never wins the argmax
+        flat = up.reshape(n, num_keypoints, -1)
+        pos = flat.argmax(-1)
         y_int, x_int = pos // wmax, pos % wmax
         # torchvision: (int + 0.5) * (size / ceil(size)) + corner, computed in the maps' dtype, stored as float32
-        x = (x_int.astype(np.float32) + np.float32(0.5)) * (widths[sl] / out_w[sl].astype(dt))[:, None]
-        y = (y_int.astype(np.float32) + np.float32(0.5)) * (heights[sl] / out_h[sl].astype(dt))[:, None]
-        xy_preds[sl, :, 0] = x + r[sl, 0:1].astype(dt)
-        xy_preds[sl, :, 1] = y + r[sl, 1:2].astype(dt)
-        xy_preds[sl, :, 2] = 1
-        end_scores[sl] = np.take_along_axis(up.reshape(stop - start, num_keypoints, -1), pos[..., None], -1)[..., 0]
+        x = (x_int.astype(np.float32) + np.float32(0.5)) * (widths[sel] / out_w[sel].astype(dt))[:, None]
+        y = (y_int.astype(np.float32) + np.float32(0.5)) * (heights[sel] / out_h[sel].astype(dt))[:, None]
+        xy_preds[sel, :, 0] = x + r[sel, 0:1].astype(dt)
+        xy_preds[sel, :, 1] = y + r[sel, 1:2].astype(dt)
+        xy_preds[sel, :, 2] = 1
+        end_scores[sel] = np.take_along_axis(flat, pos[..., None], -1)[..., 0]
     return flow.from_numpy(xy_preds), flow.from_numpy(end_scores)
 
 
