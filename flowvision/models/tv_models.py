@@ -3,7 +3,10 @@
 Where torchvision's module structure equals timm's (ResNet/ResNeXt/Wide-ResNet, DenseNet) the builder returns
 the flowvision (timm-named) model, whose parameter names are torchvision's. Where it differs (VGG, MobileNetV2/V3,
 ViT) the builder returns a module with torchvision's exact structure and parameter names, so torchvision
-checkpoints load with ``strict=True``. The ``*_Weights`` enums are generated from ``_tv_weights.TV_WEIGHTS``.
+checkpoints load with ``strict=True``. The ``*_Weights`` enums of all 80 torchvision classification builders are
+generated here from ``_tv_weights.TV_WEIGHTS``; the families without a timm counterpart (AlexNet, GoogLeNet,
+Inception v3, MNASNet, ShuffleNetV2, SqueezeNet, EfficientNetV2, Swin V2, MaxViT) live in their own files and
+take their enum from ``WEIGHTS`` and their prologue from ``tv_prologue``.
 """
 import math
 from collections import OrderedDict
