@@ -205,15 +205,21 @@ class SSD(nn.Module):
             boxes = clip_boxes_to_image(self.box_coder.decode_single(bbox_regression[i], anchors), image_shape).numpy()
             scores = pred_scores[i]
             # torchvision loops over the foreground classes: score > thresh, then the class's top-k; here all
-            # classes at once — candidates grouped by class (ascending), by score (descending) inside a class
+            # classes at once: a partial selection of each class's k best anchors (O(anchors), not a sort of
+            # every candidate), then those k sorted by score (descending; exact ties by anchor index)
             per_class = scores.numpy()[:, 1:].T
-            label, anchor = np.nonzero(per_class > self.score_thresh)
-            score = per_class[label, anchor]
-            order = np.lexsort((-score, label))
-            label, anchor, score = label[order], anchor[order], score[order]
-            rank = np.arange(label.size) - np.searchsorted(label, label, side="left")
-            keep = rank < self.topk_candidates
-            label, anchor, score = label[keep] + 1, anchor[keep], score[keep]
+            per_class = np.where(per_class > self.score_thresh, per_class, -np.inf)
+            k = min(self.topk_candidates, per_class.shape[1])
+            if k < per_class.shape[1]:
+                anchor = np.argpartition(-per_class, k - 1, axis=1)[:, :k]
+            else:
+                anchor = np.broadcast_to(np.arange(per_class.shape[1]), per_class.shape)
+            score = np.take_along_axis(per_class, anchor, axis=1)
+            order = np.lexsort((anchor, -score), axis=-1)
+            anchor, score = np.take_along_axis(anchor, order, axis=1), np.take_along_axis(score, order, axis=1)
+            label = np.broadcast_to(np.arange(1, per_class.shape[0] + 1)[:, None], anchor.shape)
+            keep = score > -np.inf
+            label, anchor, score = label[keep], anchor[keep], score[keep]
             image_boxes = boxes[anchor]
             kept = batched_nms(flow.from_numpy(image_boxes), flow.from_numpy(score), flow.from_numpy(label),
                                self.nms_thresh).numpy()[: self.detections_per_img]
