@@ -240,6 +240,7 @@ UNARY = {
     "roll": lambda x: fb.roll(x, (1, -2), (1, 2)), "pad": lambda x: F.pad(x, (1, 2, 0, 1), value=0.5),
     "pad_crop": lambda x: F.pad(x, (-1, 2)), "chunk": lambda x: fb.chunk(x, 3, 1)[1],
     "cast_half_back": lambda x: x.half().float() * 1.0,
+    "normalize": lambda x: F.normalize(x, dim=-1), "norm_l1": lambda x: fb.norm(x, 1, dim=(0, 2)),
 }
 
 

@@ -582,6 +582,35 @@ class ExtremeAll:
         return A.bop("mul", mask, _expand_back(share, shape, d, keepdim)), None, None, None
 
 
+@register(R.Norm)
+class Norm:
+    """p = 1 and p = 2 vector norms (F.normalize, cosine attention); other orders raise."""
+
+    @staticmethod
+    def forward(ctx, x, p, dims, keepdim):
+        if p not in (1.0, 2.0):
+            raise NotImplementedError(f"norm(p={p}) is not implemented for CUDA tensors yet (p=1 and p=2 are)")
+        d = _dims(x, dims)
+        if p == 2.0:
+            y = A.uop("sqrt", A.reduce_dims("sumsq", x, d)[0])
+        else:
+            y = A.reduce_dims("sum", A.uop("abs", x), d)[0]
+        ctx.save_for_backward(x, y)
+        ctx.args = (p, list(x.shape), d, keepdim)
+        return _keep(y, x.shape, d, keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved
+        p, shape, d, keepdim = ctx.args
+        gg = _expand_back(g, shape, d, keepdim)
+        if p == 1.0:
+            return A.bop("mul", A.uop("sign", x), gg), None, None, None
+        o = _expand_back(y, shape, d, False)
+        r = A.bop("div", A.bop("mul", x, gg), o)
+        return C().where(A.bop("eq", o, 0.0), A.zeros([], r.dtype), r), None, None, None
+
+
 # ------------------------------------------------------------------------------- matmul
 def _allow_tf32():
     from .. import cuda
