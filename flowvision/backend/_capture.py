@@ -258,14 +258,14 @@ def _to_fused(g, op):
         b = None if a[2][1] is None else np.asarray(a[2][1], x_dt)
         return _Op("conv", None, None, None, list(op.outs), dict(
             x=a[0][1], w=w, b=b, stride=tuple(a[3][1]), padding=tuple(a[4][1]), dilation=tuple(a[5][1]),
-            groups=int(a[6][1]), ep="none", lo=0.0, hi=0.0, res=None, owned=False), op.index)
+            groups=int(a[6][1]), ep="none", lo=0.0, hi=0.0, res=None, w_folded=False), op.index)
     if op.cls is L.Matmul and a[0][0] == "v" and a[1][0] == "c" and a[0][2] is None:
         x_shape, x_dt = g.meta[a[0][1]]
         w = np.asarray(a[1][1])
         if w.ndim != 2 or len(x_shape) < 2 or x_dt not in (np.float32, np.float64) or w.dtype != x_dt:
             return None
         return _Op("linear", None, None, None, list(op.outs), dict(
-            x=a[0][1], w=w, b=None, ep="none", lo=0.0, hi=0.0, res=None, owned=False), op.index)
+            x=a[0][1], w=w, b=None, ep="none", lo=0.0, hi=0.0, res=None, w_folded=False), op.index)
     return None
 
 
@@ -301,21 +301,13 @@ def _per_channel(c, n_out, fused_kind, out_ndim):
     return c.reshape(n_out) if ok else None
 
 
-def _own(a):
-    """Copy a fused op's weights before the first modification (the model's arrays are never written)."""
-    if not a["owned"]:
-        a["w"] = np.array(a["w"], dtype=np.float64 if a["w"].dtype == np.float64 else np.float32, copy=True)
-        a["b"] = None if a["b"] is None else np.array(a["b"], copy=True)
-        a["owned"] = True
-
-
 def _n_out(op):
     return op.attrs["w"].shape[0] if op.kind == "conv" else op.attrs["w"].shape[1]
 
 
 def _scale_out_channels(op, scale):
     a = op.attrs
-    _own(a)
+    a["w_folded"] = True  # a new array (never the model's): eager's packed copy can't be shared
     scale = scale.astype(np.float64)
     if op.kind == "conv":
         a["w"] = (a["w"].astype(np.float64) * scale[:, None, None, None]).astype(a["w"].dtype)
@@ -327,7 +319,6 @@ def _scale_out_channels(op, scale):
 
 def _add_bias(op, shift):
     a = op.attrs
-    _own(a)
     b = np.zeros(_n_out(op)) if a["b"] is None else a["b"].astype(np.float64)
     a["b"] = (b + shift.astype(np.float64)).astype(a["w"].dtype)
 
@@ -705,7 +696,7 @@ def _lower_conv(g, op, out=None):
     a = op.attrs
     w, b, ep, lo, hi = a["w"], a["b"], a["ep"], a["lo"], a["hi"]
     if a.get("nhwc"):
-        src = None if a["owned"] else g.const_src.get(id(w))
+        src = None if a["w_folded"] else g.const_src.get(id(w))
         if src is not None and src._data is w:  # unmodified weight: share eager's packed copy (one in memory)
             pk = _kernels.packed_conv(src, a["groups"])
         else:
@@ -761,7 +752,7 @@ def _lower_linear(g, op):
     a = op.attrs
     w = a["w"]
     k = w.shape[0]
-    src = None if a["owned"] else g.const_src.get(id(w))
+    src = None if a["w_folded"] else g.const_src.get(id(w))
     if (src is not None and src.ndim == 2 and tuple(src.shape) == w.shape[::-1] and src._data.dtype == w.dtype
             and np.shares_memory(src._data, w) and w.strides == src._data.strides[::-1]):
         pk = _kernels.packed_weight(src, "linear")  # w is t(weight): share eager's packed copy
@@ -848,6 +839,8 @@ def _lower(g):
             fn = _lower_conv(g, op, arena.get(op.outs[0]))
         else:
             fn = _lower_linear(g, op)
+        if op.kind in ("conv", "linear"):  # the kernels hold packed copies: drop the (folded) arrays
+            op.attrs = dict(op.attrs, w=None, b=None)
         # outputs nobody reads are dropped right away (e.g. max-pool indices)
         outs = tuple(op.outs)
         dead = tuple(s for s in outs if s not in last and s not in outputs)
@@ -1017,7 +1010,14 @@ class CompiledModule:
         return None
 
     def _eager_arrays(self, x_arr, dtype):
-        out = self.model(Tensor._wrap(np.array(x_arr, copy=True), dtype))
+        from .nn import functional as F
+        # the reference run takes eager's unpacked kernels: its packed-weight caches would otherwise keep a
+        # second packed copy of every weight alive next to the plan's (folded) ones
+        packed, F._PACKED_PATHS = F._PACKED_PATHS, False
+        try:
+            out = self.model(Tensor._wrap(np.array(x_arr, copy=True), dtype))
+        finally:
+            F._PACKED_PATHS = packed
         outs, _ = _flatten_output(out)
         return [np.array(_compute_array(o)) for o in outs]
 
