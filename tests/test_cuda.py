@@ -407,7 +407,9 @@ def test_autocast(backend):
 
 
 MODELS = [("resnet18", 64), ("mobilenetv3_small_050", 64), ("efficientnet_b0", 64), ("convnext_atto", 64),
-          ("vit_tiny_patch16_224", 224), ("swin_tiny_patch4_window7_224", 224)]
+          ("vit_tiny_patch16_224", 224), ("swin_tiny_patch4_window7_224", 224), ("densenet121", 64),
+          ("regnety_002", 64), ("tf_efficientnet_b0", 64), ("resnext50_32x4d", 64), ("seresnext50_32x4d", 64),
+          ("mixer_b16_224", 224), ("deit_tiny_patch16_224", 224), ("mobilenetv3_rw", 64)]
 
 
 def _model_pair(name, size, eval_mode=True):
