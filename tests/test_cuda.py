@@ -67,6 +67,18 @@ def test_cuda_errors_without_device():
     assert x.cpu() is x and not x.is_cuda
 
 
+def test_cuda_error_when_built_without_cuda(monkeypatch):
+    # what a machine without nvcc at build time sees (no _C_cuda module at all)
+    monkeypatch.setattr(cuda, "_module", None)
+    monkeypatch.setattr(cuda, "_tried", True)
+    monkeypatch.setattr(cuda, "_import_error", ImportError("No module named 'flowvision.backend._C_cuda'"))
+    assert not cuda.is_built() and not cuda.is_available() and cuda.device_count() == 0
+    assert cuda.memory_allocated() == 0 and cuda.memory_stats() == {}
+    for make in (lambda: fb.ones(2).cuda(), lambda: fb.zeros(2, device="cuda"), lambda: cuda.synchronize()):
+        with pytest.raises(RuntimeError, match="flowvision was built without CUDA"):
+            make()
+
+
 def test_device_parsing():
     d = fb.device("cuda:1")
     assert (d.type, d.index, str(d)) == ("cuda", 1, "cuda:1")
