@@ -310,7 +310,8 @@ def test_tv_to_timm_table_and_create_model_from_torchvision(tmp_path, monkeypatc
     ref = tvm.mobilenet_v3_small().eval()
     _randomize(ref)
     _serve_local(monkeypatch, M.MobileNet_V3_Small_Weights.IMAGENET1K_V1, ref, tmp_path)
-    ours = M.create_model_from_torchvision("mobilenet_v3_small", weights="DEFAULT").eval()
+    ours = M.create_model_from_torchvision("mobilenet_v3_small",
+                                           weights="MobileNet_V3_Small_Weights.IMAGENET1K_V1").eval()
     assert type(ours).__name__ == "MobileNetV3" and ours.get_classifier().out_features == 1000
     x = np.random.RandomState(0).randn(1, 3, 64, 64).astype(np.float32)
     _close(_outputs(ref, x, True)[0], _outputs(ours, x, False)[0], "create_model_from_torchvision")

@@ -14,6 +14,7 @@ dict) loaded into the *timm-named* model of the same architecture, e.g. torchvis
 Batch-norm eps: torchvision's MobileNetV3 and EfficientNet-B5..B7 normalise with eps 1e-3, timm's models with
 1e-5; the converter moves the difference into ``running_var`` (var + 1e-3 - 1e-5), which is exact.
 """
+import os
 import re
 
 import numpy as np
@@ -180,7 +181,7 @@ def load_torchvision_checkpoint(model, checkpoint, tv_name, strict=True, progres
         sd = checkpoint
     else:
         from ._api import get_model_weights
-        if isinstance(checkpoint, str) and ("/" in checkpoint or "." in checkpoint):
+        if isinstance(checkpoint, str) and ("://" in checkpoint or os.path.exists(checkpoint)):
             url = checkpoint
         else:
             url = get_model_weights(tv_name).verify(checkpoint).url
