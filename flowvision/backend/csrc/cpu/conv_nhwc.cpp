@@ -232,12 +232,14 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
     int MR = 0;
     const TileFn kern = tile_fn(nv, &MR);
     const int64_t nb = ceil_div(ocg, ocb), KK = p.KH * p.KW, blk = KK * icg * ocb;
-    const int64_t npix = p.OH * p.OW, ntiles = ceil_div(npix, MR);
+    // tiles run over the batch-flattened (n, oh, ow) pixels: NHWC output rows of consecutive images are
+    // contiguous, and a batch of 7x7 maps fills 6-pixel tiles (8 x 49 = 392 = 65.3 tiles, not 8 x 9)
+    const int64_t npix = p.OH * p.OW, ntot = p.N * npix, ntiles = ceil_div(ntot, MR);
     // one segment per kernel row when a pixel's KW x C input run is contiguous
     const bool merge_kw = p.groups == 1 && p.dw == 1;
     const int nt = in_parallel_region() ? 1 : get_num_threads();
-    // tasks: (image, group, oc block, run of tiles); tile boundaries do not depend on the task split
-    const int64_t outer = p.N * p.groups * nb;
+    // tasks: (group, oc block, run of tiles); tile boundaries do not depend on the task split
+    const int64_t outer = p.groups * nb;
     int64_t chunks = 1;
     if (nt > 1) chunks = mn<int64_t>(ntiles, ceil_div(8 * nt, outer));
     // at least ~64k FMAs per task
@@ -254,22 +256,23 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
         Buf<const float*> ptrs(KK * MR);
         for (int64_t t = t0; t < t1; ++t) {
             const int64_t ch = t % chunks, o = t / chunks;
-            const int64_t ob = o % nb, g = (o / nb) % p.groups, n = o / (nb * p.groups);
-            const float* xn = x + n * p.H * p.W * p.C + g * icg;
-            float* yn = y + n * npix * p.O + g * ocg + ob * ocb;
-            const float* rn = e.res ? e.res + n * npix * p.O + g * ocg + ob * ocb : nullptr;
-            const float* bn = e.bias ? e.bias + g * ocg + ob * ocb : nullptr;
+            const int64_t ob = o % nb, g = o / nb, oc0 = g * ocg + ob * ocb;
+            float* yb = y + oc0;
+            const float* rb = e.res ? e.res + oc0 : nullptr;
+            const float* bn = e.bias ? e.bias + oc0 : nullptr;
             const float* wb = wp + (g * nb + ob) * blk;
             const int64_t nr = mn<int64_t>(ocb, ocg - ob * ocb);
             const int64_t tb = ch * tiles_per, te = mn<int64_t>(ntiles, tb + tiles_per);
             for (int64_t ti = tb; ti < te; ++ti) {
-                const int64_t pix0 = ti * MR, mr = mn<int64_t>(MR, npix - pix0);
+                const int64_t pix0 = ti * MR, mr = mn<int64_t>(MR, ntot - pix0);
                 int64_t ih0[16], iw0[16];
+                const float* xb[16];
                 bool interior = true;
                 for (int64_t i = 0; i < MR; ++i) {
-                    const int64_t q = pix0 + (i < mr ? i : 0);
-                    ih0[i] = (q / p.OW) * p.sh - p.ph;
-                    iw0[i] = (q % p.OW) * p.sw - p.pw;
+                    const int64_t q = pix0 + (i < mr ? i : 0), n = q / npix, r = q % npix;
+                    xb[i] = x + n * p.H * p.W * p.C + g * icg;
+                    ih0[i] = (r / p.OW) * p.sh - p.ph;
+                    iw0[i] = (r % p.OW) * p.sw - p.pw;
                     interior = interior && ih0[i] >= 0 && ih0[i] + (p.KH - 1) * p.dh < p.H && iw0[i] >= 0 &&
                                iw0[i] + (p.KW - 1) * p.dw < p.W;
                 }
@@ -280,7 +283,8 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
                     for (int64_t kh = 0; kh < p.KH; ++kh) {
                         sg[nseg] = Seg{kh * p.KW * icg * ocb, p.KW * p.C};
                         for (int64_t i = 0; i < MR; ++i)
-                            pt[nseg * MR + i] = i < mr ? xn + ((ih0[i] + kh * p.dh) * p.W + iw0[i]) * p.C : zeros.get();
+                            pt[nseg * MR + i] =
+                                i < mr ? xb[i] + ((ih0[i] + kh * p.dh) * p.W + iw0[i]) * p.C : zeros.get();
                         ++nseg;
                     }
                 } else {
@@ -290,7 +294,7 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
                             for (int64_t i = 0; i < MR; ++i) {
                                 const int64_t ih = ih0[i] + kh * p.dh, iw = iw0[i] + kw * p.dw;
                                 const bool ok = i < mr && ih >= 0 && ih < p.H && iw >= 0 && iw < p.W;
-                                pt[nseg * MR + i] = ok ? xn + (ih * p.W + iw) * p.C : zeros.get();
+                                pt[nseg * MR + i] = ok ? xb[i] + (ih * p.W + iw) * p.C : zeros.get();
                                 any = any || ok;
                             }
                             if (!any) continue;  // clipped: the tap is outside the input for the whole tile
@@ -300,11 +304,21 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
                 }
                 if (p.out_nchw) {
                     kern(sg, nseg, pt, wb, stage.get(), ocb, mr, nr, bn, nullptr, e);
-                    float* yc = y + (n * p.O + g * ocg + ob * ocb) * npix + pix0;
-                    for (int64_t j = 0; j < nr; ++j)
-                        for (int64_t i = 0; i < mr; ++i) yc[j * npix + i] = stage.get()[i * ocb + j];
+                    const float* st = stage.get();
+                    const int64_t n0 = pix0 / npix, r0 = pix0 % npix;
+                    if (r0 + mr <= npix) {  // one image: each channel's mr pixels are contiguous in NCHW
+                        float* yc = y + (n0 * p.O + oc0) * npix + r0;
+                        for (int64_t j = 0; j < nr; ++j)
+                            for (int64_t i = 0; i < mr; ++i) yc[j * npix + i] = st[i * ocb + j];
+                    } else {
+                        for (int64_t i = 0; i < mr; ++i) {
+                            const int64_t q = pix0 + i, n = q / npix, r = q % npix;
+                            float* yc = y + (n * p.O + oc0) * npix + r;
+                            for (int64_t j = 0; j < nr; ++j) yc[j * npix] = st[i * ocb + j];
+                        }
+                    }
                 } else {
-                    kern(sg, nseg, pt, wb, yn + pix0 * p.O, p.O, mr, nr, bn, rn ? rn + pix0 * p.O : nullptr, e);
+                    kern(sg, nseg, pt, wb, yb + pix0 * p.O, p.O, mr, nr, bn, rb ? rb + pix0 * p.O : nullptr, e);
                 }
             }
         }
