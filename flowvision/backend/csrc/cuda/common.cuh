@@ -10,14 +10,26 @@
 
 namespace fvcuda {
 
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+// Host-and-device where the GEMM problems use them, so their index mapping can be checked on the host
+// (tests/cuda_host_check.cu).
+#define FV_HD __host__ __device__ __forceinline__
 
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+FV_HD float to_f(float v) { return v; }
+FV_HD float to_f(__half v) { return __half2float(v); }
+FV_HD float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> FV_HD T from_f(float v);
+template <> FV_HD float from_f<float>(float v) { return v; }
+template <> FV_HD __half from_f<__half>(float v) { return __float2half_rn(v); }
+template <> FV_HD __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+FV_HD void atomic_add_f(float* p, float v) {
+#ifdef __CUDA_ARCH__
+    atomicAdd(p, v);
+#else
+    *p += v;
+#endif
+}
 
 constexpr int kThreads = 256;
 

@@ -28,7 +28,7 @@ template <typename T> struct ConvFwdProblem {
     ConvGeom g;
     int64_t M, N, K;
     bool a_k_fast = false, b_k_fast = true, c_m_fast = true;
-    __device__ float a(int z, int64_t m, int64_t k) const {
+    FV_HD float a(int z, int64_t m, int64_t k) const {
         const Conv2d& cv = g.cv;
         int64_t n = m / g.pq, pix = m - n * g.pq;
         int p = (int)(pix / cv.q), q = (int)(pix - (int64_t)p * cv.q);
@@ -38,8 +38,8 @@ template <typename T> struct ConvFwdProblem {
         if (h < 0 || h >= cv.h || wi < 0 || wi >= cv.w) return 0.f;
         return to_f(x[((n * cv.c + z * g.cg + c) * cv.h + h) * cv.w + wi]);
     }
-    __device__ float b(int z, int64_t k, int64_t n) const { return to_f(w[(z * g.kg + n) * K + k]); }
-    __device__ void store(int z, int64_t m, int64_t n, float v, bool) const {
+    FV_HD float b(int z, int64_t k, int64_t n) const { return to_f(w[(z * g.kg + n) * K + k]); }
+    FV_HD void store(int z, int64_t m, int64_t n, float v, bool) const {
         int64_t img = m / g.pq, pix = m - img * g.pq, oc = z * g.kg + n;
         if (bias) v += to_f(bias[oc]);
         y[(img * g.cv.k + oc) * g.pq + pix] = from_f<T>(v);
@@ -55,7 +55,7 @@ struct ConvBwdDataProblem {
     ConvGeom g;
     int64_t M, N, K;
     bool a_k_fast = false, b_k_fast = true, c_m_fast = true;
-    __device__ float a(int z, int64_t m, int64_t k) const {
+    FV_HD float a(int z, int64_t m, int64_t k) const {
         const Conv2d& cv = g.cv;
         int64_t n = m / g.hw, pix = m - n * g.hw;
         int h = (int)(pix / cv.w), wi = (int)(pix - (int64_t)h * cv.w);
@@ -67,11 +67,11 @@ struct ConvBwdDataProblem {
         if (p >= cv.p || q >= cv.q) return 0.f;
         return g_[((n * cv.k + z * g.kg + kk) * cv.p + p) * cv.q + q];
     }
-    __device__ float b(int z, int64_t k, int64_t c) const {
+    FV_HD float b(int z, int64_t k, int64_t c) const {
         int64_t kk = k / g.rs, rr = k - kk * g.rs;
         return w[((z * g.kg + kk) * g.cg + c) * g.rs + rr];
     }
-    __device__ void store(int z, int64_t m, int64_t c, float v, bool) const {
+    FV_HD void store(int z, int64_t m, int64_t c, float v, bool) const {
         int64_t n = m / g.hw, pix = m - n * g.hw;
         dx[(n * g.cv.c + z * g.cg + c) * g.hw + pix] = v;
     }
@@ -85,11 +85,11 @@ struct ConvBwdWeightProblem {
     ConvGeom g;
     int64_t M, N, K;
     bool a_k_fast = true, b_k_fast = true, c_m_fast = false;
-    __device__ float a(int z, int64_t m, int64_t k) const {
+    FV_HD float a(int z, int64_t m, int64_t k) const {
         int64_t n = k / g.pq, pix = k - n * g.pq;
         return g_[(n * g.cv.k + z * g.kg + m) * g.pq + pix];
     }
-    __device__ float b(int z, int64_t k, int64_t j) const {
+    FV_HD float b(int z, int64_t k, int64_t j) const {
         const Conv2d& cv = g.cv;
         int64_t n = k / g.pq, pix = k - n * g.pq;
         int p = (int)(pix / cv.q), q = (int)(pix - (int64_t)p * cv.q);
@@ -99,9 +99,9 @@ struct ConvBwdWeightProblem {
         if (h < 0 || h >= cv.h || wi < 0 || wi >= cv.w) return 0.f;
         return x[((n * cv.c + z * g.cg + c) * cv.h + h) * cv.w + wi];
     }
-    __device__ void store(int z, int64_t m, int64_t j, float v, bool atomic) const {
+    FV_HD void store(int z, int64_t m, int64_t j, float v, bool atomic) const {
         float* dst = dw + (z * g.kg + m) * N + j;
-        if (atomic) atomicAdd(dst, v);
+        if (atomic) atomic_add_f(dst, v);
         else *dst = v;
     }
 };

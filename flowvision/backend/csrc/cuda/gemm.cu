@@ -13,13 +13,13 @@ template <typename T> struct GemmProblem {
     Gemm g;
     int64_t M, N, K;
     bool a_k_fast, b_k_fast, c_m_fast = false;
-    __device__ float a(int z, int64_t m, int64_t k) const {
+    FV_HD float a(int z, int64_t m, int64_t k) const {
         return to_f(A[z * g.stride_a + (g.trans_a ? k * g.lda + m : m * g.lda + k)]);
     }
-    __device__ float b(int z, int64_t k, int64_t n) const {
+    FV_HD float b(int z, int64_t k, int64_t n) const {
         return to_f(B[z * g.stride_b + (g.trans_b ? n * g.ldb + k : k * g.ldb + n)]);
     }
-    __device__ void store(int z, int64_t m, int64_t n, float v, bool) const {
+    FV_HD void store(int z, int64_t m, int64_t n, float v, bool) const {
         v *= g.alpha;
         if (bias) v += to_f(bias[n]);
         C[z * g.stride_c + m * g.ldc + n] = from_f<T>(v);
