@@ -146,6 +146,28 @@ def test_conv_gemm_index_math_on_host(tmp_path):
     assert run.returncode == 0 and run.stdout.strip().endswith("ALL OK"), run.stdout
 
 
+def test_host_side_shape_logic_of_the_module():
+    """Broadcast strides and conv output sizes computed by _C_cuda's host code (no device needed)."""
+    if not cuda.is_built():
+        pytest.skip("_C_cuda is not built on this machine")
+    m = cuda._load()
+    for shapes in [((4, 3, 5), (3, 1)), ((2, 1, 6), (1, 7, 1)), ((5,), ()), ((2, 3), (2, 3)), ((1, 4), (3, 1), (4,))]:
+        out, strides = m._broadcast([list(s) for s in shapes])
+        assert tuple(out) == np.broadcast_shapes(*shapes)
+        for s, st in zip(shapes, strides):
+            # element strides of a dense array of shape s, zeroed on broadcast dims
+            ref = np.broadcast_to(np.empty(s, np.int8) if s else np.empty((), np.int8), tuple(out)).strides
+            assert list(st) == list(ref), (shapes, s)
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        m._broadcast([[3, 2], [4]])
+    for xs, ws, st, pd, dl, g in [((1, 3, 224, 224), (64, 3, 7, 7), [2, 2], [3, 3], [1, 1], 1),
+                                  ((2, 6, 11, 10), (6, 2, 3, 2), [2, 1], [1, 2], [2, 1], 3)]:
+        ref = F.conv2d(fb.zeros(*xs), fb.zeros(*ws), None, st, pd, dl, g).shape[2:]
+        assert tuple(m._conv_output_size(list(xs), list(ws), st, pd, dl, g)) == tuple(ref)
+    with pytest.raises(ValueError, match="input channels"):
+        m._conv_output_size([1, 4, 8, 8], [8, 3, 3, 3], [1, 1], [0, 0], [1, 1], 1)
+
+
 def test_bad_dtype_and_index_errors_are_clear():
     from flowvision.backend._cuda import dispatch
     with pytest.raises(RuntimeError, match="one device"):

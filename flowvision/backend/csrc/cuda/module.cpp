@@ -1061,4 +1061,20 @@ PYBIND11_MODULE(_C_cuda, m) {
     m.def("roi_align_forward", &roi_align_forward);
     m.def("roi_align_backward", &roi_align_backward);
     m.def("nms", &nms);
+
+    // host-only helpers, exposed so tests can check them without a GPU
+    m.def("_broadcast", [](std::vector<Shape> shapes) {
+        std::vector<const Shape*> ptrs;
+        for (auto& s : shapes) ptrs.push_back(&s);
+        Shape out;
+        fvcuda::Broadcast bc = broadcast(ptrs, out);
+        std::vector<Shape> strides;
+        for (size_t k = 0; k < shapes.size(); ++k) strides.emplace_back(bc.stride[k], bc.stride[k] + bc.ndim);
+        return py::make_tuple(out, strides);
+    });
+    m.def("_conv_output_size", [](const Shape& x, const Shape& w, std::vector<int> s, std::vector<int> p,
+                                  std::vector<int> d, int groups) {
+        fvcuda::Conv2d cv = conv_geom(x, w, s, p, d, groups);
+        return py::make_tuple(cv.p, cv.q);
+    });
 }
