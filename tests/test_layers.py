@@ -206,10 +206,10 @@ def test_drop_block_eval_identity_and_determinism():
 
 @pytest.mark.parametrize("block_size,size,couple", [(5, 16, True), (4, 15, True), (3, 12, False), (7, 6, True)])
 def test_drop_block_statistics_match_timm(block_size, size, couple):
-    """Same dropped fraction as timm's drop_block_2d (per-call mask statistics), whole blocks dropped,
+    """Same dropped fraction as timm's drop_block_2d (mean over 120 calls), whole blocks dropped,
     kept values rescaled by numel / kept exactly as timm does."""
     from timm.layers import drop_block_2d as ref_drop_block
-    n, shape, p = 200, (4, 3, size, size), 0.15
+    n, shape, p = 120, (4, 3, size, size), 0.15
     torch.manual_seed(0)
     flow.manual_seed(0)
     ref_frac, our_frac = [], []
