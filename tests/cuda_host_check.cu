@@ -1,16 +1,19 @@
-// Host-side check of the implicit-GEMM index mapping of the CUDA convolution and GEMM kernels.
+// Host-side checks of CUDA kernel code, built as a shared library by tests/test_cuda.py (nvcc, no GPU).
 //
-// The tile kernel (igemm.cuh) only moves elements between the virtual matrices that a Problem
-// defines through a(z, m, k), b(z, k, n) and store(z, m, n, v). Those loaders are host+device
-// functions, so this program runs the same Problems through a plain host GEMM (with the kernel's
-// split-K partition of K) and compares against direct convolution loops. It runs without a GPU
-// (tests/test_cuda.py::test_conv_gemm_index_math_on_host compiles and runs it with nvcc).
+// 1. fv_check_conv_gemm(): the implicit-GEMM index mapping of the convolution and GEMM kernels. The
+//    tile kernel (igemm.cuh) only moves elements between the virtual matrices that a Problem defines
+//    through a(z, m, k), b(z, k, n) and store(z, m, n, v); those loaders are host+device functions, so
+//    the same Problems run through a plain host GEMM (with the kernel's split-K partition of K) and
+//    are compared against direct convolution loops.
+// 2. fv_unary / fv_unary_grad: the per-element math of the unary/activation kernels (elementwise.cu's
+//    unop / unop_grad, host+device), compared with torch by the Python test.
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
 
 #include "conv.cu"
+#include "elementwise.cu"
 #include "gemm.cu"
 
 using namespace fvcuda;
@@ -129,7 +132,15 @@ static void check_gemm(bool ta, bool tb, int64_t batch, bool shared_b) {
     expect_close(name, c, ref);
 }
 
-int main() {
+extern "C" void fv_unary(int op, const float* x, float* y, int64_t n, float p0, float p1) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fvcuda::unop(op, x[i], p0, p1);
+}
+
+extern "C" void fv_unary_grad(int op, const float* x, const float* y, float* dx, int64_t n, float p0, float p1) {
+    for (int64_t i = 0; i < n; ++i) dx[i] = fvcuda::unop_grad(op, x[i], y[i], p0, p1);
+}
+
+extern "C" int fv_check_conv_gemm() {
     check_conv(2, 3, 9, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
     check_conv(2, 4, 9, 9, 6, 3, 3, 2, 2, 0, 0, 1, 1, 1);
     check_conv(1, 6, 11, 10, 6, 3, 2, 2, 1, 1, 2, 2, 1, 3);    // grouped, rectangular kernel, mixed stride
@@ -141,5 +152,6 @@ int main() {
         for (bool tb : {false, true}) check_gemm(ta, tb, 3, false);
     check_gemm(false, true, 4, true);
     std::printf("%s\n", failures ? "FAILED" : "ALL OK");
-    return failures ? 1 : 0;
+    std::fflush(stdout);
+    return failures;
 }

@@ -130,20 +130,75 @@ def test_every_kernel_the_dispatch_names_exists():
         assert dict(getattr(m, table)) == getattr(fake, table), table
 
 
-def test_conv_gemm_index_math_on_host(tmp_path):
-    """The implicit-GEMM loaders of conv fwd / data grad / weight grad (with the kernel's split-K partition)
-    and of the batched GEMM, run on the host against direct loops (tests/cuda_host_check.cu)."""
+@pytest.fixture(scope="module")
+def host_kernels(tmp_path_factory):
+    """tests/cuda_host_check.cu (kernel code compiled for the host) as a ctypes library."""
+    import ctypes
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not installed")
     csrc = ROOT / "flowvision" / "backend" / "csrc"
-    exe = tmp_path / "host_check"
-    build = subprocess.run([nvcc, "-std=c++17", "-O1", "-arch=sm_75", f"-I{csrc / 'cuda'}", f"-I{csrc}",
-                            str(ROOT / "tests" / "cuda_host_check.cu"), str(csrc / "cuda" / "runtime.cpp"),
-                            "-o", str(exe)], capture_output=True, text=True)
+    lib = tmp_path_factory.mktemp("cuda_host") / "host_check.so"
+    build = subprocess.run([nvcc, "-std=c++17", "-O1", "-arch=sm_75", "-shared", "-Xcompiler", "-fPIC",
+                            f"-I{csrc / 'cuda'}", f"-I{csrc}", str(ROOT / "tests" / "cuda_host_check.cu"),
+                            str(csrc / "cuda" / "runtime.cpp"), "-o", str(lib)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True)
-    assert run.returncode == 0 and run.stdout.strip().endswith("ALL OK"), run.stdout
+    return ctypes.CDLL(str(lib))
+
+
+def test_conv_gemm_index_math_on_host(host_kernels, capfd):
+    """The implicit-GEMM loaders of conv fwd / data grad / weight grad (with the kernel's split-K partition)
+    and of the batched GEMM, run on the host against direct loops."""
+    failures = host_kernels.fv_check_conv_gemm()
+    out = capfd.readouterr().out
+    assert failures == 0 and out.strip().endswith("ALL OK"), out
+
+
+def _torch_unary(name, p0, p1):
+    import torch
+    import torch.nn.functional as TF
+    return {"neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt,
+            "rsqrt": lambda x: torch.rsqrt(x + p0), "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh,
+            "sigmoid": torch.sigmoid, "erf": torch.erf, "floor": torch.floor, "ceil": torch.ceil, "round": torch.round,
+            "reciprocal": torch.reciprocal, "square": torch.square, "log1p": torch.log1p, "expm1": torch.expm1,
+            "sign": torch.sign, "relu": torch.relu, "relu6": TF.relu6, "leaky_relu": lambda x: TF.leaky_relu(x, p0),
+            "elu": lambda x: TF.elu(x, p0), "gelu": TF.gelu, "gelu_tanh": lambda x: TF.gelu(x, approximate="tanh"),
+            "silu": TF.silu, "hardswish": TF.hardswish, "hardsigmoid": TF.hardsigmoid, "mish": TF.mish,
+            "softplus": lambda x: TF.softplus(x, p0, p1), "clamp": lambda x: torch.clamp(x, p0, p1),
+            "pow_scalar": lambda x: torch.pow(x, p0), "add_scalar": lambda x: x + p0, "mul_scalar": lambda x: x * p0,
+            "hardtanh": lambda x: TF.hardtanh(x, p0, p1), "selu": TF.selu, "logsigmoid": TF.logsigmoid,
+            "log2": torch.log2, "trunc": torch.trunc}[name]
+
+
+_UNARY_PARAMS = {"rsqrt": (1e-5, 0), "leaky_relu": (0.2, 0), "elu": (0.7, 0), "softplus": (1.5, 4.0),
+                 "clamp": (-0.4, 0.3), "pow_scalar": (1.7, 0), "add_scalar": (0.5, 0), "mul_scalar": (-1.5, 0),
+                 "hardtanh": (-0.5, 0.7)}
+_POSITIVE = {"log", "sqrt", "rsqrt", "log1p", "log2", "reciprocal", "pow_scalar"}
+
+
+def test_unary_kernel_math_matches_torch(host_kernels):
+    """Every unary/activation op of the elementwise kernels (forward and d/dx) against torch."""
+    import ctypes
+    import torch
+    from cuda_emulator import FakeCudaModule
+    names = list(cuda._load().UNARY_OPS) if cuda.is_built() else list(FakeCudaModule().UNARY_OPS)
+    codes = dict(cuda._load().UNARY_OPS) if cuda.is_built() else FakeCudaModule().UNARY_OPS
+    f = ctypes.POINTER(ctypes.c_float)
+    for name in names:
+        p0, p1 = _UNARY_PARAMS.get(name, (0.0, 0.0))
+        x = np.random.default_rng(3).uniform(0.05, 4.0, 4001) if name in _POSITIVE else \
+            np.random.default_rng(3).uniform(-8.0, 8.0, 4001)
+        x = x.astype(np.float32)
+        y, dx = np.empty_like(x), np.empty_like(x)
+        host_kernels.fv_unary(codes[name], x.ctypes.data_as(f), y.ctypes.data_as(f), ctypes.c_int64(x.size),
+                              ctypes.c_float(p0), ctypes.c_float(p1))
+        host_kernels.fv_unary_grad(codes[name], x.ctypes.data_as(f), y.ctypes.data_as(f), dx.ctypes.data_as(f),
+                                   ctypes.c_int64(x.size), ctypes.c_float(p0), ctypes.c_float(p1))
+        xt = torch.from_numpy(x.copy()).requires_grad_(True)
+        yt = _torch_unary(name, p0, p1)(xt)
+        (gt,) = torch.autograd.grad(yt.sum(), xt)
+        np.testing.assert_allclose(y, yt.detach().numpy(), rtol=2e-6, atol=2e-6, err_msg=name)
+        np.testing.assert_allclose(dx, gt.numpy(), rtol=1e-5, atol=1e-5, err_msg=f"{name} gradient")
 
 
 def test_host_side_shape_logic_of_the_module():

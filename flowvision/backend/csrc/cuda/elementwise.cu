@@ -115,12 +115,12 @@ __global__ void compare_kernel(int op, const T* a, const T* b, bool* y, Broadcas
 }
 
 
-__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.f + erff(x * 0.70710678118654752f)); }
-__device__ __forceinline__ float softplusf(float x, float beta, float thr) {
+FV_HD float gelu_erf(float x) { return 0.5f * x * (1.f + erff(x * 0.70710678118654752f)); }
+FV_HD float softplusf(float x, float beta, float thr) {
     return x * beta > thr ? x : log1pf(expf(x * beta)) / beta;
 }
 
-__device__ __forceinline__ float unop(int op, float x, float p0, float p1) {
+FV_HD float unop(int op, float x, float p0, float p1) {
     switch (op) {
         case U_NEG: return -x;
         case U_ABS: return fabsf(x);
@@ -168,7 +168,7 @@ __device__ __forceinline__ float unop(int op, float x, float p0, float p1) {
 }
 
 // d op / dx given x and y = op(x).
-__device__ __forceinline__ float unop_grad(int op, float x, float y, float p0, float p1) {
+FV_HD float unop_grad(int op, float x, float y, float p0, float p1) {
     switch (op) {
         case U_NEG: return -1.f;
         case U_ABS: return x > 0.f ? 1.f : (x < 0.f ? -1.f : 0.f);
