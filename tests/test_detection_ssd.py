@@ -246,7 +246,8 @@ def test_ssd300_builder_and_weights(ssd300_pair):
     assert W.url == R.url and det.SSD300_VGG16_Weights.DEFAULT is W
     assert type(W.transforms()).__name__ == "ObjectDetection"
     import torchvision
-    assert det.VGG16_Features_Weights.IMAGENET1K_FEATURES.url == torchvision.models.VGG16_Weights.IMAGENET1K_FEATURES.url
+    tv_features = torchvision.models.VGG16_Weights.IMAGENET1K_FEATURES
+    assert det.VGG16_Features_Weights.IMAGENET1K_FEATURES.url == tv_features.url
     t = ours.transform
     assert (t.min_size, t.max_size, t.fixed_size, t.size_divisible) == ((300,), 300, (300, 300), 1)
     assert t.image_mean == ref.transform.image_mean and t.image_std == ref.transform.image_std
@@ -357,7 +358,8 @@ def test_ssdlite_builder_weights_and_freezing():
     for key in ("num_params", "categories", "min_size", "recipe", "_metrics", "_ops", "_file_size"):
         assert W.meta[key] == R.meta[key], key
     assert W.url == R.url
-    assert (ours.score_thresh, ours.nms_thresh, ours.detections_per_img, ours.topk_candidates) == (0.001, 0.55, 300, 300)
+    assert (ours.score_thresh, ours.nms_thresh, ours.detections_per_img, ours.topk_candidates) == \
+        (0.001, 0.55, 300, 300)
     assert ours.transform.fixed_size == (320, 320) and ours.transform.image_std == [0.5, 0.5, 0.5]
     assert repr(ours.anchor_generator) == repr(ref.anchor_generator)
     # the full (non-reduced) tail a pretrained backbone gets, and torchvision's stage freezing
