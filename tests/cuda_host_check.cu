@@ -7,6 +7,9 @@
 //    are compared against direct convolution loops.
 // 2. fv_unary / fv_unary_grad: the per-element math of the unary/activation kernels (elementwise.cu's
 //    unop / unop_grad, host+device), compared with torch by the Python test.
+// 3. fv_pool / fv_interp / fv_roi_align: the per-element bodies of the pooling, interpolation and
+//    roi_align kernels (host+device *_at functions), run over every element on the host and compared
+//    with torch / torchvision (forward and backward) by the Python test.
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -15,6 +18,8 @@
 #include "conv.cu"
 #include "elementwise.cu"
 #include "gemm.cu"
+#include "interp_roi.cu"
+#include "pool.cu"
 
 using namespace fvcuda;
 
@@ -138,6 +143,49 @@ extern "C" void fv_unary(int op, const float* x, float* y, int64_t n, float p0, 
 
 extern "C" void fv_unary_grad(int op, const float* x, const float* y, float* dx, int64_t n, float p0, float p1) {
     for (int64_t i = 0; i < n; ++i) dx[i] = fvcuda::unop_grad(op, x[i], y[i], p0, p1);
+}
+
+// kind: 0 max fwd (y, idx), 1 max bwd (g, idx -> dx), 2 avg fwd, 3 avg bwd, 4 adaptive avg fwd,
+// 5 adaptive avg bwd, 6 adaptive max fwd. dx buffers must be zeroed by the caller for scatter kinds.
+extern "C" void fv_pool(int kind, const float* in, float* out, int64_t* idx, int64_t planes, int64_t h, int64_t w,
+                        int64_t oh, int64_t ow, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
+                        bool cip, int divisor) {
+    Pool2d p{planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw};
+    int64_t n_out = planes * oh * ow, n_in = planes * h * w;
+    switch (kind) {
+        case 0: for (int64_t i = 0; i < n_out; ++i) max_pool_fwd_at<float>(in, out, idx, p, i); break;
+        case 1: for (int64_t i = 0; i < n_out; ++i) max_pool_bwd_at(in, idx, out, h * w, oh * ow, i); break;
+        case 2: for (int64_t i = 0; i < n_out; ++i) avg_pool_fwd_at<float>(in, out, p, cip, divisor, i); break;
+        case 3: for (int64_t i = 0; i < n_in; ++i) avg_pool_bwd_at(in, out, p, cip, divisor, i); break;
+        case 4: for (int64_t i = 0; i < n_out; ++i) adaptive_avg_fwd_at<float>(in, out, h, w, oh, ow, i); break;
+        case 5: for (int64_t i = 0; i < n_out; ++i) adaptive_avg_bwd_at(in, out, h, w, oh, ow, i); break;
+        case 6: for (int64_t i = 0; i < n_out; ++i) adaptive_max_fwd_at<float>(in, out, idx, h, w, oh, ow, i); break;
+    }
+}
+
+// mode: 0 nearest, 1 nearest-exact, 2 bilinear; backward scatters into a zeroed dx.
+extern "C" void fv_interp(int mode, bool backward, const float* in, float* out, int64_t planes, int64_t h, int64_t w,
+                          int64_t oh, int64_t ow, bool align, float sh, float sw) {
+    int64_t n_out = planes * oh * ow;
+    for (int64_t i = 0; i < n_out; ++i) {
+        if (mode < 2) {
+            if (backward) nearest_bwd_at(in, out, h, w, oh, ow, sh, sw, mode == 1, i);
+            else nearest_fwd_at<float>(in, out, h, w, oh, ow, sh, sw, mode == 1, i);
+        } else {
+            if (backward) bilinear_bwd_at(in, out, h, w, oh, ow, align, sh, sw, i);
+            else bilinear_fwd_at<float>(in, out, h, w, oh, ow, align, sh, sw, i);
+        }
+    }
+}
+
+extern "C" void fv_roi_align(bool backward, const float* in, const float* rois, float* out, int64_t n, int64_t c,
+                             int64_t h, int64_t w, int64_t k, int64_t ph, int64_t pw, float scale, int sampling,
+                             bool aligned) {
+    RoiAlign p{n, c, h, w, k, ph, pw, scale, sampling, aligned};
+    for (int64_t i = 0; i < k * c * ph * pw; ++i) {
+        if (backward) roi_align_bwd_kernel_at(in, rois, out, p, i);
+        else roi_align_fwd_kernel_at<float>(in, rois, out, p, i);
+    }
 }
 
 extern "C" int fv_check_conv_gemm() {

@@ -143,7 +143,18 @@ def host_kernels(tmp_path_factory):
                             f"-I{csrc / 'cuda'}", f"-I{csrc}", str(ROOT / "tests" / "cuda_host_check.cu"),
                             str(csrc / "cuda" / "runtime.cpp"), "-o", str(lib)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
-    return ctypes.CDLL(str(lib))
+    L = ctypes.CDLL(str(lib))
+    fp, ip = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_int64)
+    i64, i32, f32, b = ctypes.c_int64, ctypes.c_int, ctypes.c_float, ctypes.c_bool
+    L.fv_check_conv_gemm.restype = ctypes.c_int
+    L.fv_unary.argtypes = [i32, fp, fp, i64, f32, f32]
+    L.fv_unary_grad.argtypes = [i32, fp, fp, fp, i64, f32, f32]
+    L.fv_pool.argtypes = [i32, fp, fp, ip] + [i64] * 5 + [i32] * 8 + [b, i32]
+    L.fv_interp.argtypes = [i32, b, fp, fp] + [i64] * 5 + [b, f32, f32]
+    L.fv_roi_align.argtypes = [b, fp, fp, fp] + [i64] * 7 + [f32, i32, b]
+    for fn in (L.fv_unary, L.fv_unary_grad, L.fv_pool, L.fv_interp, L.fv_roi_align):
+        fn.restype = None
+    return L
 
 
 def test_conv_gemm_index_math_on_host(host_kernels, capfd):
@@ -190,15 +201,125 @@ def test_unary_kernel_math_matches_torch(host_kernels):
             np.random.default_rng(3).uniform(-8.0, 8.0, 4001)
         x = x.astype(np.float32)
         y, dx = np.empty_like(x), np.empty_like(x)
-        host_kernels.fv_unary(codes[name], x.ctypes.data_as(f), y.ctypes.data_as(f), ctypes.c_int64(x.size),
-                              ctypes.c_float(p0), ctypes.c_float(p1))
+        host_kernels.fv_unary(codes[name], x.ctypes.data_as(f), y.ctypes.data_as(f), x.size, p0, p1)
         host_kernels.fv_unary_grad(codes[name], x.ctypes.data_as(f), y.ctypes.data_as(f), dx.ctypes.data_as(f),
-                                   ctypes.c_int64(x.size), ctypes.c_float(p0), ctypes.c_float(p1))
+                                   x.size, p0, p1)
         xt = torch.from_numpy(x.copy()).requires_grad_(True)
         yt = _torch_unary(name, p0, p1)(xt)
         (gt,) = torch.autograd.grad(yt.sum(), xt)
         np.testing.assert_allclose(y, yt.detach().numpy(), rtol=2e-6, atol=2e-6, err_msg=name)
         np.testing.assert_allclose(dx, gt.numpy(), rtol=1e-5, atol=1e-5, err_msg=f"{name} gradient")
+
+
+def _fp(a):
+    import ctypes
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
+def _ip(a):
+    import ctypes
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+
+
+POOL_CASES = [  # kernel, stride, padding, dilation, ceil_mode, count_include_pad, divisor_override
+    ((3, 3), (2, 2), (1, 1), (1, 1), False, True, 0), ((2, 3), (2, 1), (0, 1), (2, 1), True, False, 0),
+    ((3, 2), (3, 2), (1, 1), (1, 1), True, False, 0), ((2, 2), (1, 1), (1, 0), (1, 1), False, True, 3)]
+
+
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_pool_kernel_bodies_match_torch(host_kernels, case):
+    import torch
+    import torch.nn.functional as TF
+    k, s, p, d, ceil, cip, div = case
+    x = np.random.default_rng(5).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    xt = torch.from_numpy(x).requires_grad_(True)
+    yt, it = TF.max_pool2d(xt, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    g = np.random.default_rng(6).standard_normal(tuple(yt.shape)).astype(np.float32)
+    (gx,) = torch.autograd.grad(yt, xt, torch.from_numpy(g))
+    planes, (oh, ow) = 6, yt.shape[2:]
+    geo = (6, 9, 8, oh, ow, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], cip, div)
+    y, idx = np.zeros((2, 3, oh, ow), np.float32), np.zeros((2, 3, oh, ow), np.int64)
+    host_kernels.fv_pool(0, _fp(x), _fp(y), _ip(idx), *geo)
+    np.testing.assert_array_equal(y, yt.detach().numpy())
+    np.testing.assert_array_equal(idx, it.numpy())
+    dx = np.zeros_like(x)
+    host_kernels.fv_pool(1, _fp(g), _fp(dx), _ip(idx), *geo)
+    np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-6, atol=1e-6)
+    # average pooling (no dilation)
+    ya = TF.avg_pool2d(xt, k, s, p, ceil_mode=ceil, count_include_pad=cip, divisor_override=div or None)
+    oh, ow = ya.shape[2:]
+    geo = (6, 9, 8, oh, ow, k[0], k[1], s[0], s[1], p[0], p[1], 1, 1, cip, div)
+    ga = np.random.default_rng(7).standard_normal(tuple(ya.shape)).astype(np.float32)
+    (gxa,) = torch.autograd.grad(ya, xt, torch.from_numpy(ga))
+    y, dx = np.zeros((2, 3, oh, ow), np.float32), np.zeros_like(x)
+    host_kernels.fv_pool(2, _fp(x), _fp(y), _ip(idx), *geo)
+    host_kernels.fv_pool(3, _fp(ga), _fp(dx), _ip(idx), *geo)
+    np.testing.assert_allclose(y, ya.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dx, gxa.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("out", [(3, 2), (4, 5), (9, 8), (1, 1), (5, 3)])
+def test_adaptive_pool_kernel_bodies_match_torch(host_kernels, out):
+    import torch
+    import torch.nn.functional as TF
+    x = np.random.default_rng(8).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    xt = torch.from_numpy(x).requires_grad_(True)
+    geo = (6, 9, 8, out[0], out[1], 1, 1, 1, 1, 0, 0, 1, 1, True, 0)
+    ya = TF.adaptive_avg_pool2d(xt, out)
+    g = np.random.default_rng(9).standard_normal(tuple(ya.shape)).astype(np.float32)
+    (gx,) = torch.autograd.grad(ya, xt, torch.from_numpy(g))
+    y, dx, idx = np.zeros((2, 3) + out, np.float32), np.zeros_like(x), np.zeros((2, 3) + out, np.int64)
+    host_kernels.fv_pool(4, _fp(x), _fp(y), _ip(idx), *geo)
+    host_kernels.fv_pool(5, _fp(g), _fp(dx), _ip(idx), *geo)
+    np.testing.assert_allclose(y, ya.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-5, atol=1e-6)
+    ym, im = TF.adaptive_max_pool2d(torch.from_numpy(x), out, return_indices=True)
+    host_kernels.fv_pool(6, _fp(x), _fp(y), _ip(idx), *geo)
+    np.testing.assert_array_equal(y, ym.numpy())
+    np.testing.assert_array_equal(idx, im.numpy())
+
+
+@pytest.mark.parametrize("mode,size,ac", [("nearest", (13, 7), False), ("nearest-exact", (5, 16), False),
+                                          ("bilinear", (12, 11), False), ("bilinear", (5, 14), True),
+                                          ("bilinear", (4, 3), False), ("nearest", (20, 3), False)])
+def test_interpolate_kernel_bodies_match_torch(host_kernels, mode, size, ac):
+    import torch
+    import torch.nn.functional as TF
+    from flowvision.backend._cuda.nn import _interp_scales
+    x = np.random.default_rng(10).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    xt = torch.from_numpy(x).requires_grad_(True)
+    yt = TF.interpolate(xt, size=size, mode=mode, **({"align_corners": ac} if mode == "bilinear" else {}))
+    g = np.random.default_rng(11).standard_normal(tuple(yt.shape)).astype(np.float32)
+    (gx,) = torch.autograd.grad(yt, xt, torch.from_numpy(g))
+    sh, sw = _interp_scales((9, 8), size, ac, None)
+    m = {"nearest": 0, "nearest-exact": 1, "bilinear": 2}[mode]
+    import ctypes
+    y, dx = np.zeros((2, 3) + size, np.float32), np.zeros_like(x)
+    args = (6, 9, 8, size[0], size[1], ac, sh, sw)
+    host_kernels.fv_interp(m, False, _fp(x), _fp(y), *args)
+    host_kernels.fv_interp(m, True, _fp(g), _fp(dx), *args)
+    np.testing.assert_allclose(y, yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sampling,aligned", [(2, True), (-1, False), (0, True), (3, False)])
+def test_roi_align_kernel_bodies_match_torchvision(host_kernels, sampling, aligned):
+    import ctypes
+    import torch
+    from torchvision.ops import roi_align
+    x = np.random.default_rng(12).standard_normal((2, 3, 10, 9)).astype(np.float32)
+    rois = np.array([[0, 1.0, 1.0, 6.5, 5.0], [1, 0.0, 2.0, 8.0, 9.5], [0, 3.2, 0.5, 4.1, 6.0], [1, -2, -1, 3, 2],
+                     [0, 5.0, 5.0, 4.0, 3.0]], np.float32)
+    xt = torch.from_numpy(x).requires_grad_(True)
+    yt = roi_align(xt, torch.from_numpy(rois), (3, 2), 0.9, sampling, aligned)
+    g = np.random.default_rng(13).standard_normal(tuple(yt.shape)).astype(np.float32)
+    (gx,) = torch.autograd.grad(yt, xt, torch.from_numpy(g))
+    y, dx = np.zeros(tuple(yt.shape), np.float32), np.zeros_like(x)
+    args = (2, 3, 10, 9, 5, 3, 2, 0.9, sampling, aligned)
+    host_kernels.fv_roi_align(False, _fp(x), _fp(rois), _fp(y), *args)
+    host_kernels.fv_roi_align(True, _fp(g), _fp(rois), _fp(dx), *args)
+    np.testing.assert_allclose(y, yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_host_side_shape_logic_of_the_module():

@@ -7,30 +7,33 @@
 namespace fvcuda {
 namespace {
 
-__device__ __forceinline__ int64_t nearest_src(int64_t dst, float scale, int64_t in, bool exact) {
+FV_HD int64_t nearest_src(int64_t dst, float scale, int64_t in, bool exact) {
     float v = exact ? (dst + 0.5f) * scale : dst * scale;
     int64_t s = static_cast<int64_t>(floorf(v));
     return s < in - 1 ? s : in - 1;
 }
 
 template <typename T>
-__global__ void nearest_fwd(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw,
-                            bool exact, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-        y[i] = x[plane * h * w + nearest_src(oy, sh, h, exact) * w + nearest_src(ox, sw, w, exact)];
-    }
+FV_HD void nearest_fwd_at(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw, bool exact, int64_t i) {
+    int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
+    y[i] = x[plane * h * w + nearest_src(oy, sh, h, exact) * w + nearest_src(ox, sw, w, exact)];
 }
 
-__global__ void nearest_bwd(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw,
-                            bool exact, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-        atomicAdd(dx + plane * h * w + nearest_src(oy, sh, h, exact) * w + nearest_src(ox, sw, w, exact), g[i]);
-    }
+template <typename T>
+__global__ void nearest_fwd(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw, bool exact, int64_t total) {
+    FV_GRID_LOOP(i, total) nearest_fwd_at(x, y, h, w, oh, ow, sh, sw, exact, i);
 }
 
-__device__ __forceinline__ void linear_src(int64_t dst, float scale, int64_t in, bool align, int64_t& i0, int64_t& i1,
+FV_HD void nearest_bwd_at(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw, bool exact, int64_t i) {
+    int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
+    atomic_add_f(dx + plane * h * w + nearest_src(oy, sh, h, exact) * w + nearest_src(ox, sw, w, exact), g[i]);
+}
+
+__global__ void nearest_bwd(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw, bool exact, int64_t total) {
+    FV_GRID_LOOP(i, total) nearest_bwd_at(g, dx, h, w, oh, ow, sh, sw, exact, i);
+}
+
+FV_HD void linear_src(int64_t dst, float scale, int64_t in, bool align, int64_t& i0, int64_t& i1,
                                            float& l1) {
     float src = align ? scale * dst : fmaxf(scale * (dst + 0.5f) - 0.5f, 0.f);
     i0 = static_cast<int64_t>(src);
@@ -40,36 +43,39 @@ __device__ __forceinline__ void linear_src(int64_t dst, float scale, int64_t in,
 }
 
 template <typename T>
-__global__ void bilinear_fwd(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh,
-                             float sw, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-        int64_t y0, y1, x0, x1;
-        float ly, lx;
-        linear_src(oy, sh, h, align, y0, y1, ly);
-        linear_src(ox, sw, w, align, x0, x1, lx);
-        const T* p = x + plane * h * w;
-        float v = (1.f - ly) * ((1.f - lx) * to_f(p[y0 * w + x0]) + lx * to_f(p[y0 * w + x1])) +
-                  ly * ((1.f - lx) * to_f(p[y1 * w + x0]) + lx * to_f(p[y1 * w + x1]));
-        y[i] = from_f<T>(v);
-    }
+FV_HD void bilinear_fwd_at(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh, float sw, int64_t i) {
+    int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
+    int64_t y0, y1, x0, x1;
+    float ly, lx;
+    linear_src(oy, sh, h, align, y0, y1, ly);
+    linear_src(ox, sw, w, align, x0, x1, lx);
+    const T* p = x + plane * h * w;
+    float v = (1.f - ly) * ((1.f - lx) * to_f(p[y0 * w + x0]) + lx * to_f(p[y0 * w + x1])) +
+              ly * ((1.f - lx) * to_f(p[y1 * w + x0]) + lx * to_f(p[y1 * w + x1]));
+    y[i] = from_f<T>(v);
 }
 
-__global__ void bilinear_bwd(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align,
-                             float sh, float sw, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-        int64_t y0, y1, x0, x1;
-        float ly, lx;
-        linear_src(oy, sh, h, align, y0, y1, ly);
-        linear_src(ox, sw, w, align, x0, x1, lx);
-        float* p = dx + plane * h * w;
-        float gv = g[i];
-        atomicAdd(p + y0 * w + x0, gv * (1.f - ly) * (1.f - lx));
-        atomicAdd(p + y0 * w + x1, gv * (1.f - ly) * lx);
-        atomicAdd(p + y1 * w + x0, gv * ly * (1.f - lx));
-        atomicAdd(p + y1 * w + x1, gv * ly * lx);
-    }
+template <typename T>
+__global__ void bilinear_fwd(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh, float sw, int64_t total) {
+    FV_GRID_LOOP(i, total) bilinear_fwd_at(x, y, h, w, oh, ow, align, sh, sw, i);
+}
+
+FV_HD void bilinear_bwd_at(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh, float sw, int64_t i) {
+    int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
+    int64_t y0, y1, x0, x1;
+    float ly, lx;
+    linear_src(oy, sh, h, align, y0, y1, ly);
+    linear_src(ox, sw, w, align, x0, x1, lx);
+    float* p = dx + plane * h * w;
+    float gv = g[i];
+    atomic_add_f(p + y0 * w + x0, gv * (1.f - ly) * (1.f - lx));
+    atomic_add_f(p + y0 * w + x1, gv * (1.f - ly) * lx);
+    atomic_add_f(p + y1 * w + x0, gv * ly * (1.f - lx));
+    atomic_add_f(p + y1 * w + x1, gv * ly * lx);
+}
+
+__global__ void bilinear_bwd(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh, float sw, int64_t total) {
+    FV_GRID_LOOP(i, total) bilinear_bwd_at(g, dx, h, w, oh, ow, align, sh, sw, i);
 }
 
 // torchvision's bilinear_interpolate: weights and corner offsets (all zero outside [-1, size]).
@@ -77,7 +83,7 @@ struct Corners {
     float w1, w2, w3, w4;
     int64_t o1, o2, o3, o4;
 };
-__device__ __forceinline__ Corners roi_corners(float y, float x, int64_t h, int64_t w) {
+FV_HD Corners roi_corners(float y, float x, int64_t h, int64_t w) {
     Corners c{0.f, 0.f, 0.f, 0.f, 0, 0, 0, 0};
     if (y < -1.f || y > h || x < -1.f || x > w) return c;
     y = fmaxf(y, 0.f);
@@ -98,7 +104,7 @@ struct RoiBin {
     float count;
 };
 template <typename R>
-__device__ __forceinline__ RoiBin roi_bin(const R* rois, const RoiAlign& p, int64_t roi, int64_t ph, int64_t pw) {
+FV_HD RoiBin roi_bin(const R* rois, const RoiAlign& p, int64_t roi, int64_t ph, int64_t pw) {
     const R* r = rois + roi * 5;
     float off = p.aligned ? 0.5f : 0.f;
     float sx = to_f(r[1]) * p.spatial_scale - off, sy = to_f(r[2]) * p.spatial_scale - off;
@@ -118,52 +124,57 @@ __device__ __forceinline__ RoiBin roi_bin(const R* rois, const RoiAlign& p, int6
 }
 
 template <typename T>
-__global__ void roi_align_fwd_kernel(const T* x, const T* rois, T* y, RoiAlign p, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int64_t pw = i % p.pw, ph = (i / p.pw) % p.ph, c = (i / (p.pw * p.ph)) % p.c, roi = i / (p.pw * p.ph * p.c);
-        RoiBin b = roi_bin(rois, p, roi, ph, pw);
-        float acc = 0.f;
-        if (b.batch >= 0 && b.batch < p.n) {
-            const T* plane = x + (b.batch * p.c + c) * p.h * p.w;
-            for (int iy = 0; iy < b.grid_h; ++iy) {
-                float yy = b.y0 + (iy + 0.5f) * b.bin_h / b.grid_h;
-                for (int ix = 0; ix < b.grid_w; ++ix) {
-                    float xx = b.x0 + (ix + 0.5f) * b.bin_w / b.grid_w;
-                    Corners k = roi_corners(yy, xx, p.h, p.w);
-                    acc += k.w1 * to_f(plane[k.o1]) + k.w2 * to_f(plane[k.o2]) + k.w3 * to_f(plane[k.o3]) +
-                           k.w4 * to_f(plane[k.o4]);
-                }
-            }
-        }
-        y[i] = from_f<T>(acc / b.count);
-    }
-}
-
-__global__ void roi_align_bwd_kernel(const float* g, const float* rois, float* dx, RoiAlign p, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int64_t pw = i % p.pw, ph = (i / p.pw) % p.ph, c = (i / (p.pw * p.ph)) % p.c, roi = i / (p.pw * p.ph * p.c);
-        RoiBin b = roi_bin(rois, p, roi, ph, pw);
-        if (b.batch < 0 || b.batch >= p.n) continue;
-        float* plane = dx + (b.batch * p.c + c) * p.h * p.w;
-        float gv = g[i] / b.count;
+FV_HD void roi_align_fwd_kernel_at(const T* x, const T* rois, T* y, RoiAlign p, int64_t i) {
+    int64_t pw = i % p.pw, ph = (i / p.pw) % p.ph, c = (i / (p.pw * p.ph)) % p.c, roi = i / (p.pw * p.ph * p.c);
+    RoiBin b = roi_bin(rois, p, roi, ph, pw);
+    float acc = 0.f;
+    if (b.batch >= 0 && b.batch < p.n) {
+        const T* plane = x + (b.batch * p.c + c) * p.h * p.w;
         for (int iy = 0; iy < b.grid_h; ++iy) {
             float yy = b.y0 + (iy + 0.5f) * b.bin_h / b.grid_h;
             for (int ix = 0; ix < b.grid_w; ++ix) {
                 float xx = b.x0 + (ix + 0.5f) * b.bin_w / b.grid_w;
-                if (yy < -1.f || yy > p.h || xx < -1.f || xx > p.w) continue;
                 Corners k = roi_corners(yy, xx, p.h, p.w);
-                atomicAdd(plane + k.o1, gv * k.w1);
-                atomicAdd(plane + k.o2, gv * k.w2);
-                atomicAdd(plane + k.o3, gv * k.w3);
-                atomicAdd(plane + k.o4, gv * k.w4);
+                acc += k.w1 * to_f(plane[k.o1]) + k.w2 * to_f(plane[k.o2]) + k.w3 * to_f(plane[k.o3]) +
+                       k.w4 * to_f(plane[k.o4]);
             }
+        }
+    }
+    y[i] = from_f<T>(acc / b.count);
+}
+
+template <typename T>
+__global__ void roi_align_fwd_kernel(const T* x, const T* rois, T* y, RoiAlign p, int64_t total) {
+    FV_GRID_LOOP(i, total) roi_align_fwd_kernel_at(x, rois, y, p, i);
+}
+
+FV_HD void roi_align_bwd_kernel_at(const float* g, const float* rois, float* dx, RoiAlign p, int64_t i) {
+    int64_t pw = i % p.pw, ph = (i / p.pw) % p.ph, c = (i / (p.pw * p.ph)) % p.c, roi = i / (p.pw * p.ph * p.c);
+    RoiBin b = roi_bin(rois, p, roi, ph, pw);
+    if (b.batch < 0 || b.batch >= p.n) return;
+    float* plane = dx + (b.batch * p.c + c) * p.h * p.w;
+    float gv = g[i] / b.count;
+    for (int iy = 0; iy < b.grid_h; ++iy) {
+        float yy = b.y0 + (iy + 0.5f) * b.bin_h / b.grid_h;
+        for (int ix = 0; ix < b.grid_w; ++ix) {
+            float xx = b.x0 + (ix + 0.5f) * b.bin_w / b.grid_w;
+            if (yy < -1.f || yy > p.h || xx < -1.f || xx > p.w) continue;
+            Corners k = roi_corners(yy, xx, p.h, p.w);
+            atomic_add_f(plane + k.o1, gv * k.w1);
+            atomic_add_f(plane + k.o2, gv * k.w2);
+            atomic_add_f(plane + k.o3, gv * k.w3);
+            atomic_add_f(plane + k.o4, gv * k.w4);
         }
     }
 }
 
+__global__ void roi_align_bwd_kernel(const float* g, const float* rois, float* dx, RoiAlign p, int64_t total) {
+    FV_GRID_LOOP(i, total) roi_align_bwd_kernel_at(g, rois, dx, p, i);
+}
+
 constexpr int kNmsBlock = 64;
 
-__device__ __forceinline__ float iou(const float* a, const float* b) {
+FV_HD float iou(const float* a, const float* b) {
     float l = fmaxf(a[0], b[0]), t = fmaxf(a[1], b[1]), r = fminf(a[2], b[2]), d = fminf(a[3], b[3]);
     float inter = fmaxf(r - l, 0.f) * fmaxf(d - t, 0.f);
     float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
