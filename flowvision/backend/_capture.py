@@ -9,8 +9,10 @@ value slots); every other tensor an op reads (parameters, buffers, tensors compu
 
 The recorded graph is then optimised -- dead-code elimination, BatchNorm (eval) folded into the preceding
 convolution, bias / per-channel scale / residual add / activation fused into the packed-GEMM and conv kernels'
-epilogues -- and lowered to a flat list of pre-bound steps over value slots, each slot dropped right after its
-last use. Ops without a specialised lowering run their own numpy ``forward`` (the same code eager runs).
+epilogues, activations kept NHWC between convolutions (``_C.conv2d_nhwc``) -- and lowered to a flat list of
+pre-bound steps over value slots, each slot dropped right after its last use, conv outputs written into an arena
+of buffers planned by liveness. Ops without a specialised lowering run their own numpy ``forward`` (the same
+code eager runs). Design notes and measurements: docs/architecture.md, "Captured inference path".
 
 The plan is validated before use: it must equal eager (rtol 1e-4) on the example input and on a second
 random input of the same shape. If it does not (an op that bypasses ``Function.apply``, data-dependent
