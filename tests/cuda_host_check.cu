@@ -7,6 +7,8 @@
 //    are compared against direct convolution loops.
 // 2. fv_unary / fv_unary_grad: the per-element math of the unary/activation kernels (elementwise.cu's
 //    unop / unop_grad, host+device), compared with torch by the Python test.
+// 4. fv_binary, fv_group_norm_bwd, fv_batch_norm_bwd: binary-op semantics and the normalisation
+//    backward formulas (from per-channel sums that the Python test computes).
 // 3. fv_pool / fv_interp / fv_roi_align: the per-element bodies of the pooling, interpolation and
 //    roi_align kernels (host+device *_at functions), run over every element on the host and compared
 //    with torch / torchvision (forward and backward) by the Python test.
@@ -19,6 +21,7 @@
 #include "elementwise.cu"
 #include "gemm.cu"
 #include "interp_roi.cu"
+#include "norm.cu"
 #include "pool.cu"
 
 using namespace fvcuda;
@@ -186,6 +189,38 @@ extern "C" void fv_roi_align(bool backward, const float* in, const float* rois, 
         if (backward) roi_align_bwd_kernel_at(in, rois, out, p, i);
         else roi_align_fwd_kernel_at<float>(in, rois, out, p, i);
     }
+}
+
+// Binary op `op` elementwise; is_int: int64 semantics (inputs/outputs as double for simplicity).
+extern "C" void fv_binary(int op, bool is_int, const double* a, const double* b, double* y, int64_t n) {
+    bool cmp = op >= B_EQ && op <= B_GE;
+    for (int64_t i = 0; i < n; ++i) {
+        if (is_int) {
+            int64_t x = (int64_t)a[i], z = (int64_t)b[i];
+            y[i] = cmp ? (double)compare<int64_t>(op, x, z) : (double)binop_int<int64_t>(op, x, z);
+        } else {
+            float x = (float)a[i], z = (float)b[i];
+            y[i] = cmp ? (double)compare<float>(op, x, z) : (double)binop_float(op, x, z);
+        }
+    }
+}
+
+extern "C" void fv_group_norm_bwd(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
+                                  const float* sum_g, const float* sum_gx, float* dx, float* dw, float* db, int64_t n,
+                                  int64_t c, int64_t hw, int64_t groups) {
+    int64_t cpg = c / groups;
+    std::vector<float> c2(n * groups), c3(n * groups);
+    for (int64_t ng = 0; ng < n * groups; ++ng)
+        group_norm_coeffs_at(w, mean, rstd, sum_g, sum_gx, c2.data(), c3.data(), c, cpg, hw, ng);
+    for (int64_t i = 0; i < n * c * hw; ++i) group_norm_dx_at<float>(g, x, w, rstd, c2.data(), c3.data(), dx, c, hw, cpg, i);
+    for (int64_t ch = 0; ch < c; ++ch) group_norm_params_at(mean, rstd, sum_g, sum_gx, dw, db, n, c, cpg, ch);
+}
+
+extern "C" void fv_batch_norm_bwd(const float* g, const float* x, const float* mean, const float* invstd, const float* w,
+                                  const float* sum_dy, const float* sum_dy_xmu, float* dx, int64_t n, int64_t c,
+                                  int64_t hw, bool training) {
+    for (int64_t i = 0; i < n * c * hw; ++i)
+        bn_bwd_apply_at<float>(g, x, mean, invstd, w, sum_dy, sum_dy_xmu, dx, n, c, hw, training, i);
 }
 
 extern "C" int fv_check_conv_gemm() {

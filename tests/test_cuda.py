@@ -152,7 +152,12 @@ def host_kernels(tmp_path_factory):
     L.fv_pool.argtypes = [i32, fp, fp, ip] + [i64] * 5 + [i32] * 8 + [b, i32]
     L.fv_interp.argtypes = [i32, b, fp, fp] + [i64] * 5 + [b, f32, f32]
     L.fv_roi_align.argtypes = [b, fp, fp, fp] + [i64] * 7 + [f32, i32, b]
-    for fn in (L.fv_unary, L.fv_unary_grad, L.fv_pool, L.fv_interp, L.fv_roi_align):
+    dp = ctypes.POINTER(ctypes.c_double)
+    L.fv_binary.argtypes = [i32, b, dp, dp, dp, i64]
+    L.fv_group_norm_bwd.argtypes = [fp] * 10 + [i64] * 4
+    L.fv_batch_norm_bwd.argtypes = [fp] * 8 + [i64] * 3 + [b]
+    for fn in (L.fv_unary, L.fv_unary_grad, L.fv_pool, L.fv_interp, L.fv_roi_align, L.fv_binary, L.fv_group_norm_bwd,
+               L.fv_batch_norm_bwd):
         fn.restype = None
     return L
 
@@ -320,6 +325,77 @@ def test_roi_align_kernel_bodies_match_torchvision(host_kernels, sampling, align
     host_kernels.fv_roi_align(True, _fp(g), _fp(rois), _fp(dx), *args)
     np.testing.assert_allclose(y, yt.detach().numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_binary_kernel_semantics_match_torch(host_kernels):
+    """remainder / floor_divide signs, pow, NaN-propagating maximum/minimum, comparisons: float and int64."""
+    import ctypes
+    import torch
+    from cuda_emulator import FakeCudaModule
+    codes = dict(cuda._load().BINARY_OPS) if cuda.is_built() else FakeCudaModule().BINARY_OPS
+    dp = ctypes.POINTER(ctypes.c_double)
+    rng = np.random.default_rng(14)
+    fa = np.concatenate([rng.uniform(-9, 9, 500), [np.nan, 2.0, -0.0]]).astype(np.float32)
+    fb_ = np.concatenate([rng.uniform(-9, 9, 500), [1.0, np.nan, 3.0]]).astype(np.float32)
+    ia, ib = rng.integers(-20, 20, 400), rng.integers(-7, 7, 400)
+    ib[ib == 0] = 3
+    torch_ops = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "maximum": torch.maximum,
+                 "minimum": torch.minimum, "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le,
+                 "gt": torch.gt, "ge": torch.ge, "remainder": torch.remainder, "atan2": torch.atan2,
+                 "floor_divide": torch.floor_divide, "pow": torch.pow}
+    for name, fn in torch_ops.items():
+        for is_int, (a, b) in ((False, (fa, fb_)), (True, (ia, ib))):
+            if is_int and name in ("div", "atan2"):
+                continue
+            if is_int and name == "pow":
+                b = np.abs(b) % 4
+            if not is_int and name == "pow":
+                a = np.abs(a)
+            ad, bd, y = a.astype(np.float64), b.astype(np.float64), np.empty(a.size, np.float64)
+            host_kernels.fv_binary(codes[name], is_int, ad.ctypes.data_as(dp), bd.ctypes.data_as(dp),
+                                   y.ctypes.data_as(dp), a.size)
+            ref = fn(torch.from_numpy(a), torch.from_numpy(b)).double().numpy()
+            np.testing.assert_allclose(y, ref, rtol=2e-6, atol=1e-5, equal_nan=True, err_msg=f"{name} int={is_int}")
+
+
+def test_norm_backward_formulas_match_torch(host_kernels):
+    """Group norm dx/dw/db and batch norm dx (training and eval) from the kernels' per-channel sums."""
+    import torch
+    import torch.nn.functional as TF
+    rng = np.random.default_rng(15)
+    n, c, hw, groups = 3, 6, 20, 3
+    x = (rng.standard_normal((n, c, hw)) * 2 + 0.5).astype(np.float32)
+    g = rng.standard_normal((n, c, hw)).astype(np.float32)
+    w = rng.standard_normal(c).astype(np.float32)
+    xt, wt = torch.from_numpy(x).requires_grad_(True), torch.from_numpy(w).requires_grad_(True)
+    bt = torch.zeros(c, requires_grad=True)
+    gx, gw, gb = torch.autograd.grad(TF.group_norm(xt, groups, wt, bt, 1e-5), (xt, wt, bt), torch.from_numpy(g))
+    xg = x.reshape(n, groups, -1).astype(np.float64)
+    mean = xg.mean(2).astype(np.float32).reshape(-1)
+    rstd = (1 / np.sqrt(xg.var(2) + 1e-5)).astype(np.float32).reshape(-1)
+    sum_g, sum_gx = g.sum(2).astype(np.float32), (g * x).sum(2).astype(np.float32)
+    dx, dw, db = np.empty_like(x), np.empty_like(w), np.empty_like(w)
+    host_kernels.fv_group_norm_bwd(*(_fp(a) for a in (g, x, w, mean, rstd, sum_g, sum_gx, dx, dw, db)), n, c, hw,
+                                   groups)
+    np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(dw, gw.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(db, gb.numpy(), rtol=1e-4, atol=1e-4)
+    for training in (True, False):
+        rm, rv = rng.standard_normal(c).astype(np.float32), rng.uniform(0.5, 2, c).astype(np.float32)
+        xt = torch.from_numpy(x).requires_grad_(True)
+        y = TF.batch_norm(xt, None if training else torch.from_numpy(rm), None if training else torch.from_numpy(rv),
+                          torch.from_numpy(w), None, training=training, eps=1e-5)
+        (gx,) = torch.autograd.grad(y, xt, torch.from_numpy(g))
+        xc = x.transpose(1, 0, 2).reshape(c, -1).astype(np.float64)
+        mean = (xc.mean(1) if training else rm).astype(np.float32)
+        invstd = (1 / np.sqrt((xc.var(1) if training else rv) + 1e-5)).astype(np.float32)
+        gc = g.transpose(1, 0, 2).reshape(c, -1).astype(np.float64)
+        sum_dy = gc.sum(1).astype(np.float32)
+        sum_dy_xmu = (gc * (xc - mean[:, None])).sum(1).astype(np.float32)
+        dx = np.empty_like(x)
+        host_kernels.fv_batch_norm_bwd(*(_fp(a) for a in (g, x, mean, invstd, w, sum_dy, sum_dy_xmu, dx)), n, c, hw,
+                                       training)
+        np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-4, atol=2e-5, err_msg=f"training={training}")
 
 
 def test_host_side_shape_logic_of_the_module():

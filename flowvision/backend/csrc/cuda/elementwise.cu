@@ -43,7 +43,7 @@ template <> __device__ __forceinline__ __nv_bfloat16 store_as<__nv_bfloat16, flo
     return __float2bfloat16_rn(v);
 }
 
-template <typename V> __device__ __forceinline__ V binop(int op, V a, V b) {
+template <typename V> FV_HD V binop(int op, V a, V b) {
     switch (op) {
         case B_ADD: return a + b;
         case B_SUB: return a - b;
@@ -54,7 +54,7 @@ template <typename V> __device__ __forceinline__ V binop(int op, V a, V b) {
         default: return a;
     }
 }
-__device__ __forceinline__ float binop_float(int op, float a, float b) {
+FV_HD float binop_float(int op, float a, float b) {
     switch (op) {
         case B_POW: return powf(a, b);
         case B_MAX: return (a != a || b != b) ? NAN : fmaxf(a, b);  // torch.maximum propagates NaN
@@ -65,7 +65,7 @@ __device__ __forceinline__ float binop_float(int op, float a, float b) {
         default: return binop<float>(op, a, b);
     }
 }
-template <typename V> __device__ __forceinline__ V binop_int(int op, V a, V b) {
+template <typename V> FV_HD V binop_int(int op, V a, V b) {
     switch (op) {
         case B_AND: return a & b;
         case B_OR: return a | b;
@@ -76,7 +76,7 @@ template <typename V> __device__ __forceinline__ V binop_int(int op, V a, V b) {
         default: return binop<V>(op, a, b);
     }
 }
-template <typename V> __device__ __forceinline__ bool compare(int op, V a, V b) {
+template <typename V> FV_HD bool compare(int op, V a, V b) {
     switch (op) {
         case B_EQ: return a == b;
         case B_NE: return a != b;

@@ -102,47 +102,58 @@ template <typename T> __global__ void plane_sums(const T* g, const T* x, float* 
 }
 
 // Per (n, g): dx = rstd * w * g + c2 * x + c3 (see group_norm_bwd for c2, c3).
+FV_HD void group_norm_coeffs_at(const float* w, const float* mean, const float* rstd, const float* sum_g,
+                                const float* sum_gx, float* c2, float* c3, int64_t c, int64_t cpg, int64_t hw,
+                                int64_t ng) {
+    int64_t groups = c / cpg, n = ng / groups, gi = ng % groups;
+    float A = 0.f, B = 0.f;
+    for (int64_t k = 0; k < cpg; ++k) {
+        int64_t ch = gi * cpg + k;
+        float wv = w ? w[ch] : 1.f;
+        A += wv * sum_g[n * c + ch];
+        B += wv * sum_gx[n * c + ch];
+    }
+    float mu = mean[ng], rs = rstd[ng], D = static_cast<float>(cpg * hw);
+    float k2 = rs * rs * rs * (mu * A - B) / D;
+    c2[ng] = k2;
+    c3[ng] = -k2 * mu - rs * A / D;
+}
+
 __global__ void group_norm_coeffs(const float* w, const float* mean, const float* rstd, const float* sum_g,
                                   const float* sum_gx, float* c2, float* c3, int64_t c, int64_t cpg, int64_t hw,
                                   int64_t ngroups_total) {
-    FV_GRID_LOOP(ng, ngroups_total) {
-        int64_t groups = c / cpg, n = ng / groups, gi = ng % groups;
-        float A = 0.f, B = 0.f;
-        for (int64_t k = 0; k < cpg; ++k) {
-            int64_t ch = gi * cpg + k;
-            float wv = w ? w[ch] : 1.f;
-            A += wv * sum_g[n * c + ch];
-            B += wv * sum_gx[n * c + ch];
-        }
-        float mu = mean[ng], rs = rstd[ng], D = static_cast<float>(cpg * hw);
-        float k2 = rs * rs * rs * (mu * A - B) / D;
-        c2[ng] = k2;
-        c3[ng] = -k2 * mu - rs * A / D;
-    }
+    FV_GRID_LOOP(ng, ngroups_total) group_norm_coeffs_at(w, mean, rstd, sum_g, sum_gx, c2, c3, c, cpg, hw, ng);
+}
+
+template <typename T>
+FV_HD void group_norm_dx_at(const T* g, const T* x, const float* w, const float* rstd, const float* c2, const float* c3,
+                            T* dx, int64_t c, int64_t hw, int64_t cpg, int64_t i) {
+    int64_t nc = i / hw, ch = nc % c, ng = (nc / c) * (c / cpg) + ch / cpg;
+    dx[i] = from_f<T>(rstd[ng] * (w ? w[ch] : 1.f) * to_f(g[i]) + c2[ng] * to_f(x[i]) + c3[ng]);
 }
 
 template <typename T>
 __global__ void group_norm_dx(const T* g, const T* x, const float* w, const float* rstd, const float* c2,
                               const float* c3, T* dx, int64_t c, int64_t hw, int64_t cpg, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int64_t nc = i / hw, ch = nc % c, ng = (nc / c) * (c / cpg) + ch / cpg;
-        dx[i] = from_f<T>(rstd[ng] * (w ? w[ch] : 1.f) * to_f(g[i]) + c2[ng] * to_f(x[i]) + c3[ng]);
-    }
+    FV_GRID_LOOP(i, total) group_norm_dx_at(g, x, w, rstd, c2, c3, dx, c, hw, cpg, i);
 }
 
 // dw[c] = sum_n rstd * (sum_gx - mean * sum_g), db[c] = sum_n sum_g
+FV_HD void group_norm_params_at(const float* mean, const float* rstd, const float* sum_g, const float* sum_gx,
+                                float* dw, float* db, int64_t n, int64_t c, int64_t cpg, int64_t ch) {
+    float a = 0.f, b = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t ng = i * (c / cpg) + ch / cpg;
+        a += rstd[ng] * (sum_gx[i * c + ch] - mean[ng] * sum_g[i * c + ch]);
+        b += sum_g[i * c + ch];
+    }
+    if (dw) dw[ch] = a;
+    if (db) db[ch] = b;
+}
+
 __global__ void group_norm_params(const float* mean, const float* rstd, const float* sum_g, const float* sum_gx,
                                   float* dw, float* db, int64_t n, int64_t c, int64_t cpg) {
-    FV_GRID_LOOP(ch, c) {
-        float a = 0.f, b = 0.f;
-        for (int64_t i = 0; i < n; ++i) {
-            int64_t ng = i * (c / cpg) + ch / cpg;
-            a += rstd[ng] * (sum_gx[i * c + ch] - mean[ng] * sum_g[i * c + ch]);
-            b += sum_g[i * c + ch];
-        }
-        if (dw) dw[ch] = a;
-        if (db) db[ch] = b;
-    }
+    FV_GRID_LOOP(ch, c) group_norm_params_at(mean, rstd, sum_g, sum_gx, dw, db, n, c, cpg, ch);
 }
 
 // One block per channel; reads N planes of HW contiguous elements.
@@ -194,19 +205,24 @@ __global__ void bn_bwd_reduce_kernel(const T* g, const T* x, const float* mean, 
 }
 
 template <typename T>
+FV_HD void bn_bwd_apply_at(const T* g, const T* x, const float* mean, const float* invstd, const float* w,
+                           const float* sum_dy, const float* sum_dy_xmu, T* dx, int64_t n, int64_t c, int64_t hw,
+                           bool training, int64_t i) {
+    float inv_m = 1.f / static_cast<float>(n * hw);
+    int64_t ch = (i / hw) % c;
+    float is = invstd[ch], scale = is * (w ? w[ch] : 1.f), gv = to_f(g[i]);
+    if (training) {
+        float xmu = to_f(x[i]) - mean[ch];
+        gv = gv - sum_dy[ch] * inv_m - xmu * is * is * sum_dy_xmu[ch] * inv_m;
+    }
+    dx[i] = from_f<T>(gv * scale);
+}
+
+template <typename T>
 __global__ void bn_bwd_apply_kernel(const T* g, const T* x, const float* mean, const float* invstd, const float* w,
                                     const float* sum_dy, const float* sum_dy_xmu, T* dx, int64_t n, int64_t c,
                                     int64_t hw, bool training, int64_t total) {
-    float inv_m = 1.f / static_cast<float>(n * hw);
-    FV_GRID_LOOP(i, total) {
-        int64_t ch = (i / hw) % c;
-        float is = invstd[ch], scale = is * (w ? w[ch] : 1.f), gv = to_f(g[i]);
-        if (training) {
-            float xmu = to_f(x[i]) - mean[ch];
-            gv = gv - sum_dy[ch] * inv_m - xmu * is * is * sum_dy_xmu[ch] * inv_m;
-        }
-        dx[i] = from_f<T>(gv * scale);
-    }
+    FV_GRID_LOOP(i, total) bn_bwd_apply_at(g, x, mean, invstd, w, sum_dy, sum_dy_xmu, dx, n, c, hw, training, i);
 }
 
 unsigned threads_for(int64_t len) { return len >= 1024 ? 512 : (len >= 256 ? 256 : 128); }
