@@ -97,15 +97,6 @@ def _narrow_fpn_backbones(width=64, returned=(1, 2, 3, 4), p6p7=False, fpn_norm=
     return ours, ref
 
 
-def _small_backbones():
-    from torchvision.models.detection.backbone_utils import resnet_fpn_backbone as tv_rfb
-    torch.manual_seed(0)
-    ref = tv_rfb(backbone_name="resnet18", weights=None, norm_layer=torch.nn.BatchNorm2d, trainable_layers=5)
-    ours = det.resnet_fpn_backbone(backbone_name="resnet18", weights=None, norm_layer=flow.nn.BatchNorm2d,
-                                   trainable_layers=5)
-    return ours, ref
-
-
 # ------------------------------------------------------------------ heatmaps <-> keypoints
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_heatmaps_to_keypoints_matches_torchvision(dtype, monkeypatch):
