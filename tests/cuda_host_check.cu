@@ -9,6 +9,7 @@
 //    unop / unop_grad, host+device), compared with torch by the Python test.
 // 4. fv_binary, fv_group_norm_bwd, fv_batch_norm_bwd: binary-op semantics and the normalisation
 //    backward formulas (from per-channel sums that the Python test computes).
+// 5. fv_softmax_cols / fv_reduce_cols: the column (inner > 1) softmax and reduction kernel bodies.
 // 3. fv_pool / fv_interp / fv_roi_align: the per-element bodies of the pooling, interpolation and
 //    roi_align kernels (host+device *_at functions), run over every element on the host and compared
 //    with torch / torchvision (forward and backward) by the Python test.
@@ -23,6 +24,8 @@
 #include "interp_roi.cu"
 #include "norm.cu"
 #include "pool.cu"
+#include "reduce.cu"
+#include "softmax.cu"
 
 using namespace fvcuda;
 
@@ -221,6 +224,18 @@ extern "C" void fv_batch_norm_bwd(const float* g, const float* x, const float* m
                                   int64_t hw, bool training) {
     for (int64_t i = 0; i < n * c * hw; ++i)
         bn_bwd_apply_at<float>(g, x, mean, invstd, w, sum_dy, sum_dy_xmu, dx, n, c, hw, training, i);
+}
+
+extern "C" void fv_softmax_cols(bool backward, const float* a, const float* b, float* out, int64_t outer, int64_t d,
+                                int64_t inner, bool log) {
+    for (int64_t t = 0; t < outer * inner; ++t) {
+        if (backward) softmax_bwd_cols_at<float>(a, b, out, outer, d, inner, log, t);  // a = grad, b = y
+        else softmax_cols_at<float>(a, out, outer, d, inner, log, t);
+    }
+}
+
+extern "C" void fv_reduce_cols(int op, const float* x, float* y, int64_t* idx, int64_t outer, int64_t r, int64_t inner) {
+    for (int64_t t = 0; t < outer * inner; ++t) reduce_cols_kernel_at<float>(op, x, y, idx, outer, r, inner, t);
 }
 
 extern "C" int fv_check_conv_gemm() {

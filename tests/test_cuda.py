@@ -156,8 +156,10 @@ def host_kernels(tmp_path_factory):
     L.fv_binary.argtypes = [i32, b, dp, dp, dp, i64]
     L.fv_group_norm_bwd.argtypes = [fp] * 10 + [i64] * 4
     L.fv_batch_norm_bwd.argtypes = [fp] * 8 + [i64] * 3 + [b]
+    L.fv_softmax_cols.argtypes = [b, fp, fp, fp, i64, i64, i64, b]
+    L.fv_reduce_cols.argtypes = [i32, fp, fp, ip, i64, i64, i64]
     for fn in (L.fv_unary, L.fv_unary_grad, L.fv_pool, L.fv_interp, L.fv_roi_align, L.fv_binary, L.fv_group_norm_bwd,
-               L.fv_batch_norm_bwd):
+               L.fv_batch_norm_bwd, L.fv_softmax_cols, L.fv_reduce_cols):
         fn.restype = None
     return L
 
@@ -396,6 +398,38 @@ def test_norm_backward_formulas_match_torch(host_kernels):
         host_kernels.fv_batch_norm_bwd(*(_fp(a) for a in (g, x, mean, invstd, w, sum_dy, sum_dy_xmu, dx)), n, c, hw,
                                        training)
         np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-4, atol=2e-5, err_msg=f"training={training}")
+
+
+def test_column_softmax_and_reduce_bodies_match_torch(host_kernels):
+    """softmax/log_softmax (fwd, bwd) and sum/mean/max/min/argmax/argmin/prod/sumsq over a non-last dim."""
+    import torch
+    from cuda_emulator import FakeCudaModule
+    codes = dict(cuda._load().REDUCE_OPS) if cuda.is_built() else FakeCudaModule().REDUCE_OPS
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((3, 7, 5)).astype(np.float32)
+    x[1, 2, 3] = x[1, 4, 3]  # a tie: the first index wins
+    g = rng.standard_normal((3, 7, 5)).astype(np.float32)
+    for log in (False, True):
+        xt = torch.from_numpy(x).requires_grad_(True)
+        yt = torch.log_softmax(xt, 1) if log else torch.softmax(xt, 1)
+        (gx,) = torch.autograd.grad(yt, xt, torch.from_numpy(g))
+        y, dx = np.empty_like(x), np.empty_like(x)
+        host_kernels.fv_softmax_cols(False, _fp(x), _fp(x), _fp(y), 3, 7, 5, log)
+        host_kernels.fv_softmax_cols(True, _fp(g), _fp(y), _fp(dx), 3, 7, 5, log)
+        np.testing.assert_allclose(y, yt.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(dx, gx.numpy(), rtol=1e-4, atol=1e-5)
+    t = torch.from_numpy(x)
+    ref = {"sum": t.sum(1), "mean": t.mean(1), "max": t.amax(1), "min": t.amin(1), "prod": t.prod(1),
+           "sumsq": (t * t).sum(1)}
+    for op in ("sum", "mean", "max", "min", "prod", "sumsq", "argmax", "argmin"):
+        y, idx = np.empty((3, 5), np.float32), np.zeros((3, 5), np.int64)
+        host_kernels.fv_reduce_cols(codes[op], _fp(x), _fp(y), _ip(idx), 3, 7, 5)
+        if op in ("argmax", "argmin"):
+            vals, ind = (t.max if op == "argmax" else t.min)(1)
+            np.testing.assert_array_equal(idx, ind.numpy(), err_msg=op)
+            np.testing.assert_array_equal(y, vals.numpy(), err_msg=op)
+        else:
+            np.testing.assert_allclose(y, ref[op].numpy(), rtol=1e-5, atol=1e-6, err_msg=op)
 
 
 def test_host_side_shape_logic_of_the_module():

@@ -14,16 +14,16 @@ namespace {
 template <typename T> struct RAcc { using type = float; };
 template <> struct RAcc<int64_t> { using type = int64_t; };
 
-template <typename T> __device__ __forceinline__ typename RAcc<T>::type rload(const T* p, int64_t i) {
+template <typename T> FV_HD typename RAcc<T>::type rload(const T* p, int64_t i) {
     if constexpr (std::is_same<T, int64_t>::value) return p[i];
     else return to_f(p[i]);
 }
-template <typename T, typename A> __device__ __forceinline__ T rstore(A v) {
+template <typename T, typename A> FV_HD T rstore(A v) {
     if constexpr (std::is_same<T, int64_t>::value) return v;
     else return from_f<T>(static_cast<float>(v));
 }
 
-template <typename A> __device__ __forceinline__ A identity(int op) {
+template <typename A> FV_HD A identity(int op) {
     if (op == R_MAX || op == R_ARGMAX) return std::is_same<A, float>::value ? (A)-INFINITY : (A)INT64_MIN;
     if (op == R_MIN || op == R_ARGMIN) return std::is_same<A, float>::value ? (A)INFINITY : (A)INT64_MAX;
     if (op == R_PROD) return (A)1;
@@ -31,7 +31,7 @@ template <typename A> __device__ __forceinline__ A identity(int op) {
 }
 
 // (value, index) pair combine; NaN wins like torch's max/argmax, ties keep the first index.
-template <typename A> __device__ __forceinline__ void combine(int op, A& v, int64_t& i, A ov, int64_t oi) {
+template <typename A> FV_HD void combine(int op, A& v, int64_t& i, A ov, int64_t oi) {
     switch (op) {
         case R_SUM: case R_MEAN: case R_SUMSQ: v += ov; break;
         case R_PROD: v *= ov; break;
@@ -82,22 +82,25 @@ __global__ void reduce_rows_kernel(int op, const T* x, T* y, int64_t* idx, int64
 }
 
 template <typename T>
-__global__ void reduce_cols_kernel(int op, const T* x, T* y, int64_t* idx, int64_t outer, int64_t r, int64_t inner) {
+FV_HD void reduce_cols_kernel_at(int op, const T* x, T* y, int64_t* idx, int64_t outer, int64_t r, int64_t inner, int64_t t) {
     using A = typename RAcc<T>::type;
-    FV_GRID_LOOP(t, outer * inner) {
-        int64_t o = t / inner, in = t % inner;
-        const T* base = x + o * r * inner + in;
-        A v = identity<A>(op);
-        int64_t vi = INT64_MAX;
-        for (int64_t j = 0; j < r; ++j) {
-            A e = rload(base, j * inner);
-            if (op == R_SUMSQ) e = e * e;
-            combine(op, v, vi, e, j);
-        }
-        if (op == R_MEAN) v = v / static_cast<A>(r);
-        if (y) y[t] = rstore<T>(v);
-        if (idx) idx[t] = r ? vi : 0;
+    int64_t o = t / inner, in = t % inner;
+    const T* base = x + o * r * inner + in;
+    A v = identity<A>(op);
+    int64_t vi = INT64_MAX;
+    for (int64_t j = 0; j < r; ++j) {
+        A e = rload(base, j * inner);
+        if (op == R_SUMSQ) e = e * e;
+        combine(op, v, vi, e, j);
     }
+    if (op == R_MEAN) v = v / static_cast<A>(r);
+    if (y) y[t] = rstore<T>(v);
+    if (idx) idx[t] = r ? vi : 0;
+}
+
+template <typename T>
+__global__ void reduce_cols_kernel(int op, const T* x, T* y, int64_t* idx, int64_t outer, int64_t r, int64_t inner) {
+    FV_GRID_LOOP(t, outer * inner) reduce_cols_kernel_at(op, x, y, idx, outer, r, inner, t);
 }
 
 }  // namespace

@@ -43,20 +43,23 @@ template <typename T> __global__ void softmax_rows(const T* x, T* y, int64_t d, 
 }
 
 template <typename T>
-__global__ void softmax_cols(const T* x, T* y, int64_t outer, int64_t d, int64_t inner, bool log) {
-    FV_GRID_LOOP(t, outer * inner) {
-        int64_t o = t / inner, in = t % inner;
-        const T* b = x + o * d * inner + in;
-        T* out = y + o * d * inner + in;
-        float m = -INFINITY, s = 0.f;
-        for (int64_t j = 0; j < d; ++j) m = fmaxf(m, to_f(b[j * inner]));
-        for (int64_t j = 0; j < d; ++j) s += expf(to_f(b[j * inner]) - m);
-        float ls = logf(s), inv = 1.f / s;
-        for (int64_t j = 0; j < d; ++j) {
-            float v = to_f(b[j * inner]) - m;
-            out[j * inner] = from_f<T>(log ? v - ls : expf(v) * inv);
-        }
+FV_HD void softmax_cols_at(const T* x, T* y, int64_t outer, int64_t d, int64_t inner, bool log, int64_t t) {
+    int64_t o = t / inner, in = t % inner;
+    const T* b = x + o * d * inner + in;
+    T* out = y + o * d * inner + in;
+    float m = -INFINITY, s = 0.f;
+    for (int64_t j = 0; j < d; ++j) m = fmaxf(m, to_f(b[j * inner]));
+    for (int64_t j = 0; j < d; ++j) s += expf(to_f(b[j * inner]) - m);
+    float ls = logf(s), inv = 1.f / s;
+    for (int64_t j = 0; j < d; ++j) {
+        float v = to_f(b[j * inner]) - m;
+        out[j * inner] = from_f<T>(log ? v - ls : expf(v) * inv);
     }
+}
+
+template <typename T>
+__global__ void softmax_cols(const T* x, T* y, int64_t outer, int64_t d, int64_t inner, bool log) {
+    FV_GRID_LOOP(t, outer * inner) softmax_cols_at(x, y, outer, d, inner, log, t);
 }
 
 // softmax: dx = y * (g - sum(g*y)); log_softmax: dx = g - exp(y) * sum(g)
@@ -73,17 +76,20 @@ template <typename T> __global__ void softmax_bwd_rows(const T* g, const T* y, T
 }
 
 template <typename T>
-__global__ void softmax_bwd_cols(const T* g, const T* y, T* dx, int64_t outer, int64_t d, int64_t inner, bool log) {
-    FV_GRID_LOOP(t, outer * inner) {
-        int64_t base = (t / inner) * d * inner + t % inner;
-        float s = 0.f;
-        for (int64_t j = 0; j < d; ++j)
-            s += log ? to_f(g[base + j * inner]) : to_f(g[base + j * inner]) * to_f(y[base + j * inner]);
-        for (int64_t j = 0; j < d; ++j) {
-            float gv = to_f(g[base + j * inner]), yv = to_f(y[base + j * inner]);
-            dx[base + j * inner] = from_f<T>(log ? gv - expf(yv) * s : yv * (gv - s));
-        }
+FV_HD void softmax_bwd_cols_at(const T* g, const T* y, T* dx, int64_t outer, int64_t d, int64_t inner, bool log, int64_t t) {
+    int64_t base = (t / inner) * d * inner + t % inner;
+    float s = 0.f;
+    for (int64_t j = 0; j < d; ++j)
+        s += log ? to_f(g[base + j * inner]) : to_f(g[base + j * inner]) * to_f(y[base + j * inner]);
+    for (int64_t j = 0; j < d; ++j) {
+        float gv = to_f(g[base + j * inner]), yv = to_f(y[base + j * inner]);
+        dx[base + j * inner] = from_f<T>(log ? gv - expf(yv) * s : yv * (gv - s));
     }
+}
+
+template <typename T>
+__global__ void softmax_bwd_cols(const T* g, const T* y, T* dx, int64_t outer, int64_t d, int64_t inner, bool log) {
+    FV_GRID_LOOP(t, outer * inner) softmax_bwd_cols_at(g, y, dx, outer, d, inner, log, t);
 }
 
 unsigned row_threads(int64_t d) { return d >= 1024 ? 1024 : (d >= 256 ? 256 : (d > 64 ? 128 : 64)); }
