@@ -398,6 +398,8 @@ def test_ssd_bad_inputs():
         m([img], [{"boxes": flow.tensor([[5.0, 5, 3, 9]]), "labels": flow.tensor([1])}])
     with pytest.raises(ValueError, match="shape"):
         m([img], [{"boxes": flow.tensor([1.0, 1, 5, 5]), "labels": flow.tensor([1])}])
+    with pytest.raises(IndexError, match="out of bounds"):  # a label >= num_classes (torch: the same IndexError)
+        m([img, img], [{"boxes": flow.tensor([[1.0, 1, 15, 15]]), "labels": flow.tensor([7])}] * 2)
     m.eval()
     with pytest.raises(TypeError, match="floating"):
         m([flow.zeros((3, 20, 20), dtype=flow.uint8)])
