@@ -320,3 +320,19 @@ def test_tv_to_timm_table_and_create_model_from_torchvision(tmp_path, monkeypatc
     bad = {k: v for k, v in ref.state_dict().items() if "classifier.3" not in k}
     with pytest.raises(ValueError, match="torchvision tensors"):
         M.convert_torchvision_state_dict(bad, ours, "mobilenet_v3_small")
+
+
+def test_create_model_checkpoint_path_accepts_a_torchvision_checkpoint(tmp_path):
+    """create_model(timm name, checkpoint_path=<torchvision .pth>) converts the torchvision layout; a checkpoint
+    of neither layout still fails with the strict-load error."""
+    torch.manual_seed(0)
+    ref = tvm.mobilenet_v3_small().eval()
+    _randomize(ref)
+    path = tmp_path / "mobilenet_v3_small-tv.pth"
+    torch.save(ref.state_dict(), path)
+    ours = M.create_model("mobilenetv3_small_100", checkpoint_path=str(path)).eval()
+    x = np.random.RandomState(0).randn(1, 3, 64, 64).astype(np.float32)
+    _close(_outputs(ref, x, True)[0], _outputs(ours, x, False)[0], "checkpoint_path torchvision layout")
+    torch.save({"foo": torch.zeros(3)}, tmp_path / "neither.pth")
+    with pytest.raises(RuntimeError, match="Missing key"):
+        M.create_model("mobilenetv3_small_100", checkpoint_path=str(tmp_path / "neither.pth"))

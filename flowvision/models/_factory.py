@@ -13,7 +13,8 @@ def create_model(model_name, pretrained=False, pretrained_cfg=None, pretrained_c
     """Create a registered model by name (``'resnet50'``, ``'resnet50.a1_in1k'``, alias ``'vit_base'``).
 
     Keyword arguments left at None are dropped so each model keeps its own defaults.
-    ``checkpoint_path`` loads a local checkpoint after construction (strict).
+    ``checkpoint_path`` loads a local checkpoint after construction (strict); a torchvision checkpoint of the
+    model's torchvision counterpart (e.g. ``convnext_tiny-983f1562.pth`` for ``convnext_tiny``) is converted.
     """
     if not isinstance(model_name, str) or not model_name:
         raise ValueError(f"model_name must be a non-empty string, got {model_name!r}")
@@ -38,5 +39,24 @@ def create_model(model_name, pretrained=False, pretrained_cfg=None, pretrained_c
     if checkpoint_path:
         if not os.path.isfile(checkpoint_path):
             raise FileNotFoundError(f"checkpoint_path not found: {checkpoint_path}")
-        load_checkpoint(model, checkpoint_path)
+        try:
+            load_checkpoint(model, checkpoint_path)
+        except (RuntimeError, KeyError) as err:
+            if not _load_torchvision_layout(model, arch, checkpoint_path):
+                raise err
     return model
+
+
+def _load_torchvision_layout(model, arch, checkpoint_path):
+    """Loads ``checkpoint_path`` as a torchvision checkpoint when ``arch`` has a torchvision counterpart whose
+    converter accepts it; False when it does not (the caller re-raises the strict-load error)."""
+    from ._tv_convert import TV_TO_TIMM, load_torchvision_checkpoint
+    for tv_name, timm_name in TV_TO_TIMM.items():
+        if timm_name != arch:
+            continue
+        try:
+            load_torchvision_checkpoint(model, checkpoint_path, tv_name)
+            return True
+        except (RuntimeError, KeyError, ValueError):
+            continue
+    return False
