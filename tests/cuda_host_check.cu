@@ -106,6 +106,13 @@ static void check_conv(int n, int c, int h, int w, int k, int r, int s, int sh, 
     ConvBwdDataProblem bd{g.data(), wt.data(), dx.data(), geo, cv.n * geo.hw, geo.cg, geo.kg * geo.rs};
     host_gemm(bd, groups, 1);
     expect_close((std::string(name) + " bwd data").c_str(), dx, dx_ref);
+    if (groups == c) {  // the direct depthwise kernels (forward, data gradient)
+        std::vector<float> yd(y_ref.size()), dxd(x.size());
+        for (int64_t i = 0; i < (int64_t)yd.size(); ++i) dw_fwd_at<float>(x.data(), wt.data(), bias.data(), yd.data(), cv, kg, i);
+        for (int64_t i = 0; i < (int64_t)dxd.size(); ++i) dw_bwd_data_at(g.data(), wt.data(), dxd.data(), cv, kg, i);
+        expect_close((std::string(name) + " depthwise fwd").c_str(), yd, y_ref);
+        expect_close((std::string(name) + " depthwise bwd data").c_str(), dxd, dx_ref);
+    }
     for (int splits : {1, 3}) {
         std::vector<float> dwv(wt.size(), 0.f);
         ConvBwdWeightProblem bw{g.data(), x.data(), dwv.data(), geo, geo.kg, geo.cg * geo.rs, cv.n * geo.pq};
@@ -246,6 +253,8 @@ extern "C" int fv_check_conv_gemm() {
     check_conv(1, 3, 17, 15, 7, 7, 7, 2, 2, 3, 3, 1, 1, 1);    // stem
     check_conv(2, 8, 5, 5, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1);     // 1x1
     check_conv(1, 4, 12, 12, 4, 3, 3, 3, 3, 1, 1, 2, 2, 2);    // stride 3 + dilation 2
+    check_conv(2, 5, 9, 7, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5);      // depthwise 3x3
+    check_conv(1, 6, 13, 12, 6, 5, 3, 2, 3, 2, 1, 2, 1, 6);    // depthwise, strided, dilated, rectangular
     for (bool ta : {false, true})
         for (bool tb : {false, true}) check_gemm(ta, tb, 3, false);
     check_gemm(false, true, 4, true);

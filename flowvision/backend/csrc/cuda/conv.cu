@@ -108,50 +108,55 @@ struct ConvBwdWeightProblem {
 
 // ---------------------------------------------------------------- depthwise (C/groups == 1)
 template <typename T>
+FV_HD void dw_fwd_at(const T* x, const T* w, const T* bias, T* y, Conv2d cv, int64_t mult, int64_t i) {
+    int q = (int)(i % cv.q), p = (int)((i / cv.q) % cv.p);
+    int64_t oc = (i / ((int64_t)cv.q * cv.p)) % cv.k, n = i / ((int64_t)cv.q * cv.p * cv.k);
+    int64_t ic = oc / mult;
+    const T* xp = x + (n * cv.c + ic) * cv.h * cv.w;
+    const T* wp = w + oc * cv.r * cv.s;
+    float acc = bias ? to_f(bias[oc]) : 0.f;
+    for (int r = 0; r < cv.r; ++r) {
+        int h = p * cv.sh - cv.ph + r * cv.dh;
+        if (h < 0 || h >= cv.h) continue;
+        for (int s = 0; s < cv.s; ++s) {
+            int wi = q * cv.sw - cv.pw + s * cv.dw;
+            if (wi < 0 || wi >= cv.w) continue;
+            acc = fmaf(to_f(xp[(int64_t)h * cv.w + wi]), to_f(wp[r * cv.s + s]), acc);
+        }
+    }
+    y[i] = from_f<T>(acc);
+}
+
+template <typename T>
 __global__ void dw_fwd(const T* x, const T* w, const T* bias, T* y, Conv2d cv, int64_t mult, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int q = (int)(i % cv.q), p = (int)((i / cv.q) % cv.p);
-        int64_t oc = (i / ((int64_t)cv.q * cv.p)) % cv.k, n = i / ((int64_t)cv.q * cv.p * cv.k);
-        int64_t ic = oc / mult;
-        const T* xp = x + (n * cv.c + ic) * cv.h * cv.w;
-        const T* wp = w + oc * cv.r * cv.s;
-        float acc = bias ? to_f(bias[oc]) : 0.f;
+    FV_GRID_LOOP(i, total) dw_fwd_at(x, w, bias, y, cv, mult, i);
+}
+
+FV_HD void dw_bwd_data_at(const float* g, const float* w, float* dx, Conv2d cv, int64_t mult, int64_t i) {
+    int wi = (int)(i % cv.w), h = (int)((i / cv.w) % cv.h);
+    int64_t ic = (i / ((int64_t)cv.w * cv.h)) % cv.c, n = i / ((int64_t)cv.w * cv.h * cv.c);
+    float acc = 0.f;
+    for (int64_t oc = ic * mult; oc < (ic + 1) * mult; ++oc) {
+        const float* gp = g + (n * cv.k + oc) * cv.p * cv.q;
         for (int r = 0; r < cv.r; ++r) {
-            int h = p * cv.sh - cv.ph + r * cv.dh;
-            if (h < 0 || h >= cv.h) continue;
+            int hp = h + cv.ph - r * cv.dh;
+            if (hp < 0 || hp % cv.sh) continue;
+            int p = hp / cv.sh;
+            if (p >= cv.p) continue;
             for (int s = 0; s < cv.s; ++s) {
-                int wi = q * cv.sw - cv.pw + s * cv.dw;
-                if (wi < 0 || wi >= cv.w) continue;
-                acc = fmaf(to_f(xp[(int64_t)h * cv.w + wi]), to_f(wp[r * cv.s + s]), acc);
+                int wp = wi + cv.pw - s * cv.dw;
+                if (wp < 0 || wp % cv.sw) continue;
+                int q = wp / cv.sw;
+                if (q >= cv.q) continue;
+                acc = fmaf(gp[(int64_t)p * cv.q + q], w[(oc * cv.r + r) * cv.s + s], acc);
             }
         }
-        y[i] = from_f<T>(acc);
     }
+    dx[i] = acc;
 }
 
 __global__ void dw_bwd_data(const float* g, const float* w, float* dx, Conv2d cv, int64_t mult, int64_t total) {
-    FV_GRID_LOOP(i, total) {
-        int wi = (int)(i % cv.w), h = (int)((i / cv.w) % cv.h);
-        int64_t ic = (i / ((int64_t)cv.w * cv.h)) % cv.c, n = i / ((int64_t)cv.w * cv.h * cv.c);
-        float acc = 0.f;
-        for (int64_t oc = ic * mult; oc < (ic + 1) * mult; ++oc) {
-            const float* gp = g + (n * cv.k + oc) * cv.p * cv.q;
-            for (int r = 0; r < cv.r; ++r) {
-                int hp = h + cv.ph - r * cv.dh;
-                if (hp < 0 || hp % cv.sh) continue;
-                int p = hp / cv.sh;
-                if (p >= cv.p) continue;
-                for (int s = 0; s < cv.s; ++s) {
-                    int wp = wi + cv.pw - s * cv.dw;
-                    if (wp < 0 || wp % cv.sw) continue;
-                    int q = wp / cv.sw;
-                    if (q >= cv.q) continue;
-                    acc = fmaf(gp[(int64_t)p * cv.q + q], w[(oc * cv.r + r) * cv.s + s], acc);
-                }
-            }
-        }
-        dx[i] = acc;
-    }
+    FV_GRID_LOOP(i, total) dw_bwd_data_at(g, w, dx, cv, mult, i);
 }
 
 // One block per weight element (oc, r, s), reducing over N*P*Q.
