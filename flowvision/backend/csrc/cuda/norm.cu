@@ -3,6 +3,8 @@
 // their backward passes. Statistics and affine parameters are fp32.
 #include <math.h>
 
+#include <algorithm>
+
 #include "common.cuh"
 #include "runtime.h"
 
@@ -247,7 +249,8 @@ void layer_norm_bwd(DType dt, const void* g, const void* x, const float* w, cons
     if (dw || db) {
         if (dw) cudaMemsetAsync(dw, 0, sizeof(float) * cols, s);
         if (db) cudaMemsetAsync(db, 0, sizeof(float) * cols, s);
-        const int64_t rows_per_block = 64;
+        // 64 rows per block, more when gridDim.y would exceed its 65535 limit
+        const int64_t rows_per_block = std::max<int64_t>(64, (rows + 65534) / 65535);
         dim3 grid((unsigned)((cols + 127) / 128), (unsigned)((rows + rows_per_block - 1) / rows_per_block));
         FV_DISPATCH_FLOAT(dt, T, layer_norm_bwd_params<T><<<grid, 128, 0, s>>>(
                                      (const T*)g, (const T*)x, mean, rstd, dw, db, rows, cols, rows_per_block));
