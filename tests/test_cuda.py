@@ -79,6 +79,14 @@ def test_cuda_error_when_built_without_cuda(monkeypatch):
             make()
 
 
+@pytest.mark.skipif(HAVE_GPU, reason="checks the message of a machine without a GPU")
+def test_benchmark_exits_clearly_without_gpu():
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_cuda.py"), "--models", "resnet50"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "bench_cuda.py needs an NVIDIA GPU" in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+
+
 def test_device_parsing():
     d = fb.device("cuda:1")
     assert (d.type, d.index, str(d)) == ("cuda", 1, "cuda:1")
