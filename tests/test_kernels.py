@@ -615,3 +615,34 @@ def test_cuda_module_imports_lazily():
         assert cuda.device_count() == 0
         with pytest.raises(RuntimeError):
             cuda.get_device_name(0)
+
+
+# ---------------------------------------------------------------- pointwise activations
+_POINTWISE = {"relu": lambda t: torch.relu(t), "clamp": lambda t: torch.clamp(t, -0.5, 6.0),
+              "sigmoid": lambda t: torch.sigmoid(t), "hardswish": lambda t: torch.nn.functional.hardswish(t),
+              "hardsigmoid": lambda t: torch.nn.functional.hardsigmoid(t)}
+
+
+@pytest.mark.parametrize("kind", sorted(_POINTWISE))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pointwise_matches_torch(isa, kind, dtype):
+    x = (np.random.RandomState(0).randn(3, 1037) * 8).astype(dtype)  # odd length: vector body + scalar tail
+    x[0, :6] = [np.nan, np.inf, -np.inf, -3.0, 3.0, -100.0]
+    want = _POINTWISE[kind](torch.from_numpy(x)).numpy()
+    rtol, atol = (2e-6, 1e-7) if dtype == np.float32 else (1e-12, 1e-14)
+    np.testing.assert_allclose(_C.pointwise(x, kind, -0.5, 6.0), want, rtol=rtol, atol=atol, equal_nan=True)
+    inplace = x.copy()
+    assert _C.pointwise(inplace, kind, -0.5, 6.0, out=inplace) is not None
+    np.testing.assert_allclose(inplace, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def test_pointwise_bad_input():
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(ValueError, match="unknown kind 'gelu'"):
+        _C.pointwise(x, "gelu")
+    with pytest.raises(ValueError, match="x's shape"):
+        _C.pointwise(x, "relu", out=np.zeros((3, 2), np.float32))
+    with pytest.raises(ValueError, match="x's dtype"):
+        _C.pointwise(x, "relu", out=np.zeros((2, 3), np.float64))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _C.pointwise(x, "relu", out=np.zeros((3, 2), np.float32).T)

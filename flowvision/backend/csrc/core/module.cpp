@@ -1131,6 +1131,37 @@ py::object silu_bwd_impl(py::handle gy_, py::handle x_) {
     return std::move(gx);
 }
 
+// y = f(x) for the pointwise activations; out may be x itself (in place) or a fresh array of x's shape.
+int pointwise_kind(const std::string& k) {
+    static const char* names[] = {"relu", "clamp", "sigmoid", "hardswish", "hardsigmoid"};
+    for (int i = 0; i < 5; ++i)
+        if (k == names[i]) return i;
+    fail("pointwise: unknown kind '" + k + "' (relu, clamp, sigmoid, hardswish, hardsigmoid)");
+    return -1;
+}
+template <class T>
+py::object pointwise_impl(py::handle x_, const std::string& kind, double lo, double hi, py::object out_) {
+    const int k = pointwise_kind(kind);
+    auto x = as<T>(x_, "pointwise", "x");
+    Arr<T> y;
+    if (out_.is_none()) {
+        y = empty<T>(shape_vec(x));
+    } else {
+        if (!py::isinstance<py::array_t<T>>(out_)) fail("pointwise: out must be an array of x's dtype");
+        auto o = py::reinterpret_borrow<py::array>(out_);
+        if (!(o.flags() & py::array::c_style) || !o.writeable() || o.ndim() != x.ndim() ||
+            !std::equal(o.shape(), o.shape() + o.ndim(), x.shape()))
+            fail("pointwise: out must be a writeable C-contiguous array of x's shape, got " + shp(o) + " for x " +
+                 shp(x));
+        y = py::reinterpret_borrow<Arr<T>>(out_);
+    }
+    {
+        py::gil_scoped_release rel;
+        ks<T>().pointwise(k, x.data(), y.mutable_data(), x.size(), T(lo), T(hi));
+    }
+    return std::move(y);
+}
+
 // ---------------------------------------------------------------- interpolate
 InterpParams interp_params(const char* fn, const std::vector<int64_t>& xs, std::vector<int64_t> out_hw,
                            const std::string& mode, bool align_corners, const py::object& scale_hw, bool antialias) {
@@ -1450,6 +1481,10 @@ PYBIND11_MODULE(_C, m) {
         return FV_DISPATCH(gelu_bwd_impl, is_f64(gy) || is_f64(x), gy, x, approx);
     }, py::arg("grad_y"), py::arg("x"), py::arg("approximate") = "none");
     m.def("silu_forward", [](hnd x) { return FV_DISPATCH(silu_fwd_impl, is_f64(x), x); }, py::arg("x"));
+    m.def("pointwise", [](hnd x, const std::string& kind, double lo, double hi, obj out) {
+        return FV_DISPATCH(pointwise_impl, is_f64(x), x, kind, lo, hi, out);
+    }, py::arg("x"), py::arg("kind"), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),
+          "y = relu / clamp(lo, hi) / sigmoid / hardswish / hardsigmoid of x (out may be x: in place)");
     m.def("silu_backward", [](hnd gy, hnd x) { return FV_DISPATCH(silu_bwd_impl, is_f64(gy) || is_f64(x), gy, x); },
           py::arg("grad_y"), py::arg("x"));
 }

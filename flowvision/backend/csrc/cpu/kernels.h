@@ -85,7 +85,11 @@ struct KernelSet {
     void (*gelu_backward)(const T* gy, const T* x, T* gx, int64_t n, bool tanh_approx);
     void (*silu_forward)(const T* x, T* y, int64_t n);
     void (*silu_backward)(const T* gy, const T* x, T* gx, int64_t n);
+    // y = f(x) elementwise, f = Pointwise (clamp uses lo/hi); y may alias x. NaN in, NaN out (as torch).
+    void (*pointwise)(int kind, const T* x, T* y, int64_t n, T lo, T hi);
 };
+
+enum Pointwise : int { kPwRelu = 0, kPwClamp = 1, kPwSigmoid = 2, kPwHardswish = 3, kPwHardsigmoid = 4 };
 
 // Fused GEMM epilogues (applied after bias and residual): clamp uses lo/hi.
 enum Epilogue : int { kEpNone = 0, kEpRelu = 1, kEpRelu6 = 2, kEpGelu = 3, kEpGeluTanh = 4, kEpSilu = 5,

@@ -317,6 +317,54 @@ void silu_bwd_f32(const float* gy, const float* x, float* gx, int64_t n) {
     });
 }
 
+// Comparisons are written so that NaN falls through to the input (torch propagates NaN in relu/clamp).
+template <class V, class S>
+static inline V pw_apply(int kind, V v, S lo, S hi) {
+    const V zero = V{} + S(0), one = V{} + S(1), three = V{} + S(3), six = V{} + S(6);
+    switch (kind) {
+        case kPwRelu: return v < zero ? zero : v;
+        case kPwClamp: { V l = V{} + lo, h = V{} + hi; V r = v < l ? l : v; return r > h ? h : r; }
+        case kPwHardswish: { V t = v + three; t = t < zero ? zero : t; t = t > six ? six : t; return v * t / six; }
+        case kPwHardsigmoid: { V t = v + three; t = t < zero ? zero : t; t = t > six ? six : t; return t / six; }
+        default: return v;
+    }
+}
+template <class T>
+static inline T pw_scalar(int kind, T v, T lo, T hi) {
+    if (kind == kPwSigmoid) return v >= T(0) ? T(1) / (T(1) + fexp(-v)) : fexp(v) / (T(1) + fexp(v));
+    T t;
+    switch (kind) {
+        case kPwRelu: return v < T(0) ? T(0) : v;
+        case kPwClamp: t = v < lo ? lo : v; return t > hi ? hi : t;
+        case kPwHardswish: t = v + T(3); t = t < T(0) ? T(0) : (t > T(6) ? T(6) : t); return v * t / T(6);
+        case kPwHardsigmoid: t = v + T(3); t = t < T(0) ? T(0) : (t > T(6) ? T(6) : t); return t / T(6);
+        default: return v;
+    }
+}
+void pointwise_f32(int kind, const float* x, float* y, int64_t n, float lo, float hi) {
+    parallel_for(0, n, 32768, [&](int64_t b, int64_t e) {
+        int64_t i = b;
+        if (kind == kPwSigmoid) {
+            for (; i + WF <= e; i += WF) {
+                vf v = vload<vf>(x + i);
+                // exp of -|v| only (no overflow): sigmoid(v) = 1/(1+e) for v >= 0, e/(1+e) otherwise
+                vf a = v < vsplat(0.0f) ? v : -v;
+                vf ex = vexp(a);
+                vf r = v < vsplat(0.0f) ? ex / (1.0f + ex) : 1.0f / (1.0f + ex);
+                vstore(y + i, v != v ? v : r);
+            }
+        } else {
+            for (; i + WF <= e; i += WF) vstore(y + i, pw_apply<vf, float>(kind, vload<vf>(x + i), lo, hi));
+        }
+        for (; i < e; ++i) y[i] = pw_scalar<float>(kind, x[i], lo, hi);
+    });
+}
+void pointwise_f64(int kind, const double* x, double* y, int64_t n, double lo, double hi) {
+    parallel_for(0, n, 32768, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) y[i] = pw_scalar<double>(kind, x[i], lo, hi);
+    });
+}
+
 }  // namespace
 
 template <>
@@ -343,6 +391,8 @@ void fill_softmax(KernelTable& t) {
     t.f64.silu_forward = &silu_fwd<double>;
     t.f32.silu_backward = &silu_bwd_f32;
     t.f64.silu_backward = &silu_bwd<double>;
+    t.f32.pointwise = &pointwise_f32;
+    t.f64.pointwise = &pointwise_f64;
 }
 
 }  // namespace FV_ISA_NAMESPACE
