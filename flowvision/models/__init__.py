@@ -9,7 +9,7 @@ from ._api import (ImageClassification, Weights, WeightsEnum, get_model, get_mod
 from ._builder import build_model_with_cfg, load_checkpoint, load_pretrained
 from ._data import create_eval_transform, imagenet_class_names, resolve_data_config
 from ._factory import create_model
-from ._features import FeatureInfo, FeatureListNet
+from ._features import FeatureGetterNet, FeatureInfo, FeatureListNet
 from ._pretrained import PretrainedCfg, generate_default_cfgs
 from ._registry import (get_arch_pretrained_cfgs, get_pretrained_cfg, get_pretrained_cfg_value, is_model,
                         is_model_pretrained, list_models, list_modules, list_pretrained, model_entrypoint,
