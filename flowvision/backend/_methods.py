@@ -101,11 +101,14 @@ def _bind():
     Tensor.mT = property(lambda self: S.transpose(self, -2, -1))
     Tensor.H = Tensor.T
     Tensor.mH = Tensor.mT
-    Tensor.new_tensor = lambda self, data, dtype=None, **k: C.tensor(data, dtype=dtype or self._dtype)
-    Tensor.new_zeros = lambda self, *size, dtype=None, **k: C.zeros(*size, dtype=dtype or self._dtype)
-    Tensor.new_ones = lambda self, *size, dtype=None, **k: C.ones(*size, dtype=dtype or self._dtype)
-    Tensor.new_empty = lambda self, *size, dtype=None, **k: C.empty(*size, dtype=dtype or self._dtype)
-    Tensor.new_full = lambda self, size, fill_value, dtype=None, **k: C.full(size, fill_value, dtype=dtype or self._dtype)
+    # new_* follow the source tensor's dtype and device unless told otherwise (torch's rule)
+    def _like(self, dtype, k):
+        return dict(dtype=dtype or self._dtype, device=k.get("device") or self.device)
+    Tensor.new_tensor = lambda self, data, dtype=None, **k: C.tensor(data, **_like(self, dtype, k))
+    Tensor.new_zeros = lambda self, *size, dtype=None, **k: C.zeros(*size, **_like(self, dtype, k))
+    Tensor.new_ones = lambda self, *size, dtype=None, **k: C.ones(*size, **_like(self, dtype, k))
+    Tensor.new_empty = lambda self, *size, dtype=None, **k: C.empty(*size, **_like(self, dtype, k))
+    Tensor.new_full = lambda self, size, fill_value, dtype=None, **k: C.full(size, fill_value, **_like(self, dtype, k))
     Tensor.type_as = lambda self, other: self.to(other._dtype)
     Tensor.bernoulli = lambda self, p=None, generator=None: C.bernoulli(self, p, generator=generator)
     Tensor.multinomial = lambda self, n, replacement=False, generator=None: C.multinomial(self, n, replacement, generator=generator)

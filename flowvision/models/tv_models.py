@@ -686,7 +686,7 @@ class _ShiftedWindowAttention(nn.Module):
         q, k, v = qkv[0], qkv[1], qkv[2]
         attn = self._attention_logits(q, k) + bias
         if sum(shift) > 0:
-            mask = flow.from_numpy(_shift_mask(ph, pw, ws, shift))
+            mask = flow.from_numpy(_shift_mask(ph, pw, ws, shift)).to(attn.device)
             attn = attn.reshape(b, nw, self.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
             attn = attn.reshape(-1, self.num_heads, n, n)
         attn = F.dropout(F.softmax(attn, dim=-1), p=self.attention_dropout, training=self.training)

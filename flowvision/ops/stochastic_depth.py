@@ -16,7 +16,7 @@ def stochastic_depth(input, p, mode, training=True):
         return input
     survival_rate = 1.0 - p
     size = [input.shape[0]] + [1] * (input.ndim - 1) if mode == "row" else [1] * input.ndim
-    noise = flow.empty(size, dtype=input.dtype).bernoulli_(survival_rate)
+    noise = flow.empty(size, dtype=input.dtype, device=input.device).bernoulli_(survival_rate)
     if survival_rate > 0.0:
         noise.div_(survival_rate)
     return input * noise
@@ -47,7 +47,8 @@ def drop_block2d(input, p, block_size, inplace=False, eps=1e-06, training=True):
     if block_size % 2 == 0:
         raise ValueError(f"block size should be odd. Got {block_size} which is even.")
     gamma = (p * H * W) / ((block_size ** 2) * ((H - block_size + 1) * (W - block_size + 1)))
-    noise = flow.empty((N, C, H - block_size + 1, W - block_size + 1), dtype=input.dtype).bernoulli_(gamma)
+    noise = flow.empty((N, C, H - block_size + 1, W - block_size + 1), dtype=input.dtype,
+                       device=input.device).bernoulli_(gamma)
     noise = F.pad(noise, [block_size // 2] * 4, value=0)
     noise = F.max_pool2d(noise, stride=(1, 1), kernel_size=(block_size, block_size), padding=block_size // 2)
     noise = 1 - noise
