@@ -118,6 +118,19 @@ def _validate_trainable_layers(is_trained, trainable_backbone_layers, max_value,
     return trainable_backbone_layers
 
 
+def _resnet50_backbone(weights_backbone, is_trained, trainable_backbone_layers, progress, norm_layer=None):
+    """The ResNet-50 trunk of torchvision's detection builders, with its backbone weights loaded: frozen BN when any
+    weights are used (v1 builders; v2 builders pass nn.BatchNorm2d), trainable layers validated (0..5, default 3).
+    Returns (backbone, trainable_backbone_layers)."""
+    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
+    if norm_layer is None:
+        norm_layer = FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
+    backbone = _resnet(50, norm_layer)
+    if weights_backbone is not None:
+        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    return backbone, trainable_backbone_layers
+
+
 def _resolve_weights(weights, weights_backbone, num_classes, default_num_classes=91):
     """torchvision's builder rule: full-model weights replace the backbone weights and fix num_classes to their
     categories; returns (weights_backbone, num_classes, is_trained)."""

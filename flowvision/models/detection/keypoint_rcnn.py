@@ -1,11 +1,11 @@
 """Keypoint R-CNN (torchvision's KeypointRCNN class, keypoint head/predictor, builder and parameter names)."""
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
-from flowvision.ops import FrozenBatchNorm2d, MultiScaleRoIAlign
+from flowvision.ops import MultiScaleRoIAlign
 
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from ..segmentation._utils import _ovewrite_value_param
-from .backbone_utils import _resnet, _resnet_fpn_extractor, _validate_trainable_layers
+from .backbone_utils import _resnet50_backbone, _resnet_fpn_extractor
 from .faster_rcnn import FasterRCNN, overwrite_eps
 
 __all__ = ["KeypointRCNN", "KeypointRCNNHeads", "KeypointRCNNPredictor", "KeypointRCNN_ResNet50_FPN_Weights",
@@ -126,11 +126,8 @@ def keypointrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None, 
         num_classes = 2 if num_classes is None else num_classes
         num_keypoints = 17 if num_keypoints is None else num_keypoints
     is_trained = weights is not None or weights_backbone is not None
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
-    norm_layer = FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
-    backbone = _resnet(50, norm_layer)
-    if weights_backbone is not None:
-        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
+                                                             trainable_backbone_layers, progress)
     backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers)
     model = KeypointRCNN(backbone, num_classes, num_keypoints=num_keypoints, **kwargs)
     if weights is not None:

@@ -2,10 +2,10 @@
 from collections import OrderedDict
 
 from flowvision.backend import nn
-from flowvision.ops import Conv2dNormActivation, FrozenBatchNorm2d, MultiScaleRoIAlign
+from flowvision.ops import Conv2dNormActivation, MultiScaleRoIAlign
 
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
-from .backbone_utils import _resolve_weights, _resnet, _resnet_fpn_extractor, _validate_trainable_layers
+from .backbone_utils import _resnet50_backbone, _resnet_fpn_extractor, _resolve_weights
 from .faster_rcnn import COCO_CATEGORIES, FasterRCNN, FastRCNNConvFCHead, _default_anchorgen, overwrite_eps
 from .rpn import RPNHead
 
@@ -103,11 +103,8 @@ def maskrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
     weights = MaskRCNN_ResNet50_FPN_Weights.verify(weights)
     weights_backbone = ResNet50_Weights.verify(weights_backbone)
     weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
-    norm_layer = FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
-    backbone = _resnet(50, norm_layer)
-    if weights_backbone is not None:
-        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
+                                                             trainable_backbone_layers, progress)
     backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers)
     model = MaskRCNN(backbone, num_classes=num_classes, **kwargs)
     if weights is not None:
@@ -132,10 +129,8 @@ def maskrcnn_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, w
     weights = MaskRCNN_ResNet50_FPN_V2_Weights.verify(weights)
     weights_backbone = ResNet50_Weights.verify(weights_backbone)
     weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
-    backbone = _resnet(50, nn.BatchNorm2d)
-    if weights_backbone is not None:
-        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
+                                                             trainable_backbone_layers, progress, nn.BatchNorm2d)
     backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, norm_layer=nn.BatchNorm2d)
     rpn_anchor_generator = _default_anchorgen()
     rpn_head = RPNHead(backbone.out_channels, rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)

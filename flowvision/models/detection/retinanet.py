@@ -8,14 +8,14 @@ import numpy as np
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import Tensor, nn
-from flowvision.ops import (Conv2dNormActivation, FrozenBatchNorm2d, LastLevelP6P7, batched_nms, box_iou,
+from flowvision.ops import (Conv2dNormActivation, LastLevelP6P7, batched_nms, box_iou,
                             clip_boxes_to_image, complete_box_iou_loss, distance_box_iou_loss,
                             generalized_box_iou_loss, sigmoid_focal_loss)
 
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
-from .backbone_utils import _resolve_weights, _resnet, _resnet_fpn_extractor, _validate_trainable_layers
+from .backbone_utils import _resnet50_backbone, _resnet_fpn_extractor, _resolve_weights
 from .faster_rcnn import COCO_CATEGORIES, overwrite_eps
 from .generalized_rcnn import _check_targets, _check_images, _check_degenerate
 from .transform import GeneralizedRCNNTransform
@@ -272,11 +272,8 @@ def retinanet_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
     weights = RetinaNet_ResNet50_FPN_Weights.verify(weights)
     weights_backbone = ResNet50_Weights.verify(weights_backbone)
     weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
-    norm_layer = FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
-    backbone = _resnet(50, norm_layer)
-    if weights_backbone is not None:
-        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
+                                                             trainable_backbone_layers, progress)
     backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, returned_layers=[2, 3, 4],
                                      extra_blocks=LastLevelP6P7(256, 256))
     model = RetinaNet(backbone, num_classes, **kwargs)
@@ -301,10 +298,8 @@ def retinanet_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, 
     weights = RetinaNet_ResNet50_FPN_V2_Weights.verify(weights)
     weights_backbone = ResNet50_Weights.verify(weights_backbone)
     weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
-    backbone = _resnet(50, nn.BatchNorm2d)
-    if weights_backbone is not None:
-        backbone.load_state_dict(weights_backbone.get_state_dict(progress=progress, check_hash=True))
+    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
+                                                             trainable_backbone_layers, progress, nn.BatchNorm2d)
     backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, returned_layers=[2, 3, 4],
                                      extra_blocks=LastLevelP6P7(2048, 256))
     anchor_generator = _default_anchorgen()
