@@ -646,3 +646,34 @@ def test_pointwise_bad_input():
         _C.pointwise(x, "relu", out=np.zeros((2, 3), np.float64))
     with pytest.raises(ValueError, match="C-contiguous"):
         _C.pointwise(x, "relu", out=np.zeros((3, 2), np.float32).T)
+
+
+# ---------------------------------------------------------------- threaded add / mul
+@pytest.mark.parametrize("shapes", [((4, 16, 24, 24), (4, 16, 24, 24)), ((4, 16, 24, 24), (4, 16, 1, 1)),
+                                    ((64, 3, 49, 49), (3, 49, 49)), ((4, 16, 1, 1), (4, 16, 24, 24)),
+                                    ((300, 301), (301,)), ((300, 301), (300, 1))],
+                         ids=["same", "per-row", "repeated-block", "swapped", "bias", "column"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threaded_add_mul_equals_numpy_bit_for_bit(isa, shapes, dtype):
+    from flowvision.backend._ops.elementwise import _threaded_add_mul
+    r = rng(1)
+    a, b = (r.standard_normal(s).astype(dtype) for s in shapes)
+    a.flat[::97] = np.nan
+    for op, f in (("add", np.add), ("mul", np.multiply)):
+        y = _threaded_add_mul(a, b, op)
+        assert y is not None, "pattern should take the kernel"
+        np.testing.assert_array_equal(y, f(a, b))
+        assert y.dtype == dtype and y.shape == f(a, b).shape
+
+
+def test_threaded_add_mul_falls_back():
+    from flowvision.backend._ops.elementwise import _threaded_add_mul
+    a = np.ones((8, 32, 56, 56), np.float32)
+    assert _threaded_add_mul(a, np.ones((32, 1, 1), np.float32), "add") is None  # middle-axis broadcast
+    assert _threaded_add_mul(a, np.ones((8, 32, 56, 56), np.float64), "add") is None  # mixed dtypes
+    assert _threaded_add_mul(a[:, :, ::2], np.ones((8, 32, 28, 56), np.float32), "add") is None  # strided
+    assert _threaded_add_mul(np.ones(10, np.float32), np.ones(10, np.float32), "add") is None  # small
+    with pytest.raises(ValueError, match="unknown op"):
+        _C.binary(a, a, "sub", 1, a.size, 0)
+    with pytest.raises(ValueError, match="elements"):
+        _C.binary(a, a[:1], "add", 1, a.size, 0)

@@ -40,6 +40,29 @@ def _binary(cls, a, b, op, out_dtype=None, **kw):
 
 
 _NO_BOOL = {"pow", "remainder", "fmod", "div_floor", "div_trunc"}
+_FLOAT_KERNEL = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _threaded_add_mul(a, b, op):
+    """a + b / a * b on the threaded, vectorised kernel (numpy's ufuncs run on one core) for large same-dtype float
+    arrays in the broadcast patterns models use: equal shapes (residual adds), one value per leading index
+    (squeeze-excitation gates x * g[N, C, 1, 1]) and a block repeated over leading dims (biases, attention masks).
+    Each element is rounded once as in numpy, so the result is identical; None when the pattern does not apply."""
+    if a.size < b.size:
+        a, b = b, a  # add and mul commute
+    if (a.size < 32768 or a.dtype not in _FLOAT_KERNEL or b.dtype != a.dtype or b.ndim == 0
+            or b.ndim > a.ndim or not (a.flags.c_contiguous and b.flags.c_contiguous)):
+        return None
+    from .. import _C
+    shape, bshape = a.shape, (1,) * (a.ndim - b.ndim) + b.shape
+    if bshape == shape:
+        return _C.binary(a, b, op, 1, a.size, 0)
+    for k in range(1, a.ndim):
+        if bshape[:k] == shape[:k] and all(d == 1 for d in bshape[k:]):
+            return _C.binary(a, b, op, b.size, a.size // b.size, 1).reshape(shape)
+        if bshape[k:] == shape[k:] and all(d == 1 for d in bshape[:k]):
+            return _C.binary(a, b, op, a.size // b.size, b.size, 2).reshape(shape)
+    return None
 
 
 class Add(Function):
@@ -48,7 +71,10 @@ class Add(Function):
     def forward(ctx, a, b, alpha=1):
         ctx.shapes = (a.shape, b.shape)
         ctx.alpha = alpha
-        return a + b if alpha == 1 else a + b * np.asarray(alpha, dtype=b.dtype)
+        if alpha == 1:
+            y = _threaded_add_mul(a, b, "add")
+            return a + b if y is None else y
+        return a + b * np.asarray(alpha, dtype=b.dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -81,7 +107,10 @@ class Mul(Function):
         need = ctx.needs_input_grad
         ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
         ctx.shapes = (a.shape, b.shape)
-        return a * b if a.dtype != np.bool_ else a & b
+        if a.dtype == np.bool_:
+            return a & b
+        y = _threaded_add_mul(a, b, "mul")
+        return a * b if y is None else y
 
     @staticmethod
     def backward(ctx, g):

@@ -1162,6 +1162,26 @@ py::object pointwise_impl(py::handle x_, const std::string& kind, double lo, dou
     return std::move(y);
 }
 
+// y = a + b or a * b with a viewed as (R, L) and b as (R, L), (R, 1) or (1, L) (b_mode 0/1/2); the caller (the
+// Add/Mul ops) has checked dtypes, contiguity and the broadcast pattern.
+template <class T>
+py::object binary_impl(py::handle a_, py::handle b_, const std::string& op, int64_t R, int64_t L, int b_mode) {
+    if (op != "add" && op != "mul") fail("binary: unknown op '" + op + "' (add, mul)");
+    if (b_mode < 0 || b_mode > 2) fail("binary: b_mode must be 0, 1 or 2");
+    auto a = as<T>(a_, "binary", "a");
+    auto b = as<T>(b_, "binary", "b");
+    const int64_t nb = b_mode == 0 ? R * L : (b_mode == 1 ? R : L);
+    if (R < 0 || L < 0 || a.size() != R * L || b.size() != nb)
+        fail("binary: a has " + std::to_string(a.size()) + " elements and b " + std::to_string(b.size()) +
+             ", expected " + std::to_string(R * L) + " and " + std::to_string(nb));
+    auto y = empty<T>(shape_vec(a));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().binary(op == "add" ? 0 : 1, a.data(), b.data(), y.mutable_data(), R, L, b_mode);
+    }
+    return std::move(y);
+}
+
 // ---------------------------------------------------------------- interpolate
 InterpParams interp_params(const char* fn, const std::vector<int64_t>& xs, std::vector<int64_t> out_hw,
                            const std::string& mode, bool align_corners, const py::object& scale_hw, bool antialias) {
@@ -1481,6 +1501,10 @@ PYBIND11_MODULE(_C, m) {
         return FV_DISPATCH(gelu_bwd_impl, is_f64(gy) || is_f64(x), gy, x, approx);
     }, py::arg("grad_y"), py::arg("x"), py::arg("approximate") = "none");
     m.def("silu_forward", [](hnd x) { return FV_DISPATCH(silu_fwd_impl, is_f64(x), x); }, py::arg("x"));
+    m.def("binary", [](hnd a, hnd b, const std::string& op, int64_t R, int64_t L, int b_mode) {
+        return FV_DISPATCH(binary_impl, is_f64(a), a, b, op, R, L, b_mode);
+    }, py::arg("a"), py::arg("b"), py::arg("op"), py::arg("rows"), py::arg("cols"), py::arg("b_mode"),
+          "a (rows, cols) + or * b given as (rows, cols), (rows, 1) or (1, cols): threaded, vectorised");
     m.def("pointwise", [](hnd x, const std::string& kind, double lo, double hi, obj out) {
         return FV_DISPATCH(pointwise_impl, is_f64(x), x, kind, lo, hi, out);
     }, py::arg("x"), py::arg("kind"), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),

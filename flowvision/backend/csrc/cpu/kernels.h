@@ -87,6 +87,9 @@ struct KernelSet {
     void (*silu_backward)(const T* gy, const T* x, T* gx, int64_t n);
     // y = f(x) elementwise, f = Pointwise (clamp uses lo/hi); y may alias x. NaN in, NaN out (as torch).
     void (*pointwise)(int kind, const T* x, T* y, int64_t n, T lo, T hi);
+    // y (R, L) = a (R, L) op b, op 0 = add, 1 = mul; b is (R, L) (b_mode 0), one value per row (R, 1) (1), or one
+    // row repeated (1, L) (2). Exactly rounded per element, so equal to numpy's broadcast result bit for bit.
+    void (*binary)(int op, const T* a, const T* b, T* y, int64_t R, int64_t L, int b_mode);
 };
 
 enum Pointwise : int { kPwRelu = 0, kPwClamp = 1, kPwSigmoid = 2, kPwHardswish = 3, kPwHardsigmoid = 4 };

@@ -365,6 +365,32 @@ void pointwise_f64(int kind, const double* x, double* y, int64_t n, double lo, d
     });
 }
 
+template <class T>
+void binary_op(int op, const T* a, const T* b, T* y, int64_t R, int64_t L, int b_mode) {
+    using V = vec_t<T>;
+    constexpr int W = vec_width<T>();
+    const int64_t n = R * L;
+    parallel_for(0, n, 32768, [&](int64_t lo, int64_t hi) {
+        int64_t i = lo;
+        while (i < hi) {  // one row segment at a time, so a per-row or repeated-row b is a vector or a splat
+            const int64_t r = i / L, c0 = i - r * L, end = mn(hi, (r + 1) * L);
+            const T* bp = b_mode == 0 ? b + i : (b_mode == 2 ? b + c0 : nullptr);
+            const V bs = V{} + (b_mode == 1 ? b[r] : T(0));
+            int64_t j = i;
+            for (; j + W <= end; j += W) {
+                const V va = vload<V>(a + j);
+                const V vb = bp ? vload<V>(bp + (j - i)) : bs;
+                vstore(y + j, op == 0 ? va + vb : va * vb);
+            }
+            for (; j < end; ++j) {
+                const T vb = bp ? bp[j - i] : b[r];
+                y[j] = op == 0 ? a[j] + vb : a[j] * vb;
+            }
+            i = end;
+        }
+    });
+}
+
 }  // namespace
 
 template <>
@@ -393,6 +419,8 @@ void fill_softmax(KernelTable& t) {
     t.f64.silu_backward = &silu_bwd<double>;
     t.f32.pointwise = &pointwise_f32;
     t.f64.pointwise = &pointwise_f64;
+    t.f32.binary = &binary_op<float>;
+    t.f64.binary = &binary_op<double>;
 }
 
 }  // namespace FV_ISA_NAMESPACE
