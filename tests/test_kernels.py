@@ -677,3 +677,25 @@ def test_threaded_add_mul_falls_back():
         _C.binary(a, a, "sub", 1, a.size, 0)
     with pytest.raises(ValueError, match="elements"):
         _C.binary(a, a[:1], "add", 1, a.size, 0)
+
+
+@pytest.mark.parametrize("name,args", [("relu", ()), ("hardtanh", (-0.5, 2.0)), ("relu6", ()), ("hardswish", ()),
+                                       ("hardsigmoid", ())])
+def test_inplace_activation_in_storage(name, args):
+    """inplace=True without autograd writes into the tensor's storage (same object, version bumped); a strided view
+    takes the general path and still writes through to its base."""
+    import flowvision.backend as flow
+    import flowvision.backend.nn.functional as F
+    x = rng(2).standard_normal((2, 3, 17, 19)).astype(np.float32) * 4
+    want = getattr(torch.nn.functional, name)(torch.from_numpy(x), *args).numpy()
+    t = flow.from_numpy(x.copy())
+    v0 = t._version[0]
+    with flow.no_grad():
+        out = getattr(F, name)(t, *args, inplace=True)
+    assert out is t and t._version[0] > v0
+    np.testing.assert_allclose(t.numpy(), want, rtol=1e-6, atol=1e-7)
+    base = flow.from_numpy(x.copy())
+    with flow.no_grad():
+        getattr(F, name)(base[:, :, ::2], *args, inplace=True)
+    np.testing.assert_allclose(base.numpy()[:, :, ::2], want[:, :, ::2], rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(base.numpy()[:, :, 1::2], x[:, :, 1::2])

@@ -781,8 +781,26 @@ def _maybe_inplace(input, fn, inplace):
     return fn(input)
 
 
+def _pointwise_in_storage(input, kind, lo=0.0, hi=0.0):
+    """An in-place activation written straight into the storage in one pass (no temporary, no copy back) when no
+    autograd history is needed; None when the general in-place path must run."""
+    from ..autograd.grad_mode import is_grad_enabled
+    d = input._data
+    if (input._device.type != "cpu" or (is_grad_enabled() and input.requires_grad) or d.dtype not in _FLOAT_ARRAYS
+            or not (d.flags.c_contiguous and d.flags.writeable)):
+        return None
+    _C.pointwise(d, kind, lo, hi, out=d)
+    input._version[0] += 1
+    return input
+
+
+_FLOAT_ARRAYS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def relu(input, inplace=False):
     _check_float(input, "relu") if input._dtype.is_floating_point else None
+    if inplace and _pointwise_in_storage(input, "relu") is not None:
+        return input
     return _maybe_inplace(input, lambda t: _Relu.apply(t), inplace)
 
 
@@ -797,6 +815,8 @@ def relu6(input, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if inplace and _pointwise_in_storage(input, "clamp", float(min_val), float(max_val)) is not None:
+        return input
     return _maybe_inplace(input, lambda t: _Hardtanh.apply(t, float(min_val), float(max_val)), inplace)
 
 
@@ -833,10 +853,14 @@ def mish(input, inplace=False):
 
 
 def hardswish(input, inplace=False):
+    if inplace and _pointwise_in_storage(input, "hardswish") is not None:
+        return input
     return _maybe_inplace(input, lambda t: _Hardswish.apply(t), inplace)
 
 
 def hardsigmoid(input, inplace=False):
+    if inplace and _pointwise_in_storage(input, "hardsigmoid") is not None:
+        return input
     return _maybe_inplace(input, lambda t: _Hardsigmoid.apply(t), inplace)
 
 
