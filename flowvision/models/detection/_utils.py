@@ -203,6 +203,17 @@ class SSDMatcher(Matcher):
         return matches
 
 
+def nms_detections(boxes, scores, labels, nms_thresh, limit):
+    """One image's final detections from its candidates (numpy boxes (K, 4), scores (K,), labels (K,)): per-class
+    NMS, the best ``limit`` kept, as torchvision's ``{"boxes", "scores", "labels"}`` dict (labels int64)."""
+    from flowvision.ops import batched_nms
+    labels = labels.astype(np.int64, copy=False)
+    keep = batched_nms(flow.from_numpy(boxes), flow.from_numpy(scores), flow.from_numpy(labels),
+                       nms_thresh).numpy()[:limit]
+    return {"boxes": flow.from_numpy(boxes[keep]), "scores": flow.from_numpy(scores[keep]),
+            "labels": flow.from_numpy(labels[keep])}
+
+
 def retrieve_out_channels(model, size):
     """Channels of each feature map ``model`` returns for a zero image of ``size = (width, height)`` (SSD's way to
     size its heads for an arbitrary backbone)."""

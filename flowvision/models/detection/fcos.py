@@ -8,7 +8,7 @@ import numpy as np
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import Tensor, nn
-from flowvision.ops import (LastLevelP6P7, batched_nms, clip_boxes_to_image,
+from flowvision.ops import (LastLevelP6P7, clip_boxes_to_image,
                             generalized_box_iou_loss, sigmoid_focal_loss)
 
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
@@ -207,12 +207,9 @@ class FCOS(nn.Module):
                 image_boxes.append(boxes.numpy())
                 image_scores.append(scores)
                 image_labels.append((idxs % num_classes).astype(np.int64))
-            boxes, scores = np.concatenate(image_boxes), np.concatenate(image_scores)
-            labels = np.concatenate(image_labels)
-            keep = batched_nms(flow.from_numpy(boxes), flow.from_numpy(scores), flow.from_numpy(labels),
-                               self.nms_thresh).numpy()[: self.detections_per_img]
-            detections.append({"boxes": flow.from_numpy(boxes[keep]), "scores": flow.from_numpy(scores[keep]),
-                               "labels": flow.from_numpy(labels[keep])})
+            detections.append(det_utils.nms_detections(
+                np.concatenate(image_boxes), np.concatenate(image_scores), np.concatenate(image_labels),
+                self.nms_thresh, self.detections_per_img))
         return detections
 
     def forward(self, images, targets=None):

@@ -8,7 +8,7 @@ import numpy as np
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import Tensor, nn
-from flowvision.ops import (Conv2dNormActivation, LastLevelP6P7, batched_nms, box_iou,
+from flowvision.ops import (Conv2dNormActivation, LastLevelP6P7, box_iou,
                             clip_boxes_to_image, complete_box_iou_loss, distance_box_iou_loss,
                             generalized_box_iou_loss, sigmoid_focal_loss)
 
@@ -223,13 +223,9 @@ class RetinaNet(nn.Module):
                 image_boxes.append(boxes.numpy())
                 image_scores.append(scores)
                 image_labels.append(labels)
-            boxes = np.concatenate(image_boxes)
-            scores = np.concatenate(image_scores)
-            labels = np.concatenate(image_labels).astype(np.int64)
-            keep = batched_nms(flow.from_numpy(boxes), flow.from_numpy(scores), flow.from_numpy(labels),
-                               self.nms_thresh).numpy()[: self.detections_per_img]
-            detections.append({"boxes": flow.from_numpy(boxes[keep]), "scores": flow.from_numpy(scores[keep]),
-                               "labels": flow.from_numpy(labels[keep])})
+            detections.append(det_utils.nms_detections(
+                np.concatenate(image_boxes), np.concatenate(image_scores), np.concatenate(image_labels),
+                self.nms_thresh, self.detections_per_img))
         return detections
 
     def forward(self, images, targets=None):

@@ -12,7 +12,7 @@ import numpy as np
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import Tensor, nn
-from flowvision.ops import batched_nms, box_iou, clip_boxes_to_image
+from flowvision.ops import box_iou, clip_boxes_to_image
 
 from .._api import ImageClassification
 from ..segmentation._weights import ObjectDetection, Weights, WeightsEnum
@@ -220,11 +220,8 @@ class SSD(nn.Module):
             label = np.broadcast_to(np.arange(1, per_class.shape[0] + 1)[:, None], anchor.shape)
             keep = score > -np.inf
             label, anchor, score = label[keep], anchor[keep], score[keep]
-            image_boxes = boxes[anchor]
-            kept = batched_nms(flow.from_numpy(image_boxes), flow.from_numpy(score), flow.from_numpy(label),
-                               self.nms_thresh).numpy()[: self.detections_per_img]
-            detections.append({"boxes": flow.from_numpy(image_boxes[kept]), "scores": flow.from_numpy(score[kept]),
-                               "labels": flow.from_numpy(label[kept].astype(np.int64))})
+            detections.append(det_utils.nms_detections(boxes[anchor], score, label, self.nms_thresh,
+                                                       self.detections_per_img))
         return detections
 
     def forward(self, images, targets=None):
