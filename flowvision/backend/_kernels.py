@@ -7,11 +7,11 @@ import numpy as np
 
 from . import _C
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take
 
 
 def kernel_dtype(*arrays):
-    return all(a.dtype in _FLOATS for a in arrays) and len({a.dtype for a in arrays}) == 1
+    return all(a.dtype in FLOAT_DTYPES for a in arrays) and len({a.dtype for a in arrays}) == 1
 
 
 def matmul(a, b):

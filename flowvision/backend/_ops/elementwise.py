@@ -1,7 +1,8 @@
 """Elementwise ops: arithmetic, math functions, comparisons, logical ops, where/clamp/masked_fill."""
 import numpy as np
 
-from .. import _dtype as D
+from .. import _C, _dtype as D
+from .._kernels import FLOAT_DTYPES
 from .._tensor import Tensor
 from ..autograd.graph import Function
 from ._util import broadcast_shapes, check_operand, float_result, shape_of, unbroadcast, is_scalar
@@ -40,9 +41,6 @@ def _binary(cls, a, b, op, out_dtype=None, **kw):
 
 
 _NO_BOOL = {"pow", "remainder", "fmod", "div_floor", "div_trunc"}
-_FLOAT_KERNEL = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 def _threaded_add_mul(a, b, op):
     """a + b / a * b on the threaded, vectorised kernel (numpy's ufuncs run on one core) for large same-dtype float
     arrays in the broadcast patterns models use: equal shapes (residual adds), one value per leading index
@@ -50,10 +48,9 @@ def _threaded_add_mul(a, b, op):
     Each element is rounded once as in numpy, so the result is identical; None when the pattern does not apply."""
     if a.size < b.size:
         a, b = b, a  # add and mul commute
-    if (a.size < 32768 or a.dtype not in _FLOAT_KERNEL or b.dtype != a.dtype or b.ndim == 0
+    if (a.size < 32768 or a.dtype not in FLOAT_DTYPES or b.dtype != a.dtype or b.ndim == 0
             or b.ndim > a.ndim or not (a.flags.c_contiguous and b.flags.c_contiguous)):
         return None
-    from .. import _C
     shape, bshape = a.shape, (1,) * (a.ndim - b.ndim) + b.shape
     if bshape == shape:
         return _C.binary(a, b, op, 1, a.size, 0)
@@ -434,8 +431,7 @@ def _erfinv(y):
 
 
 def _sigmoid(x):
-    if x.dtype == np.float32 or x.dtype == np.float64:  # vectorised, threaded kernel (numpy's masked path is 8x slower)
-        from .. import _C
+    if x.dtype in FLOAT_DTYPES:  # vectorised, threaded kernel (numpy's masked path is 8x slower)
         return _C.pointwise(x, "sigmoid")
     out = np.empty_like(x)
     pos = x >= 0

@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from .. import _C, _dtype as D
+from .._kernels import FLOAT_DTYPES
 from .._tensor import Tensor
 from ..autograd.graph import Function
 from ..autograd.grad_mode import no_grad
@@ -719,7 +720,7 @@ def _softplus_np(x, beta, threshold):
 def _pointwise(kind, x, fallback, lo=0.0, hi=0.0):
     """relu/clamp/hardswish/hardsigmoid forward: the vectorised, threaded C++ kernel for float32/float64 (numpy's
     NaN-aware maximum/clip run at a fraction of memory bandwidth), ``fallback(x)`` for other dtypes."""
-    if x.dtype == np.float32 or x.dtype == np.float64:
+    if x.dtype in FLOAT_DTYPES:
         return _C.pointwise(x, kind, lo, hi)
     return fallback(x)
 
@@ -786,15 +787,13 @@ def _pointwise_in_storage(input, kind, lo=0.0, hi=0.0):
     autograd history is needed; None when the general in-place path must run."""
     from ..autograd.grad_mode import is_grad_enabled
     d = input._data
-    if (input._device.type != "cpu" or (is_grad_enabled() and input.requires_grad) or d.dtype not in _FLOAT_ARRAYS
+    if (input._device.type != "cpu" or (is_grad_enabled() and input.requires_grad) or d.dtype not in FLOAT_DTYPES
             or not (d.flags.c_contiguous and d.flags.writeable)):
         return None
     _C.pointwise(d, kind, lo, hi, out=d)
     input._version[0] += 1
     return input
 
-
-_FLOAT_ARRAYS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def relu(input, inplace=False):
