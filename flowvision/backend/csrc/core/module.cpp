@@ -14,15 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "core/bind_util.h"
 #include "core/threadpool.h"
 #include "cpu/kernels.h"
 
 namespace py = pybind11;
 void bind_detection(py::module_& m);  // core/bind_detection.cpp
+void bind_attention(py::module_& m);  // core/bind_attention.cpp
+void bind_window(py::module_& m);  // core/bind_window.cpp
+void bind_executor(py::module_& m);  // core/executor.cpp
 using fv::ConvParams;
 using fv::InterpParams;
-using fv::KernelSet;
-using fv::KernelTable;
 using fv::PoolParams;
 
 namespace {
@@ -83,80 +85,11 @@ void init_dispatch() {
     g_current.store(&g_tables[chosen]);
 }
 
+}  // namespace
+
 const KernelTable& table() { return *g_current.load(std::memory_order_acquire); }
-template <class T> const KernelSet<T>& ks();
-template <> const KernelSet<float>& ks<float>() { return table().f32; }
-template <> const KernelSet<double>& ks<double>() { return table().f64; }
 
-// ---------------------------------------------------------------- helpers
-template <class T> using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
-
-[[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
-
-std::string shp(const py::array& a) {
-    std::ostringstream os;
-    os << "(";
-    for (py::ssize_t i = 0; i < a.ndim(); ++i) os << (i ? ", " : "") << a.shape(i);
-    if (a.ndim() == 1) os << ",";
-    os << ")";
-    return os.str();
-}
-std::string vstr(const std::vector<int64_t>& v) {
-    std::ostringstream os;
-    os << "(";
-    for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
-    if (v.size() == 1) os << ",";
-    os << ")";
-    return os.str();
-}
-
-bool is_f64(const py::handle& h) {
-    if (h.is_none() || !py::isinstance<py::array>(h)) return false;
-    auto dt = py::reinterpret_borrow<py::array>(h).dtype();
-    return dt.kind() == 'f' && dt.itemsize() == 8;
-}
-
-template <class T>
-Arr<T> as(const py::handle& h, const char* fn, const char* name) {
-    if (h.is_none()) fail(std::string(fn) + ": '" + name + "' must be an array, got None");
-    auto a = Arr<T>::ensure(h);
-    if (!a) {
-        PyErr_Clear();
-        fail(std::string(fn) + ": '" + name + "' is not convertible to a numeric array");
-    }
-    return a;
-}
-
-template <class T>
-const T* opt_ptr(const py::object& h, Arr<T>& keep, const char* fn, const char* name, int64_t n) {
-    if (h.is_none()) return nullptr;
-    keep = as<T>(h, fn, name);
-    if (keep.ndim() != 1 || keep.shape(0) != n) {
-        std::ostringstream os;
-        os << fn << ": '" << name << "' must have shape (" << n << ",), got " << shp(keep);
-        fail(os.str());
-    }
-    return keep.data();
-}
-
-std::vector<int64_t> pair(const std::vector<int64_t>& v, const char* fn, const char* name) {
-    if (v.size() == 1) return {v[0], v[0]};
-    if (v.size() != 2) fail(std::string(fn) + ": '" + name + "' must have 2 elements, got " + vstr(v));
-    return v;
-}
-
-void need_ndim(const py::array& a, int nd, const char* fn, const char* name) {
-    if (a.ndim() != nd) {
-        std::ostringstream os;
-        os << fn << ": '" << name << "' must be " << nd << "-D, got shape " << shp(a);
-        fail(os.str());
-    }
-}
-
-template <class T> Arr<T> empty(const std::vector<int64_t>& shape) {
-    std::vector<py::ssize_t> s(shape.begin(), shape.end());
-    return Arr<T>(s);
-}
+namespace {
 
 // ---------------------------------------------------------------- gemm
 template <class T>
@@ -187,18 +120,6 @@ py::object gemm_impl(py::handle a_, py::handle b_, bool ta, bool tb) {
 }
 
 
-// ---------------------------------------------------------------- packed GEMM (weights packed once)
-struct PackedB {
-    py::array data;  // 1-D, the ISA's packed layout
-    int64_t K = 0, N = 0;
-    bool f64 = false;
-    const KernelTable* isa = nullptr;  // the layout depends on the ISA's register tile
-};
-
-template <class T>
-T* packed_ptr(T* p) {
-    return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63));
-}
 
 template <class T>
 PackedB pack_b_impl(py::handle b_, bool tb) {
@@ -261,12 +182,6 @@ py::object gemm_packed_impl(py::handle a_, const PackedB& pk, py::object bias_, 
     return std::move(c);
 }
 
-struct PackedA {
-    py::array data;
-    int64_t M = 0, K = 0;
-    bool f64 = false;
-    const KernelTable* isa = nullptr;
-};
 
 template <class T>
 PackedA pack_a_impl(py::handle a_) {
@@ -632,22 +547,6 @@ py::object adaptive_max_fwd_impl(py::handle x_, std::vector<int64_t> out_hw) {
 // ---------------------------------------------------------------- NHWC inference kernels (float32)
 // Convolution weights packed once for the ISA in use (pack_conv), applied to NHWC activations by conv2d_nhwc;
 // NHWC pooling. Used by the eager inference fast path and the captured inference path.
-struct PackedConv {
-    py::array data;  // the ISA's blocked layout (cpu/conv_nhwc.cpp), 1-D; empty for an ungrouped 1x1
-    py::array gemm;  // ungrouped 1x1: instead the (C, O) GEMM operand from pack_b
-    bool has_gemm = false;
-    int64_t O = 0, C = 0, KH = 0, KW = 0, groups = 1;
-    const KernelTable* isa = nullptr;
-};
-
-void need_f32(const char* fn, const char* name, const py::handle& h) {
-    if (!py::isinstance<py::array>(h))
-        fail(std::string(fn) + ": '" + name + "' must be a numpy float32 array");
-    auto dt = py::reinterpret_borrow<py::array>(h).dtype();
-    if (dt.kind() != 'f' || dt.itemsize() != 4)
-        fail(std::string(fn) + ": '" + name + "' must be float32, got " + std::string(py::str(dt)));
-}
-
 PackedConv pack_conv_impl(py::handle w_, int64_t groups) {
     const char* fn = "pack_conv";
     need_f32(fn, "w", w_);
@@ -1289,6 +1188,9 @@ PYBIND11_MODULE(_C, m) {
     }, py::arg("n"));
     m.def("get_num_threads", []() { return fv::get_num_threads(); });
     bind_detection(m);
+    bind_attention(m);
+    bind_window(m);
+    bind_executor(m);
     m.def("fma_peak_gflops", [](double seconds, int threads) {
         // best of short bursts (the machine is shared): each burst runs the FMA loop on `threads`
         // threads (0 = the pool size) and is timed as a whole

@@ -126,6 +126,18 @@ struct NhwcKernels {
     void (*transpose)(const float* x, float* y, int64_t B, int64_t rows, int64_t cols);
 };
 
+// Fused scaled-dot-product attention (cpu/attention.cpp).
+struct AttentionKernels {
+};
+
+// Swin window partition/reverse with the cyclic shift (cpu/window.cpp).
+struct WindowKernels {
+};
+
+// Memory-bound helpers of the captured-plan executor (cpu/exec_kernels.cpp; core/executor.cpp runs the plan).
+struct ExecKernels {
+};
+
 struct KernelTable {
     const char* isa;
     // Runs `iters` iterations of an FMA loop (24 independent vector accumulators) on the calling thread;
@@ -134,6 +146,9 @@ struct KernelTable {
     KernelSet<float> f32;
     KernelSet<double> f64;
     NhwcKernels nhwc;
+    AttentionKernels attn;
+    WindowKernels window;
+    ExecKernels exec;
 };
 
 #ifndef FV_PORTABLE_ONLY

@@ -1,0 +1,129 @@
+// Shared by the pybind11 binding files of flowvision.backend._C (core/module.cpp, core/bind_*.cpp,
+// core/executor.cpp): the kernel table in use, numpy argument checks, and the packed-weight handles.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cpu/kernels.h"
+
+namespace py = pybind11;
+using fv::KernelSet;
+using fv::KernelTable;
+
+// the ISA's kernel table chosen at import (or by set_isa); defined in core/module.cpp
+const KernelTable& table();
+template <class T> const KernelSet<T>& ks();
+template <> inline const KernelSet<float>& ks<float>() { return table().f32; }
+template <> inline const KernelSet<double>& ks<double>() { return table().f64; }
+
+// ---------------------------------------------------------------- helpers
+template <class T> using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+[[noreturn]] inline void fail(const std::string& msg) { throw std::invalid_argument(msg); }
+
+inline std::string shp(const py::array& a) {
+    std::ostringstream os;
+    os << "(";
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) os << (i ? ", " : "") << a.shape(i);
+    if (a.ndim() == 1) os << ",";
+    os << ")";
+    return os.str();
+}
+inline std::string vstr(const std::vector<int64_t>& v) {
+    std::ostringstream os;
+    os << "(";
+    for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+    if (v.size() == 1) os << ",";
+    os << ")";
+    return os.str();
+}
+
+inline bool is_f64(const py::handle& h) {
+    if (h.is_none() || !py::isinstance<py::array>(h)) return false;
+    auto dt = py::reinterpret_borrow<py::array>(h).dtype();
+    return dt.kind() == 'f' && dt.itemsize() == 8;
+}
+
+template <class T>
+Arr<T> as(const py::handle& h, const char* fn, const char* name) {
+    if (h.is_none()) fail(std::string(fn) + ": '" + name + "' must be an array, got None");
+    auto a = Arr<T>::ensure(h);
+    if (!a) {
+        PyErr_Clear();
+        fail(std::string(fn) + ": '" + name + "' is not convertible to a numeric array");
+    }
+    return a;
+}
+
+template <class T>
+const T* opt_ptr(const py::object& h, Arr<T>& keep, const char* fn, const char* name, int64_t n) {
+    if (h.is_none()) return nullptr;
+    keep = as<T>(h, fn, name);
+    if (keep.ndim() != 1 || keep.shape(0) != n) {
+        std::ostringstream os;
+        os << fn << ": '" << name << "' must have shape (" << n << ",), got " << shp(keep);
+        fail(os.str());
+    }
+    return keep.data();
+}
+
+inline std::vector<int64_t> pair(const std::vector<int64_t>& v, const char* fn, const char* name) {
+    if (v.size() == 1) return {v[0], v[0]};
+    if (v.size() != 2) fail(std::string(fn) + ": '" + name + "' must have 2 elements, got " + vstr(v));
+    return v;
+}
+
+inline void need_ndim(const py::array& a, int nd, const char* fn, const char* name) {
+    if (a.ndim() != nd) {
+        std::ostringstream os;
+        os << fn << ": '" << name << "' must be " << nd << "-D, got shape " << shp(a);
+        fail(os.str());
+    }
+}
+
+template <class T> Arr<T> empty(const std::vector<int64_t>& shape) {
+    std::vector<py::ssize_t> s(shape.begin(), shape.end());
+    return Arr<T>(s);
+}
+
+struct PackedB {
+    py::array data;  // 1-D, the ISA's packed layout
+    int64_t K = 0, N = 0;
+    bool f64 = false;
+    const KernelTable* isa = nullptr;  // the layout depends on the ISA's register tile
+};
+
+template <class T>
+T* packed_ptr(T* p) {
+    return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63));
+}
+
+struct PackedA {
+    py::array data;
+    int64_t M = 0, K = 0;
+    bool f64 = false;
+    const KernelTable* isa = nullptr;
+};
+
+struct PackedConv {
+    py::array data;  // the ISA's blocked layout (cpu/conv_nhwc.cpp), 1-D; empty for an ungrouped 1x1
+    py::array gemm;  // ungrouped 1x1: instead the (C, O) GEMM operand from pack_b
+    bool has_gemm = false;
+    int64_t O = 0, C = 0, KH = 0, KW = 0, groups = 1;
+    const KernelTable* isa = nullptr;
+};
+
+inline void need_f32(const char* fn, const char* name, const py::handle& h) {
+    if (!py::isinstance<py::array>(h))
+        fail(std::string(fn) + ": '" + name + "' must be a numpy float32 array");
+    auto dt = py::reinterpret_borrow<py::array>(h).dtype();
+    if (dt.kind() != 'f' || dt.itemsize() != 4)
+        fail(std::string(fn) + ": '" + name + "' must be float32, got " + std::string(py::str(dt)));
+}
