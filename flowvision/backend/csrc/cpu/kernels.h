@@ -126,16 +126,57 @@ struct NhwcKernels {
     void (*transpose)(const float* x, float* y, int64_t B, int64_t rows, int64_t cols);
 };
 
-// Fused scaled-dot-product attention (cpu/attention.cpp).
-struct AttentionKernels {
+// Fused scaled-dot-product attention (cpu/attention.cpp). Every operand is addressed by element strides: up to 4
+// leading (broadcast) batch dims, each operand with its own batch strides (0 = broadcast), then rows; the last dim of
+// q, k, v and out is contiguous. The mask (optional) is additive and may broadcast along any dim (stride 0).
+struct AttentionParams {
+    int64_t batch[4];                                          // leading dims, unused ones = 1
+    int64_t q_bs[4], k_bs[4], v_bs[4], mask_bs[4], out_bs[4];  // batch strides
+    int64_t Lq, Lk, D, Dv;
+    int64_t q_rs, k_rs, v_rs, out_rs;  // row strides
+    int64_t mask_rs, mask_cs;          // mask row (query) and column (key) strides
+    float scale;
+    bool causal;  // key j is visible to query i iff j <= i (top-left aligned, as torch)
 };
 
-// Swin window partition/reverse with the cyclic shift (cpu/window.cpp).
+struct AttentionKernels {
+    // out = softmax(scale * q @ k^T + mask) @ v; a row with no visible key gives zeros (as torch 2.x on CPU).
+    // probs (optional, contiguous (batch..., Lq, Lk)) receives the probabilities (for the backward pass).
+    void (*sdpa_f32)(const float* q, const float* k, const float* v, const float* mask, float* out, float* probs,
+                     const AttentionParams& p);
+};
+
+// Swin window partition/reverse with the cyclic shift (cpu/window.cpp). The (B, H, W, C) map is rolled by
+// (-sh, -sw), zero-padded bottom/right to whole windows (Hp = ceil(H/wh)*wh, Wp likewise) and cut into
+// B * (Hp/wh) * (Wp/ww) windows of wh*ww tokens, row-major within the map and the window (as timm's Swin).
+struct WindowParams {
+    int64_t B, H, W, C;  // the map (B, H, W, C), C-contiguous
+    int64_t wh, ww;      // window size
+    int64_t sh, sw;      // cyclic shift, 0 <= sh < H, 0 <= sw < W
+};
+
 struct WindowKernels {
+    // windows (B*nW, wh*ww, C) = partition(pad(roll(x, -shift))); padded tokens are 0
+    void (*partition_f32)(const float* x, float* windows, const WindowParams& p);
+    void (*partition_f64)(const double* x, double* windows, const WindowParams& p);
+    // y (B, H, W, C) = shortcut + roll(crop(reverse(windows)), +shift); shortcut may be null (then 0) and may
+    // alias y. The exact inverse of partition on the map's tokens (padded tokens are dropped).
+    void (*reverse_f32)(const float* windows, const float* shortcut, float* y, const WindowParams& p);
+    void (*reverse_f64)(const double* windows, const double* shortcut, double* y, const WindowParams& p);
 };
 
 // Memory-bound helpers of the captured-plan executor (cpu/exec_kernels.cpp; core/executor.cpp runs the plan).
+// Shapes come collapsed by the caller (adjacent dims merged where every operand allows), ndim 1..kExecMaxDims,
+// strides in elements; both threaded over the outer index space.
+constexpr int kExecMaxDims = 8;
 struct ExecKernels {
+    // y[i] = x[i] for every index i of `shape`, x and y strided (y may be a block of a larger array: cat, roll)
+    void (*copy)(const float* x, const int64_t* x_strides, float* y, const int64_t* y_strides, const int64_t* shape,
+                 int ndim);
+    // y (contiguous) = a op b, op 0 = add, 1 = mul; a / b strided, stride 0 along broadcast dims. One rounding per
+    // element, so equal to numpy's broadcast result bit for bit.
+    void (*binary)(int op, const float* a, const int64_t* a_strides, const float* b, const int64_t* b_strides,
+                   float* y, const int64_t* shape, int ndim);
 };
 
 struct KernelTable {
