@@ -18,6 +18,7 @@ from .padding import Conv2dSame, create_conv2d, get_padding, get_padding_value, 
 from .patch_embed import PatchEmbed
 from .squeeze_excite import SEModule, SqueezeExcite
 from .weight_init import lecun_normal_, trunc_normal_, variance_scaling_
+from .window import window_partition, window_reverse
 
 __all__ = [
     "create_act_layer", "get_act_layer", "adapt_input_conv", "SelectAdaptivePool2d", "create_classifier",
@@ -26,5 +27,5 @@ __all__ = [
     "get_padding_value", "pad_same", "PatchEmbed", "SEModule", "SqueezeExcite", "lecun_normal_", "trunc_normal_",
     "variance_scaling_", "ConvMlp", "EcaModule", "CecaModule", "EfficientChannelAttn",
     "CircularEfficientChannelAttn", "CbamModule", "LightCbamModule", "GlobalContext", "NonLocalAttn",
-    "DropBlock2d", "drop_block_2d", "create_attn", "get_attn", "BlurPool2d",
+    "DropBlock2d", "drop_block_2d", "create_attn", "get_attn", "BlurPool2d", "window_partition", "window_reverse",
 ]

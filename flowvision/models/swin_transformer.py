@@ -8,7 +8,7 @@ import numpy as np
 from flowvision import backend as flow
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
-from flowvision.layers import DropPath, Mlp, PatchEmbed, to_2tuple, trunc_normal_
+from flowvision.layers import DropPath, Mlp, PatchEmbed, to_2tuple, trunc_normal_, window_partition, window_reverse
 
 from ._builder import build_model_with_cfg
 from ._features import feature_take_indices
@@ -26,20 +26,6 @@ def relative_position_index(win_h, win_w):
     rel[:, :, 1] += win_w - 1
     rel[:, :, 0] *= 2 * win_w - 1
     return rel.sum(-1).astype(np.int64)
-
-
-def window_partition(x, window_size):
-    b, h, w, c = x.shape
-    wh, ww = window_size
-    x = x.reshape(b, h // wh, wh, w // ww, ww, c)
-    return x.permute(0, 1, 3, 2, 4, 5).reshape(-1, wh, ww, c)
-
-
-def window_reverse(windows, window_size, h, w):
-    wh, ww = window_size
-    c = windows.shape[-1]
-    x = windows.reshape(-1, h // wh, w // ww, wh, ww, c)
-    return x.permute(0, 1, 3, 2, 4, 5).reshape(-1, h, w, c)
 
 
 class WindowAttention(nn.Module):
@@ -61,24 +47,46 @@ class WindowAttention(nn.Module):
         self.proj = nn.Linear(attn_dim, dim)
         self.proj_drop = nn.Dropout(proj_drop)
         trunc_normal_(self.relative_position_bias_table, std=0.02)
+        self._mask_cache = None  # (key, additive attention mask) of the last cacheable call
 
     def _relative_position_bias(self):
         idx = self.relative_position_index.reshape(-1)
         bias = flow.index_select(self.relative_position_bias_table, 0, idx)
-        return bias.reshape(self.window_area, self.window_area, -1).permute(2, 0, 1).unsqueeze(0)
+        return bias.reshape(self.window_area, self.window_area, -1).permute(2, 0, 1)
+
+    def _attn_mask(self, shift_mask):
+        """Additive mask of the attention logits: relative-position bias (heads, N, N) plus the shifted-window
+        mask (nW, 1, N, N) -> (nW, heads, N, N), or (1, heads, N, N) without a shift.
+
+        Cached in eval mode when no gradient flows to the table; rebuilt when the table is written (its
+        ``_version``) or replaced, the shift mask changes, or the dtype / device does. Under a flowvision.compile
+        capture the table requires grad, so this is computed from constants only and folded into the plan."""
+        table = self.relative_position_bias_table
+        cacheable = not self.training and not (flow.is_grad_enabled() and table.requires_grad)
+        key = None
+        if cacheable:
+            key = (id(table), table._version[0], table.dtype, table.device,
+                   None if shift_mask is None else (id(shift_mask), shift_mask._version[0], shift_mask.dtype))
+            if self._mask_cache is not None and self._mask_cache[0] == key:
+                return self._mask_cache[1]
+        mask = self._relative_position_bias().unsqueeze(0)
+        if shift_mask is not None:
+            mask = mask + shift_mask.to(mask.dtype).unsqueeze(1)
+        self._mask_cache = (key, mask) if cacheable else None
+        return mask
 
     def forward(self, x, mask=None):
+        """x: (B*nW, N, C) windows, nW = mask.shape[0] with a shift mask (nW, N, N), else 1 -> (B*nW, N, C)."""
         b_, n, _ = x.shape
-        qkv = self.qkv(x).reshape(b_, n, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        num_win = 1 if mask is None else mask.shape[0]
+        if b_ % num_win:
+            raise ValueError(f"WindowAttention: {b_} windows are not a multiple of the mask's {num_win}")
+        # q, k, v: (B, nW, heads, N, head_dim) views of the qkv output (no copies)
+        qkv = self.qkv(x).reshape(b_ // num_win, num_win, n, 3, self.num_heads, -1).permute(3, 0, 1, 4, 2, 5)
         q, k, v = qkv.unbind(0)
-        attn = (q * self.scale) @ k.transpose(-2, -1)
-        attn = attn + self._relative_position_bias()
-        if mask is not None:
-            nw = mask.shape[0]
-            attn = attn.reshape(-1, nw, self.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
-            attn = attn.reshape(-1, self.num_heads, n, n)
-        attn = self.attn_drop(attn.softmax(dim=-1))
-        x = (attn @ v).transpose(1, 2).reshape(b_, n, -1)
+        x = F.scaled_dot_product_attention(q, k, v, attn_mask=self._attn_mask(mask),
+                                           dropout_p=self.attn_drop.p if self.training else 0.0, scale=self.scale)
+        x = x.transpose(2, 3).reshape(b_, n, -1)
         return self.proj_drop(self.proj(x))
 
 
@@ -122,28 +130,21 @@ class SwinTransformerBlock(nn.Module):
         mask = win[:, None, :] - win[:, :, None]
         return np.where(mask != 0, np.float32(-100.0), np.float32(0.0)).astype(np.float32)
 
-    def _attn(self, x):
+    def _attn(self, x, shortcut=None):
+        """Shifted-window attention of x (B, H, W, C), plus ``shortcut`` when given. The roll, the padding to
+        whole windows and the window (un)partition are one copy each (flowvision.layers.window_partition /
+        window_reverse), the residual add is folded into the reverse copy."""
         b, h, w, c = x.shape
-        sh, sw = self.shift_size
-        if sh or sw:
-            x = flow.roll(x, shifts=(-sh, -sw), dims=(1, 2))
-        wh, ww = self.window_size
-        pad_h, pad_w = (wh - h % wh) % wh, (ww - w % ww) % ww
-        if pad_h or pad_w:
-            x = F.pad(x, (0, 0, 0, pad_w, 0, pad_h))
-        hp, wp = h + pad_h, w + pad_w
-        windows = window_partition(x, self.window_size).reshape(-1, wh * ww, c)
+        windows = window_partition(x, self.window_size, self.shift_size)
         windows = self.attn(windows, mask=self.attn_mask)
-        x = window_reverse(windows.reshape(-1, wh, ww, c), self.window_size, hp, wp)
-        if pad_h or pad_w:
-            x = x[:, :h, :w, :]
-        if sh or sw:
-            x = flow.roll(x, shifts=(sh, sw), dims=(1, 2))
-        return x
+        return window_reverse(windows, self.window_size, self.shift_size, h, w, shortcut)
 
     def forward(self, x):
         b, h, w, c = x.shape
-        x = x + self.drop_path1(self._attn(self.norm1(x)))
+        if self.training and not isinstance(self.drop_path1, nn.Identity):
+            x = x + self.drop_path1(self._attn(self.norm1(x)))
+        else:  # drop_path is the identity: x + attn(norm1(x)) in the reverse pass
+            x = self._attn(self.norm1(x), shortcut=x)
         x = x.reshape(b, -1, c)
         x = x + self.drop_path2(self.mlp(self.norm2(x)))
         return x.reshape(b, h, w, c)
