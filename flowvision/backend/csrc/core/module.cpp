@@ -147,9 +147,32 @@ int parse_epilogue(const std::string& s) {
     fail("gemm_packed: unknown epilogue '" + s + "' (none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp)");
 }
 
+bool gemm_overlaps(const void* a, int64_t abytes, const void* b, int64_t bbytes) {
+    const char* a0 = static_cast<const char*>(a);
+    const char* b0 = static_cast<const char*>(b);
+    return a0 < b0 + bbytes && b0 < a0 + abytes;
+}
+
+// out= of the packed GEMMs: the caller's writeable C-contiguous array of the output's shape and dtype (a plan's
+// arena slot); None: a new array
+template <class T>
+Arr<T> gemm_out(const char* fn, py::object out_, const std::vector<int64_t>& shape) {
+    if (out_.is_none()) return empty<T>(shape);
+    const char* dt = sizeof(T) == 8 ? "float64" : "float32";
+    if (!py::isinstance<py::array_t<T>>(out_))
+        fail(std::string(fn) + ": out must be a numpy " + dt + " array (the packed weight's dtype)");
+    auto o = py::reinterpret_borrow<py::array>(out_);
+    if (!(o.flags() & py::array::c_style) || !o.writeable() ||
+        std::vector<int64_t>(o.shape(), o.shape() + o.ndim()) != shape)
+        fail(std::string(fn) + ": out must be a writeable C-contiguous " + dt + " array of shape " + vstr(shape) +
+             ", got " + shp(o) + (o.flags() & py::array::c_style ? "" : " (not C-contiguous)") +
+             (o.writeable() ? "" : " (read-only)"));
+    return py::reinterpret_borrow<Arr<T>>(out_);
+}
+
 template <class T>
 py::object gemm_packed_impl(py::handle a_, const PackedB& pk, py::object bias_, const std::string& ep,
-                            py::object res_, double lo, double hi) {
+                            py::object res_, double lo, double hi, py::object out_) {
     const char* fn = "gemm_packed";
     if (pk.isa != &table())
         fail(std::string(fn) + ": the weight was packed for ISA '" + pk.isa->isa + "' but '" + table().isa +
@@ -173,7 +196,13 @@ py::object gemm_packed_impl(py::handle a_, const PackedB& pk, py::object bias_, 
                  "), got " + shp(rk));
         res = rk.data();
     }
-    auto c = empty<T>({M, pk.N});
+    auto c = gemm_out<T>(fn, out_, {M, pk.N});
+    // the kernel reads a throughout; it reads each residual element right before writing that element of c, so
+    // out may be the residual (exactly, not a shifted overlap)
+    if (gemm_overlaps(c.data(), c.nbytes(), a.data(), a.nbytes()))
+        fail(std::string(fn) + ": out must not overlap a");
+    if (res && res != c.data() && gemm_overlaps(c.data(), c.nbytes(), res, rk.nbytes()))
+        fail(std::string(fn) + ": out must be the residual itself or not overlap it");
     const T* bp = packed_ptr(static_cast<T*>(const_cast<void*>(pk.data.data())));
     {
         py::gil_scoped_release rel;
@@ -203,7 +232,7 @@ PackedA pack_a_impl(py::handle a_) {
 
 template <class T>
 py::object gemm_packed_a_impl(const PackedA& pk, py::handle b_, py::object bias_, const std::string& ep,
-                              py::object res_, double lo, double hi) {
+                              py::object res_, double lo, double hi, py::object out_) {
     const char* fn = "gemm_packed_a";
     if (pk.isa != &table())
         fail(std::string(fn) + ": the weight was packed for ISA '" + pk.isa->isa + "' but '" + table().isa +
@@ -219,12 +248,15 @@ py::object gemm_packed_a_impl(const PackedA& pk, py::handle b_, py::object bias_
     const int act = parse_epilogue(ep);
     Arr<T> bk, rk;
     const T* bias = opt_ptr<T>(bias_, bk, fn, "bias", M);
-    auto c = three ? empty<T>({batch, M, N}) : empty<T>({M, N});
+    auto c = gemm_out<T>(fn, out_, three ? std::vector<int64_t>{batch, M, N} : std::vector<int64_t>{M, N});
+    if (gemm_overlaps(c.data(), c.nbytes(), b.data(), b.nbytes())) fail(std::string(fn) + ": out must not overlap b");
     const T* res = nullptr;
     if (!res_.is_none()) {
         rk = as<T>(res_, fn, "residual");
         if (rk.ndim() != c.ndim() || rk.size() != c.size() || rk.shape(0) != c.shape(0) || rk.shape(rk.ndim() - 1) != c.shape(c.ndim() - 1))
             fail(std::string(fn) + ": residual must have the output's shape " + shp(c) + ", got " + shp(rk));
+        // this kernel stores partial sums into c before it reads the residual: keep a copy if they share memory
+        if (gemm_overlaps(c.data(), c.nbytes(), rk.data(), rk.nbytes())) rk = Arr<T>(rk.attr("copy")());
         res = rk.data();
     }
     const T* ap = packed_ptr(static_cast<T*>(const_cast<void*>(pk.data.data())));
@@ -1234,13 +1266,15 @@ PYBIND11_MODULE(_C, m) {
     m.def("pack_b", [](hnd b, bool tb) { return is_f64(b) ? pack_b_impl<double>(b, tb) : pack_b_impl<float>(b, tb); },
           py::arg("b"), py::arg("trans_b") = false,
           "Pack the right-hand side of C = A @ op(B) once (op(B) is (K, N); trans_b: b is (N, K), a Linear weight)");
-    m.def("gemm_packed", [](hnd a, const PackedB& pk, obj bias, const std::string& ep, obj res, double lo, double hi) {
-        return pk.f64 ? gemm_packed_impl<double>(a, pk, bias, ep, res, lo, hi)
-                      : gemm_packed_impl<float>(a, pk, bias, ep, res, lo, hi);
+    m.def("gemm_packed", [](hnd a, const PackedB& pk, obj bias, const std::string& ep, obj res, double lo, double hi,
+                            obj out) {
+        return pk.f64 ? gemm_packed_impl<double>(a, pk, bias, ep, res, lo, hi, out)
+                      : gemm_packed_impl<float>(a, pk, bias, ep, res, lo, hi, out);
     }, py::arg("a"), py::arg("packed"), py::arg("bias") = py::none(), py::arg("epilogue") = "none",
-       py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0,
+       py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),
        "C = epilogue(a @ packed + bias + residual); a (M, K) is cast to the packed dtype; epilogue: none, relu, "
-       "relu6, gelu, gelu_tanh, silu, hardswish, clamp (to [lo, hi])");
+       "relu6, gelu, gelu_tanh, silu, hardswish, clamp (to [lo, hi]); out: a writeable C-contiguous (M, N) array "
+       "to write C into (may be the residual itself, must not overlap a)");
     py::class_<PackedA>(m, "PackedA", "A GEMM left-hand side (e.g. a 1x1 conv weight) packed once (from pack_a)")
         .def_readonly("M", &PackedA::M)
         .def_readonly("K", &PackedA::K)
@@ -1253,13 +1287,14 @@ PYBIND11_MODULE(_C, m) {
         });
     m.def("pack_a", [](hnd a) { return is_f64(a) ? pack_a_impl<double>(a) : pack_a_impl<float>(a); }, py::arg("a"),
           "Pack the left operand A (M, K) of C = A @ B once (a 1x1 convolution weight (O, C))");
-    m.def("gemm_packed_a", [](const PackedA& pk, hnd b, obj bias, const std::string& ep, obj res, double lo, double hi) {
-        return pk.f64 ? gemm_packed_a_impl<double>(pk, b, bias, ep, res, lo, hi)
-                      : gemm_packed_a_impl<float>(pk, b, bias, ep, res, lo, hi);
+    m.def("gemm_packed_a", [](const PackedA& pk, hnd b, obj bias, const std::string& ep, obj res, double lo, double hi,
+                              obj out) {
+        return pk.f64 ? gemm_packed_a_impl<double>(pk, b, bias, ep, res, lo, hi, out)
+                      : gemm_packed_a_impl<float>(pk, b, bias, ep, res, lo, hi, out);
     }, py::arg("packed"), py::arg("b"), py::arg("bias") = py::none(), py::arg("epilogue") = "none",
-       py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0,
+       py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),
        "C[i] = epilogue(packed @ b[i] + bias[:, None] + residual[i]) for b (K, N) or (batch, K, N): an NCHW 1x1 "
-       "stride-1 convolution with x reshaped to (N, C, H*W); bias is per output row (channel)");
+       "stride-1 convolution with x reshaped to (N, C, H*W); bias is per output row (channel); out: a writeable C-contiguous array of the output's shape (may share memory with the residual: it is copied first)");
     m.def("conv2d_forward", [](hnd x, hnd w, obj bias, v64 s, v64 p, v64 d, int64_t g) {
         return FV_DISPATCH(conv2d_forward_impl, is_f64(x) || is_f64(w), x, w, bias, s, p, d, g);
     }, py::arg("x"), py::arg("weight"), py::arg("bias"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),

@@ -300,22 +300,168 @@ void rows_kernel(int64_t K, const T* __restrict A, int64_t lda, const T* __restr
     }
 }
 
-// C(M, N) (row-major, ldc = N) = epilogue(A(M, K) @ packed B). Tasks are (row block x column range) pairs
-// handed out dynamically; each packs its own A block per K block; the epilogue runs on the task's tile right
-// after its last K block, while it is still in cache.
+// ---------------------------------------------------------------- packed-B GEMM with unpacked A
+// A Linear's activations are row-major and contiguous, so the tile kernel broadcasts A straight from its rows
+// (no per-task A packing: for short K, e.g. K = 96 in Swin/ConvNeXt, packing cost as much as 10% of the
+// FMAs). Each output element is summed in the same order whatever the tile or task shape: within a K block
+// k ascending from zero, K blocks added to C in order; the residual is added to the first block's sum, the
+// bias and activation on the last block's store, in registers. Reading the residual element right before
+// writing the same element makes C = residual aliasing safe.
+template <class T>
+struct TileEpilogue {
+    const T* res;       // residual, row stride ldc, already offset to the tile (nullptr: none)
+    const T* bias;      // NR values for this panel, zero padded (nullptr: none)
+    int act;            // Epilogue; relu/relu6 turned into clamp by the caller
+    T lo, hi;
+};
+
+template <class T>
+static inline vec_t<T> apply_vec_act(vec_t<T> v, int act, T lo, T hi) {
+    typedef vec_t<T> V;
+    if (act == kEpClamp) {
+        // NaN propagates (comparisons with NaN are false), like torch's clamp/relu
+        const V l = V{} + lo, h = V{} + hi;
+        v = v < l ? l : (v > h ? h : v);
+    } else if (act == kEpHardswish) {
+        const V z = V{}, six = V{} + T(6);
+        V u = v + T(3);
+        u = u < z ? z : (u > six ? six : u);
+        v = v * u / T(6);
+    }
+    return v;
+}
+
+// R rows x NV vectors of C. A rows at A + i * lda (k contiguous); B: the packed panel, kc rows of NR floats
+// (only the first NV * W columns are read, so a narrow NV serves a half-empty tail panel without wasted FMAs).
+// first: this is K block 0 (C is not read); last: the final K block (epilogue). nr < NV * W: partial tile.
+template <class T, int R, int NV>
+__attribute__((always_inline)) inline void tile_kernel(int64_t kc, const T* __restrict A, int64_t lda,
+                                                       const T* __restrict Bp, T* C, int64_t ldc, int64_t nr,
+                                                       bool first, bool last, const TileEpilogue<T>& ep) {
+    typedef vec_t<T> V;
+    constexpr int W = Cfg<T>::W, NR = Cfg<T>::NR, TW = NV * W;
+    V c[R][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) c[i][j] = V{};
+    const T* __restrict a[R];
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) a[i] = A + i * lda;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) {
+        V b[NV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(Bp + k * NR + j * W);
+#pragma GCC unroll 16
+        for (int i = 0; i < R; ++i) {
+            const T av = a[i][k];
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) c[i][j] += b[j] * av;
+        }
+    }
+    // a partial tile goes through a full-width scratch copy so the vector code below has no masks
+    alignas(64) T tmp_c[R * TW], tmp_r[R * TW];
+    const bool partial = nr < TW;
+    T* cp = C;
+    int64_t ldcp = ldc;
+    const T* rp = ep.res;
+    if (partial) {
+        if (!first)
+            for (int i = 0; i < R; ++i) {
+                for (int64_t j = 0; j < nr; ++j) tmp_c[i * TW + j] = C[i * ldc + j];
+                for (int64_t j = nr; j < TW; ++j) tmp_c[i * TW + j] = T(0);
+            }
+        if (first && rp) {
+            for (int i = 0; i < R; ++i) {
+                for (int64_t j = 0; j < nr; ++j) tmp_r[i * TW + j] = rp[i * ldc + j];
+                for (int64_t j = nr; j < TW; ++j) tmp_r[i * TW + j] = T(0);
+            }
+            rp = tmp_r;
+        }
+        cp = tmp_c;
+        ldcp = TW;
+    }
+    const int64_t ldr = partial ? TW : ldc;
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+            T* p = cp + i * ldcp + j * W;
+            V v = c[i][j];
+            if (first) {
+                if (rp) v = vload<V>(rp + i * ldr + j * W) + v;
+            } else {
+                v = vload<V>(p) + v;
+            }
+            if (last) {
+                if (ep.bias) v = v + vload<V>(ep.bias + j * W);
+                v = apply_vec_act<T>(v, ep.act, ep.lo, ep.hi);  // clamp family, hardswish (GELU/SiLU: per task)
+            }
+            vstore(p, v);
+        }
+    if (partial)
+        for (int i = 0; i < R; ++i) memcpy(C + i * ldc, tmp_c + i * TW, sizeof(T) * nr);
+    (void)NR;
+}
+
+// rows [i0, i1) of one panel, full-width kernel (MR rows at a time, then the remainder)
+template <class T, int NV>
+void tile_rows(int64_t kc, const T* A, int64_t lda, const T* Bp, T* C, int64_t ldc, int64_t i0, int64_t i1,
+               int64_t nr, bool first, bool last, TileEpilogue<T> ep, const T* res_base) {
+    constexpr int MR = Cfg<T>::MR;
+    // the narrow (tail panel) kernel has half the vectors per row, so twice the rows for the same accumulators
+    constexpr int RB = NV == Cfg<T>::NV ? MR : 2 * MR;
+    int64_t i = i0;
+    for (; i + RB <= i1; i += RB) {
+        ep.res = res_base ? res_base + i * ldc : nullptr;
+        tile_kernel<T, RB, NV>(kc, A + i * lda, lda, Bp, C + i * ldc, ldc, nr, first, last, ep);
+    }
+    if (RB != MR && i + MR <= i1) {
+        ep.res = res_base ? res_base + i * ldc : nullptr;
+        tile_kernel<T, MR, NV>(kc, A + i * lda, lda, Bp, C + i * ldc, ldc, nr, first, last, ep);
+        i += MR;
+    }
+    const int64_t rem = i1 - i;
+    if (rem <= 0) return;
+    ep.res = res_base ? res_base + i * ldc : nullptr;
+    const T* a = A + i * lda;
+    T* c = C + i * ldc;
+    switch (rem) {
+        case 1: tile_kernel<T, 1, NV>(kc, a, lda, Bp, c, ldc, nr, first, last, ep); break;
+        case 2: tile_kernel<T, 2, NV>(kc, a, lda, Bp, c, ldc, nr, first, last, ep); break;
+        case 3: tile_kernel<T, 3, NV>(kc, a, lda, Bp, c, ldc, nr, first, last, ep); break;
+        case 4: tile_kernel<T, 4, NV>(kc, a, lda, Bp, c, ldc, nr, first, last, ep); break;
+        default: tile_kernel<T, 5, NV>(kc, a, lda, Bp, c, ldc, nr, first, last, ep); break;
+    }
+}
+
+// C(M, N) (row-major, ldc = N) = epilogue(A(M, K) @ packed B). Tasks are (row range x panel range) tiles of
+// near-equal size handed out dynamically; inside a task K blocks are outermost (the task's A rows x kc stay in
+// L2 across its panels, each kc x NR B panel in L1/L2 across its rows). C may alias the residual.
 template <class T>
 void gemm_packed_impl(const T* A, int64_t M, int64_t K, int64_t N, const T* Bp, T* C, const T* bias, const T* res,
                       int act, T lo, T hi) {
-    constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
+    constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR, W = Cfg<T>::W, NV = Cfg<T>::NV;
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
-        for (int64_t i = 0; i < M; ++i) memset(C + i * N, 0, sizeof(T) * N);
-        epilogue_rows(C, N, 0, M, 0, N, bias, res, act, lo, hi);
+        for (int64_t i = 0; i < M; ++i) {
+            if (res) memmove(C + i * N, res + i * N, sizeof(T) * N);
+            else memset(C + i * N, 0, sizeof(T) * N);
+        }
+        epilogue_rows(C, N, 0, M, 0, N, bias, static_cast<const T*>(nullptr), act, lo, hi);
         return;
     }
     const int nt = in_parallel_region() ? 1 : get_num_threads();
     const int64_t npanels = ceil_div(N, NR), Npad = npanels * NR;
     if (M < MR && M <= 4) {
+        // rows_kernel stores its sums into C before epilogue_rows adds the residual: copy the (<= 4 rows)
+        // residual first in case it is C
+        Buf<T> res_copy(res ? M * N : 1);
+        if (res) {
+            memcpy(res_copy.get(), res, sizeof(T) * M * N);
+            res = res_copy.get();
+        }
         parallel_for(0, npanels, grain_for(K * NR * M, 1 << 17), [&](int64_t p0, int64_t p1) {
             for (int64_t p = p0; p < p1; ++p) {
                 const int64_t nr = mn<int64_t>(NR, N - p * NR);
@@ -331,38 +477,60 @@ void gemm_packed_impl(const T* A, int64_t M, int64_t K, int64_t N, const T* Bp, 
         });
         return;
     }
+    if (act == kEpRelu) { act = kEpClamp; lo = T(0); hi = T(INFINITY); }
+    if (act == kEpRelu6) { act = kEpClamp; lo = T(0); hi = T(6); }
+    // bias padded to whole panels, so the tile kernel's vector loads stay in bounds
+    Buf<T> bias_pad(bias ? Npad : 1);
+    if (bias) {
+        memcpy(bias_pad.get(), bias, sizeof(T) * N);
+        for (int64_t j = N; j < Npad; ++j) bias_pad.get()[j] = T(0);
+    }
+    const int64_t mpanels = ceil_div(M, MR);
     int64_t mblocks = ceil_div(M, kMC);
-    int64_t mc_blk = ceil_div(ceil_div(M, mblocks), MR) * MR;
-    mblocks = ceil_div(M, mc_blk);
-    // enough tasks (>= 8 per thread when the shape allows) for dynamic balancing on a shared machine,
-    // but column ranges of >= 2 panels so each task's packed A block is reused
+    // >= 8 tasks per thread when the shape allows (dynamic balancing on a shared machine); column ranges of >= 2
+    // panels, then more row blocks (A is not packed, so short row blocks cost nothing extra)
     int64_t nsplit = 1;
-    if (nt > 1) nsplit = mx<int64_t>(1, mn<int64_t>(ceil_div(8 * nt, mblocks), npanels / 2));
+    if (nt > 1) {
+        nsplit = mx<int64_t>(1, mn<int64_t>(ceil_div(8 * nt, mblocks), npanels / 2));
+        if (mblocks * nsplit < 8 * nt) mblocks = mn<int64_t>(mpanels, ceil_div(8 * nt, nsplit));
+        else mblocks = ceil_div(mblocks, nt) * nt;  // a multiple of the thread count: no straggler task
+        mblocks = mn<int64_t>(mblocks, mpanels);
+    }
     const int64_t ntasks = mblocks * nsplit;
-    const int64_t kc_max = mn<int64_t>(kKC, K);
+    const bool narrow_tail = (N - (npanels - 1) * NR) <= NR / 2 && NV % 2 == 0;
     auto task_fn = [&](int64_t t0, int64_t t1) {
-        Buf<T> Ap(mc_blk * kc_max);
         for (int64_t t = t0; t < t1; ++t) {
             const int64_t ib = t / nsplit, js = t % nsplit;
-            const int64_t i0 = ib * mc_blk, mc = mn<int64_t>(mc_blk, M - i0);
+            const int64_t i0 = mpanels * ib / mblocks * MR, i1 = mn<int64_t>(M, mpanels * (ib + 1) / mblocks * MR);
             const int64_t p0 = npanels * js / nsplit, p1 = npanels * (js + 1) / nsplit;
-            if (p0 >= p1) continue;
+            if (p0 >= p1 || i0 >= i1) continue;
             for (int64_t pc = 0; pc < K; pc += kKC) {
                 const int64_t kc = mn<int64_t>(kKC, K - pc);
-                pack_a(A, K, int64_t(1), i0, mc, pc, kc, Ap.get());
+                const bool first = pc == 0, last = pc + kc >= K;
                 const T* bblk = Bp + pc * Npad;
                 for (int64_t p = p0; p < p1; ++p) {
-                    const T* bpp = bblk + p * kc * NR;
                     const int64_t nr = mn<int64_t>(NR, N - p * NR);
-                    for (int64_t ir = 0; ir < mc; ir += MR)
-                        micro_kernel<T>(kc, Ap.get() + ir * kc, bpp, C + (i0 + ir) * N + p * NR, N,
-                                        mn<int64_t>(MR, mc - ir), nr, pc > 0);
+                    TileEpilogue<T> ep{nullptr, bias ? bias_pad.get() + p * NR : nullptr, act, lo, hi};
+                    const T* rb = first && res ? res + p * NR : nullptr;
+                    if (narrow_tail && p == npanels - 1)
+                        tile_rows<T, (NV + 1) / 2>(kc, A + pc, K, bblk + p * kc * NR, C + p * NR, N, i0, i1, nr,
+                                                   first, last, ep, rb);
+                    else
+                        tile_rows<T, NV>(kc, A + pc, K, bblk + p * kc * NR, C + p * NR, N, i0, i1, nr, first, last,
+                                         ep, rb);
                 }
             }
-            if (bias || res || act != kEpNone)
-                epilogue_rows(C, N, i0, i0 + mc, p0 * NR, mn<int64_t>(N, p1 * NR), bias, res, act, lo, hi);
+            // GELU / SiLU (vector exp) once over the task's tile while it is in L2: one call per tile row costs
+            // more than the call itself saves
+            if (act == kEpGelu || act == kEpGeluTanh || act == kEpSilu) {
+                const int64_t j0 = p0 * NR, j1 = mn<int64_t>(N, p1 * NR);
+                if (j0 == 0 && j1 == N) act_inplace<T>(act, C + i0 * N, (i1 - i0) * N);
+                else
+                    for (int64_t i = i0; i < i1; ++i) act_inplace<T>(act, C + i * N + j0, j1 - j0);
+            }
         }
     };
+    (void)W;
     if (ntasks > 1 && nt > 1 && double(M) * N * K > 1.0e6) parallel_for_dynamic(0, ntasks, task_fn);
     else task_fn(0, ntasks);
 }
