@@ -1182,6 +1182,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                            "have the same sequence length")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    from .._ops.attention import ScaledDotProductAttention, fused_sdpa_supported
+    if (dropout_p == 0.0 and not enable_gqa and (attn_mask is None or isinstance(attn_mask, Tensor))
+            and fused_sdpa_supported(query, key, value, attn_mask)):
+        # float32 on the CPU: one fused kernel over the strided views (float64/16, dropout, GQA, CUDA: below)
+        return ScaledDotProductAttention.apply(query, key, value, attn_mask, scale=scale, is_causal=is_causal)
     if enable_gqa and query.shape[-3] != key.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
         key = S.repeat_interleave(key, rep, dim=-3)

@@ -130,10 +130,7 @@ py::object sdpa(const py::object& q_, const py::object& k_, const py::object& v_
             m.shape.push_back(m.arr.shape(i));
             m.strides.push_back(m.arr.shape(i) == 1 ? 0 : m.arr.strides(i) / 4);
         }
-        while (m.shape.size() < 2) {  // a 0-d or 1-d mask: leading size-1 dims
-            m.shape.insert(m.shape.begin(), 1);
-            m.strides.insert(m.strides.begin(), 0);
-        }
+        if (m.shape.size() < 2) fail("sdpa: 'mask' must have at least 2 dims (..., Lq, Lk), got shape " + shp(m.arr));
         const size_t r = m.shape.size();
         const int64_t mq = m.shape[r - 2], mk = m.shape[r - 1];
         if ((mq != 1 && mq != Lq) || (mk != 1 && mk != Lk) || (int)r - 2 > out_batch_dims) {
