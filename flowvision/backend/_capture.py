@@ -469,8 +469,11 @@ def _const_nhwc(c):
     return np.ascontiguousarray(c.reshape((1,) * (4 - c.ndim) + c.shape).transpose(_NCHW_TO_NHWC))
 
 
-def _call(label, ins, outs, make, index=-1):
-    return _Op("call", None, None, None, list(outs), dict(label=label, ins=list(ins), make=make), index)
+def _call(label, ins, outs, make, index=-1, params=None):
+    """A lowered op with no recorded class: ``make()`` builds its Python step; ``params`` are what the native
+    executor needs to run it (flowvision/backend/_capture_native.py)."""
+    return _Op("call", None, None, None, list(outs), dict(label=label, ins=list(ins), make=make, params=params or {}),
+               index)
 
 
 def to_nhwc(g):
@@ -552,19 +555,21 @@ def to_nhwc(g):
             if cls is F.MaxPool2d and not any(r for r in readers.get(op.outs[1], [])) and op.outs[1] not in outputs:
                 k, st, p, d, ceil = (a[1] for a in op.args[1:6])
                 ops.append(_call("max_pool2d_nhwc", [x], [y], lambda k=k, st=st, p=p, d=d, ceil=ceil: (
-                    lambda v: _C.max_pool2d_nhwc(v, k, st, p, d, ceil)), op.index))
+                    lambda v: _C.max_pool2d_nhwc(v, k, st, p, d, ceil)), op.index,
+                    dict(kernel=k, stride=st, padding=p, dilation=d, ceil_mode=ceil)))
                 nhwc.add(y)
                 continue
             if cls is F.AvgPool2d and not op.args[6][1]:
                 k, st, p, ceil, cip = (a[1] for a in op.args[1:6])
                 ops.append(_call("avg_pool2d_nhwc", [x], [y], lambda k=k, st=st, p=p, ceil=ceil, cip=cip: (
-                    lambda v: _C.avg_pool2d_nhwc(v, k, st, p, ceil, cip)), op.index))
+                    lambda v: _C.avg_pool2d_nhwc(v, k, st, p, ceil, cip)), op.index,
+                    dict(kernel=k, stride=st, padding=p, ceil_mode=ceil, count_include_pad=cip)))
                 nhwc.add(y)
                 continue
             if cls is F.AdaptiveAvgPool2d:
                 o = tuple(op.args[1][1])
                 ops.append(_call("adaptive_avg_pool2d_nhwc", [x], [y], lambda o=o: (
-                    lambda v: _C.adaptive_avg_pool2d_nhwc(v, o)), op.index))
+                    lambda v: _C.adaptive_avg_pool2d_nhwc(v, o)), op.index, dict(output_size=o)))
                 nhwc.add(y)
                 continue
             if cls is R.Mean and op.args[0][2] is None and op.args[1][1] is not None:
@@ -575,7 +580,8 @@ def to_nhwc(g):
                     n, c = g.meta[x][0][:2]
                     shape = (n, 1, 1, c) if keep else (n, c)
                     ops.append(_call("global_avg_pool_nhwc", [x], [y], lambda shape=shape: (
-                        lambda v: _C.adaptive_avg_pool2d_nhwc(v, (1, 1)).reshape(shape)), op.index))
+                        lambda v: _C.adaptive_avg_pool2d_nhwc(v, (1, 1)).reshape(shape)), op.index,
+                        dict(output_size=(1, 1), out_shape=shape)))
                     if keep:
                         nhwc.add(y)
                     continue
@@ -694,17 +700,34 @@ def _inplace_epilogue(ep, lo, hi):
     return None
 
 
+def conv_nhwc_operands(g, op):
+    """(packed weight, float32 bias or None) of an NHWC convolution (shared by both executors)."""
+    a = op.attrs
+    w, b = a["w"], a["b"]
+    src = None if a["w_folded"] else g.const_src.get(id(w))
+    if src is not None and src._data is w:  # unmodified weight: share eager's packed copy (one in memory)
+        pk = _kernels.packed_conv(src, a["groups"])
+    else:
+        pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"])
+    return pk, None if b is None else np.ascontiguousarray(b, np.float32)
+
+
+def linear_operands(g, op):
+    """The packed (K, N) weight of a fused linear op (shared by both executors)."""
+    w = op.attrs["w"]
+    src = None if op.attrs["w_folded"] else g.const_src.get(id(w))
+    if (src is not None and src.ndim == 2 and tuple(src.shape) == w.shape[::-1] and src._data.dtype == w.dtype
+            and np.shares_memory(src._data, w) and w.strides == src._data.strides[::-1]):
+        return _kernels.packed_weight(src, "linear")  # w is t(weight): share eager's packed copy
+    return _C.pack_b(np.ascontiguousarray(w), False)
+
+
 def _lower_conv(g, op, out=None):
     a = op.attrs
     w, b, ep, lo, hi = a["w"], a["b"], a["ep"], a["lo"], a["hi"]
     if a.get("nhwc"):
-        src = None if a["w_folded"] else g.const_src.get(id(w))
-        if src is not None and src._data is w:  # unmodified weight: share eager's packed copy (one in memory)
-            pk = _kernels.packed_conv(src, a["groups"])
-        else:
-            pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"])
+        pk, b32 = conv_nhwc_operands(g, op)
         stride, padding, dilation = list(a["stride"]), list(a["padding"]), list(a["dilation"])
-        b32 = None if b is None else np.ascontiguousarray(b, np.float32)
 
         def run(x, res=None):
             return _C.conv2d_nhwc(x, pk, b32, stride, padding, dilation, ep, res, lo, hi, out)
@@ -752,14 +775,8 @@ def _lower_conv(g, op, out=None):
 
 def _lower_linear(g, op):
     a = op.attrs
-    w = a["w"]
-    k = w.shape[0]
-    src = None if a["w_folded"] else g.const_src.get(id(w))
-    if (src is not None and src.ndim == 2 and tuple(src.shape) == w.shape[::-1] and src._data.dtype == w.dtype
-            and np.shares_memory(src._data, w) and w.strides == src._data.strides[::-1]):
-        pk = _kernels.packed_weight(src, "linear")  # w is t(weight): share eager's packed copy
-    else:
-        pk = _C.pack_b(np.ascontiguousarray(w), False)
+    k = a["w"].shape[0]
+    pk = linear_operands(g, op)
     b, ep, lo, hi = a["b"], a["ep"], a["lo"], a["hi"]
     out_shape = g.meta[op.outs[0]][0]
     n = pk.N
@@ -770,14 +787,13 @@ def _lower_linear(g, op):
     return run
 
 
-def plan_arena(g, last, outputs):
-    """Preallocated output buffers for the NHWC convolutions (the kernel writes into ``out=``), shared by
-    convolutions whose outputs are never live at the same time, so a steady-state run allocates (and page-faults)
+def plan_buffers(g, last, outputs, sizes, fresh):
+    """The one liveness planner of both executors: output buffers for the ops in ``sizes`` (id(op) -> floats),
+    shared by ops whose outputs are never live at the same time, so a steady-state run allocates (and page-faults)
     nothing for them. A buffer stays reserved until the last read of every value that may alias it: outputs of
-    ops that can return views of their inputs (reshape, permute, ...) are put in their inputs' alias class;
-    convolutions, GEMMs and elementwise ops always return fresh arrays. Values the plan returns never live in
-    the arena (the next call would overwrite them)."""
-    fresh = _elementwise_classes()
+    ops not in ``fresh`` (id(op)s of ops that always return new memory) may be views of their inputs (reshape,
+    permute, ...) and join their inputs' alias class. Values the plan returns never live in a buffer (the next
+    call would overwrite them). Returns ({output slot: buffer index}, [buffer sizes in floats])."""
     parent = {}
 
     def find(s):
@@ -786,7 +802,7 @@ def plan_arena(g, last, outputs):
         return s
 
     for op in g.ops:
-        if op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in fresh):
+        if id(op) in fresh:
             continue
         for o in op.outs:
             for s in op.inputs():
@@ -801,26 +817,45 @@ def plan_arena(g, last, outputs):
         r = find(s)
         end[r] = max(end.get(r, -1), last.get(s, produced[s]), produced[s])
     tainted = {find(s) for s in outputs}
-    free, busy, buffers = {}, [], {}
+    free, busy, assigned, buf_sizes = {}, [], {}, []
     for i, op in enumerate(g.ops):
         for e in [b for b in busy if b[0] < i]:  # buffers whose alias class is dead before step i
             busy.remove(e)
             free.setdefault(e[1], []).append(e[2])
-        if op.kind != "conv" or not op.attrs.get("nhwc"):
+        n = sizes.get(id(op))
+        if n is None:
             continue
         y = op.outs[0]
         if find(y) in tainted:
             continue
+        if free.get(n):
+            b = free[n].pop()
+        else:
+            b = len(buf_sizes)
+            buf_sizes.append(n)
+        assigned[y] = b
+        busy.append((end[find(y)], n, b))
+    return assigned, buf_sizes
+
+
+def plan_arena(g, last, outputs):
+    """The Python executor's arena: preallocated outputs for the NHWC convolutions (the kernel writes into
+    ``out=``); convolutions, GEMMs and elementwise ops always return fresh arrays (see plan_buffers)."""
+    elementwise = _elementwise_classes()
+    fresh = {id(op) for op in g.ops if op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in elementwise)}
+    sizes = {id(op): int(np.prod(g.meta[op.outs[0]][0])) for op in g.ops if op.kind == "conv" and op.attrs.get("nhwc")}
+    assigned, buf_sizes = plan_buffers(g, last, outputs, sizes, fresh)
+    flat = [np.empty(n, np.float32) for n in buf_sizes]
+    buffers = {}
+    for y, b in assigned.items():
         n, c, h, w = g.meta[y][0]
-        key = (n, h, w, c)
-        buf = free[key].pop() if free.get(key) else np.empty(key, np.float32)
-        buffers[y] = buf
-        busy.append((end[find(y)], key, buf))
+        buffers[y] = flat[b].reshape(n, h, w, c)
     return buffers
 
 
-def _lower(g):
-    """The flat step list: (callable, input slots, output slots, slots to drop after the step)."""
+def last_reads(g):
+    """slot -> index of the last op reading it; per op, the slots to drop after it (read for the last time, or
+    produced and never read)."""
     outputs = _output_slots(g)
     last = {}
     for i, op in enumerate(g.ops):
@@ -830,30 +865,54 @@ def _lower(g):
     for s, i in last.items():
         if s not in outputs:
             drop_after[i].append(s)
+    for i, op in enumerate(g.ops):
+        drop_after[i] += [s for s in op.outs if s not in last and s not in outputs]
+    return last, drop_after
+
+
+def lower_python_step(g, op, out=None):
+    """The Python closure running ``op`` (called with its input arrays, in ``op.inputs()`` order)."""
+    if op.kind == "fn":
+        return _lower_fn(g, op)
+    if op.kind == "call":
+        return op.attrs["make"]()
+    if op.kind == "conv":
+        return _lower_conv(g, op, out)
+    return _lower_linear(g, op)
+
+
+def _lower(g):
+    """The Python executor's flat step list: (callable, input slots, output slots, slots to drop after, op)."""
+    outputs = _output_slots(g)
+    last, drop_after = last_reads(g)
     arena = plan_arena(g, last, outputs)
     steps = []
     for i, op in enumerate(g.ops):
-        if op.kind == "fn":
-            fn = _lower_fn(g, op)
-        elif op.kind == "call":
-            fn = op.attrs["make"]()
-        elif op.kind == "conv":
-            fn = _lower_conv(g, op, arena.get(op.outs[0]))
-        else:
-            fn = _lower_linear(g, op)
-        if op.kind in ("conv", "linear"):  # the kernels hold packed copies: drop the (folded) arrays
-            op.attrs = dict(op.attrs, w=None, b=None)
-        # outputs nobody reads are dropped right away (e.g. max-pool indices)
-        outs = tuple(op.outs)
-        dead = tuple(s for s in outs if s not in last and s not in outputs)
-        steps.append((fn, tuple(op.inputs()), outs, tuple(drop_after[i]) + dead, op))
+        fn = lower_python_step(g, op, arena.get(op.outs[0]))
+        steps.append((fn, tuple(op.inputs()), tuple(op.outs), tuple(drop_after[i]), op))
+    _drop_weights(g)
     return steps
 
 
-class _Plan:
-    """A lowered graph for one input (shape, dtype): runs with no autograd, no Tensor wrapping per op."""
+def _drop_weights(g):
+    for op in g.ops:
+        if op.kind in ("conv", "linear"):  # the kernels hold packed copies: drop the (folded) arrays
+            op.attrs = dict(op.attrs, w=None, b=None)
 
-    def __init__(self, g, optimise=True):
+
+EXECUTORS = ("native", "python")
+
+
+class _Plan:
+    """A lowered graph for one input (shape, dtype): runs with no autograd, no Tensor wrapping per op.
+
+    executor "native": float32 plans run in C++ (``_C.ExecPlan``, built by _capture_native), Python only for steps
+    with no native form; "python" (and float64 plans, or when the native build fails: ``native_error`` says why):
+    the steps are Python closures run by ``run``'s loop."""
+
+    def __init__(self, g, optimise=True, executor="native"):
+        if executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
         if optimise:
             eliminate_dead_code(g)
             fuse(g)
@@ -863,12 +922,35 @@ class _Plan:
             eliminate_dead_code(g)
         self.graph = g
         self.n_slots = len(g.meta)
-        self.steps = _lower(g)
-        self._run_steps = [(s[0], s[1], s[2], s[3]) for s in self.steps]
         self.outputs = g.outputs
         self.out_dtypes = [g.meta[o[1]][1] if o[0] == "v" else o[1].dtype for o in g.outputs]
+        self.native = self.native_error = None
+        self.steps = None
+        if executor == "native":
+            from . import _capture_native
+            try:
+                self.native, self.native_steps = _capture_native.build(g)
+            except _capture_native.NotNative as e:
+                self.native_error = str(e)
+            except Exception as e:  # noqa: BLE001 -- any build error: the Python executor still runs the plan
+                self.native_error = f"native build failed: {type(e).__name__}: {e}"
+        if self.native is not None:
+            _drop_weights(g)
+        else:
+            self.steps = _lower(g)
+            self._run_steps = [(s[0], s[1], s[2], s[3]) for s in self.steps]
+
+    @property
+    def executor(self):
+        return "native" if self.native is not None else "python"
 
     def run(self, x, keep_values=False):
+        if self.native is not None:
+            if keep_values:
+                raise ValueError("keep_values needs the Python executor (executor='python')")
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+                got = iter(self.native.run(x))
+            return [next(got) if o[0] == "v" else o[1] for o in self.outputs]
         slots = [None] * self.n_slots
         slots[0] = x
         kept = {} if keep_values else None
@@ -892,7 +974,12 @@ class _Plan:
         return (res, kept) if keep_values else res
 
     def describe(self):
-        lines = []
+        if self.native is not None:
+            return "executor: native (C++)\n" + "\n".join(
+                f"{'native' if native else 'PYTHON':<7s}{label:<28s} in={list(ins)} out={list(outs)} "
+                f"{self.graph.meta[outs[0]][0]}{'' if buf < 0 else f' arena#{buf}'}"
+                for (label, native, buf), (ins, outs) in self.native_steps)
+        lines = ["executor: python" + (f" ({self.native_error})" if self.native_error else "")]
         for fn, ins, outs, drop, op in self.steps:
             shp = [self.graph.meta[s][0] for s in outs]
             lines.append(f"{op.name():<28s} in={list(ins)} out={list(outs)} {shp[0] if len(shp) == 1 else shp}")
@@ -922,7 +1009,7 @@ def _diagnose(model, x2, dtype, g_ref, rtol):
                     "(data-dependent control flow)")
     if len(g_ref.ops) != len(g2.ops):
         return f"the op sequence has a different length on a second input ({len(g_ref.ops)} vs {len(g2.ops)})"
-    plan = _Plan(_copy_graph(g_ref), optimise=False)
+    plan = _Plan(_copy_graph(g_ref), optimise=False, executor="python")
     _, kept = plan.run(np.array(x2, copy=True), keep_values=True)
     for op in g_ref.ops:
         for s in op.outs:
@@ -952,7 +1039,10 @@ class CompiledModule:
     prints the steps of the plan for ``x``'s shape; ``fallback_reason`` holds the last fallback's message.
     """
 
-    def __init__(self, model, optimise=True, validate=True, rtol=1e-4):
+    def __init__(self, model, optimise=True, validate=True, rtol=1e-4, executor="native"):
+        if executor not in EXECUTORS:
+            raise ValueError(f"compile(): executor must be one of {EXECUTORS}, got {executor!r}")
+        self.executor = executor
         self.model = model
         self.optimise = optimise
         self.validate = validate
@@ -988,7 +1078,8 @@ class CompiledModule:
             g, ref1 = _capture(self.model, x1, dtype)
         except CaptureError as e:
             return self._fallback(f"capture failed: {e}")
-        plan = _Plan(_copy_graph(g), optimise=self.optimise)  # the passes rewrite their copy; g stays as recorded
+        # the passes rewrite their copy; g stays as recorded
+        plan = _Plan(_copy_graph(g), optimise=self.optimise, executor=self.executor)
         if not self.validate:
             return plan
         rng = np.random.default_rng(0)
@@ -998,7 +1089,7 @@ class CompiledModule:
         if self._matches(plan, x1, ref1) and self._matches(plan, x2, ref2):
             return plan
         if self.optimise:  # is it the passes? the unoptimised replay is the recorded ops themselves
-            plain = _Plan(_copy_graph(g), optimise=False)
+            plain = _Plan(_copy_graph(g), optimise=False, executor=self.executor)
             if self._matches(plain, x1, ref1) and self._matches(plain, x2, ref2):
                 warnings.warn("flowvision.compile: the optimised plan differs from eager; running the recorded ops "
                               "without fusion", RuntimeWarning, stacklevel=3)
@@ -1050,11 +1141,13 @@ class CompiledModule:
         return "eager fallback: " + str(self.fallback_reason) if plan is None else plan.describe()
 
 
-def compile(model, example_input, *, optimise=True, validate=True, rtol=1e-4):  # noqa: A001
+def compile(model, example_input, *, optimise=True, validate=True, rtol=1e-4, executor="native"):  # noqa: A001
     """Capture ``model`` (in eval mode) on ``example_input`` and return a :class:`CompiledModule`.
 
     optimise: run the graph passes (BN folding, epilogue fusion); validate: check the plan against eager on
-    the example and a random input (rtol) and fall back to eager, with a warning, when they differ.
+    the example and a random input (rtol) and fall back to eager, with a warning, when they differ;
+    executor: "native" runs float32 plans in C++ (Python only for ops with no native step), "python" runs every
+    step from a Python loop (float64 plans always do).
     """
     if not isinstance(example_input, Tensor):
         raise TypeError(f"compile(): example_input must be a Tensor, got {type(example_input).__name__}")
@@ -1062,6 +1155,6 @@ def compile(model, example_input, *, optimise=True, validate=True, rtol=1e-4):  
         raise TypeError(f"compile(): expected a flowvision.backend.nn.Module, got {type(model).__name__}")
     if model.training or any(m.training for m in model.modules()):
         raise RuntimeError("flowvision.backend.compile() captures inference: call model.eval() first")
-    cm = CompiledModule(model, optimise=optimise, validate=validate, rtol=rtol)
+    cm = CompiledModule(model, optimise=optimise, validate=validate, rtol=rtol, executor=executor)
     cm._plan_for(example_input)
     return cm

@@ -127,3 +127,21 @@ inline void need_f32(const char* fn, const char* name, const py::handle& h) {
     if (dt.kind() != 'f' || dt.itemsize() != 4)
         fail(std::string(fn) + ": '" + name + "' must be float32, got " + std::string(py::str(dt)));
 }
+
+// ---------------------------------------------------------------- shared with core/executor.cpp (core/module.cpp)
+// conv2d_nhwc's checks (ISA, x (N, H, W, C) against the packed weight, stride / padding / dilation) -> its params
+fv::ConvNhwcParams conv_nhwc_params(const char* fn, const PackedConv& pk, const std::vector<int64_t>& xshape,
+                                    const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
+                                    const std::vector<int64_t>& dil);
+// whether a strided / padded 1x1 first gathers its input pixels into a (N, OH, OW, C) scratch
+bool conv_nhwc_gathers(const PackedConv& pk, const fv::ConvNhwcParams& p);
+// conv2d_nhwc's compute (no GIL needed): `gathered` (N*OH*OW*C floats) when conv_nhwc_gathers, `nhwc_tmp`
+// (N*OH*OW*O) when a 1x1 writes NCHW (p.out_nchw); y must not overlap x or the residual
+void conv_nhwc_compute(const PackedConv& pk, const fv::ConvNhwcParams& p, const float* x, const float* bias,
+                       const float* res, float* y, int act, float lo, float hi, float* gathered, float* nhwc_tmp);
+// the Epilogue code of a gemm_packed / conv2d_nhwc epilogue name (throws on an unknown name)
+int epilogue_code(const std::string& name);
+// pooling output size and checks for an (N, C, H, W) input (max/avg pool)
+fv::PoolParams nchw_pool_params(const char* fn, const std::vector<int64_t>& nchw_shape, const std::vector<int64_t>& kernel,
+                                const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                                const std::vector<int64_t>& dilation, bool ceil_mode);

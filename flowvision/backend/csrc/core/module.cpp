@@ -620,6 +620,74 @@ bool overlaps(const py::array& a, const py::array& b) {
     return a0 < b0 + b.nbytes() && b0 < a0 + a.nbytes();
 }
 
+}  // namespace
+
+// Shared with core/executor.cpp (declared in core/bind_util.h): the checks and the compute of conv2d_nhwc.
+fv::ConvNhwcParams conv_nhwc_params(const char* fn, const PackedConv& pk, const std::vector<int64_t>& xshape,
+                                    const std::vector<int64_t>& stride_, const std::vector<int64_t>& pad_,
+                                    const std::vector<int64_t>& dil_) {
+    if (pk.isa != &table())
+        fail(std::string(fn) + ": the weight was packed for ISA '" + pk.isa->isa + "' but '" + table().isa +
+             "' is in use; pack it again");
+    if (xshape.size() != 4 || xshape[3] != pk.C) {
+        std::ostringstream os;
+        os << fn << ": x must be (N, H, W, C) with C=" << pk.C << " (the packed weight's input channels), got "
+           << vstr(xshape);
+        fail(os.str());
+    }
+    auto st = pair(stride_, fn, "stride"), pd = pair(pad_, fn, "padding"), dl = pair(dil_, fn, "dilation");
+    if (st[0] < 1 || st[1] < 1 || dl[0] < 1 || dl[1] < 1 || pd[0] < 0 || pd[1] < 0)
+        fail(std::string(fn) + ": invalid stride " + vstr(st) + ", padding " + vstr(pd) + " or dilation " + vstr(dl));
+    fv::ConvNhwcParams p{};
+    p.N = xshape[0]; p.H = xshape[1]; p.W = xshape[2]; p.C = pk.C;
+    p.O = pk.O; p.KH = pk.KH; p.KW = pk.KW; p.groups = pk.groups;
+    p.sh = st[0]; p.sw = st[1]; p.ph = pd[0]; p.pw = pd[1]; p.dh = dl[0]; p.dw = dl[1];
+    const int64_t eh = p.H + 2 * p.ph - p.dh * (p.KH - 1) - 1, ew = p.W + 2 * p.pw - p.dw * (p.KW - 1) - 1;
+    if (eh < 0 || ew < 0) {
+        std::ostringstream os;
+        os << fn << ": kernel " << vstr({p.KH, p.KW}) << " with dilation " << vstr(dl) << " does not fit input "
+           << vstr(xshape) << " padded by " << vstr(pd);
+        fail(os.str());
+    }
+    p.OH = eh / p.sh + 1;
+    p.OW = ew / p.sw + 1;
+    return p;
+}
+
+bool conv_nhwc_gathers(const PackedConv& pk, const fv::ConvNhwcParams& p) {
+    return pk.has_gemm && (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0);
+}
+
+void conv_nhwc_compute(const PackedConv& pk, const fv::ConvNhwcParams& p, const float* x, const float* bias,
+                       const float* res, float* yp, int act, float lo, float hi, float* gathered, float* nhwc_tmp) {
+    if (pk.has_gemm) {
+        const float* xa = x;
+        if (conv_nhwc_gathers(pk, p)) {
+            float* g = gathered;
+            for (int64_t n = 0; n < p.N; ++n)
+                for (int64_t oh = 0; oh < p.OH; ++oh)
+                    for (int64_t ow = 0; ow < p.OW; ++ow) {
+                        const int64_t ih = oh * p.sh - p.ph, iw = ow * p.sw - p.pw;
+                        float* d = g + ((n * p.OH + oh) * p.OW + ow) * p.C;
+                        if (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
+                            std::memcpy(d, x + ((n * p.H + ih) * p.W + iw) * p.C, sizeof(float) * p.C);
+                        else
+                            std::memset(d, 0, sizeof(float) * p.C);
+                    }
+            xa = gathered;
+        }
+        const float* bp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.gemm.data())));
+        float* yg = p.out_nchw ? nhwc_tmp : yp;
+        ks<float>().gemm_packed(xa, p.N * p.OH * p.OW, p.C, p.O, bp, yg, bias, res, act, lo, hi);
+        if (p.out_nchw) table().nhwc.transpose(yg, yp, p.N, p.OH * p.OW, p.O);
+    } else {
+        const float* wp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.data.data())));
+        table().nhwc.conv_forward(x, wp, bias, res, yp, p, act, lo, hi);
+    }
+}
+
+namespace {
+
 py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias_, std::vector<int64_t> stride_,
                             std::vector<int64_t> pad_, std::vector<int64_t> dil_, const std::string& ep,
                             py::object res_, double lo, double hi, py::object out_, bool nchw_out = false) {
@@ -629,34 +697,13 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
              "' is in use; pack it again");
     need_f32(fn, "x", x_);
     auto x = as<float>(x_, fn, "x");
-    if (x.ndim() != 4 || x.shape(3) != pk.C) {
-        std::ostringstream os;
-        os << fn << ": x must be (N, H, W, C) with C=" << pk.C << " (the packed weight's input channels), got "
-           << shp(x);
-        fail(os.str());
-    }
-    auto st = pair(stride_, fn, "stride"), pd = pair(pad_, fn, "padding"), dl = pair(dil_, fn, "dilation");
-    if (st[0] < 1 || st[1] < 1 || dl[0] < 1 || dl[1] < 1 || pd[0] < 0 || pd[1] < 0)
-        fail(std::string(fn) + ": invalid stride " + vstr(st) + ", padding " + vstr(pd) + " or dilation " + vstr(dl));
     static const char* names[] = {"none", "relu", "relu6", "gelu", "gelu_tanh", "silu", "hardswish", "clamp"};
     int act = -1;
     for (int i = 0; i < 8; ++i)
         if (ep == names[i]) act = i;
+    fv::ConvNhwcParams p = conv_nhwc_params(fn, pk, shape_vec(x), stride_, pad_, dil_);
     if (act < 0)
         fail(std::string(fn) + ": unknown epilogue '" + ep + "' (none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp)");
-    fv::ConvNhwcParams p{};
-    p.N = x.shape(0); p.H = x.shape(1); p.W = x.shape(2); p.C = pk.C;
-    p.O = pk.O; p.KH = pk.KH; p.KW = pk.KW; p.groups = pk.groups;
-    p.sh = st[0]; p.sw = st[1]; p.ph = pd[0]; p.pw = pd[1]; p.dh = dl[0]; p.dw = dl[1];
-    const int64_t eh = p.H + 2 * p.ph - p.dh * (p.KH - 1) - 1, ew = p.W + 2 * p.pw - p.dw * (p.KW - 1) - 1;
-    if (eh < 0 || ew < 0) {
-        std::ostringstream os;
-        os << fn << ": kernel " << vstr({p.KH, p.KW}) << " with dilation " << vstr(dl) << " does not fit input "
-           << shp(x) << " padded by " << vstr(pd);
-        fail(os.str());
-    }
-    p.OH = eh / p.sh + 1;
-    p.OW = ew / p.sw + 1;
     p.out_nchw = nchw_out ? 1 : 0;
     const std::vector<int64_t> oshape = nchw_out ? std::vector<int64_t>{p.N, p.O, p.OH, p.OW}
                                                  : std::vector<int64_t>{p.N, p.OH, p.OW, p.O};
@@ -684,9 +731,8 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
     const bool gemm = pk.has_gemm;
     // a strided or padded 1x1 gathers its input pixels (zeros where the pixel is padding) into a compact
     // (N, OH, OW, C) copy first; an NCHW output is computed NHWC and transposed
-    const bool gather = gemm && (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0);
     Arr<float> xg, yt;
-    if (gather) xg = empty<float>({p.N, p.OH, p.OW, p.C});
+    if (conv_nhwc_gathers(pk, p)) xg = empty<float>({p.N, p.OH, p.OW, p.C});
     if (gemm && nchw_out) yt = empty<float>({p.N, p.OH, p.OW, p.O});
     if (gemm && res && overlaps(rk, y)) {  // the GEMM writes partial sums into y before reading the residual
         py::object copy = rk.attr("copy")();
@@ -695,31 +741,9 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
     }
     {
         py::gil_scoped_release rel;
-        if (gemm) {
-            const float* xa = x.data();
-            if (gather) {
-                float* g = xg.mutable_data();
-                const float* xs = x.data();
-                for (int64_t n = 0; n < p.N; ++n)
-                    for (int64_t oh = 0; oh < p.OH; ++oh)
-                        for (int64_t ow = 0; ow < p.OW; ++ow) {
-                            const int64_t ih = oh * p.sh - p.ph, iw = ow * p.sw - p.pw;
-                            float* d = g + ((n * p.OH + oh) * p.OW + ow) * p.C;
-                            if (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
-                                std::memcpy(d, xs + ((n * p.H + ih) * p.W + iw) * p.C, sizeof(float) * p.C);
-                            else
-                                std::memset(d, 0, sizeof(float) * p.C);
-                        }
-                xa = xg.data();
-            }
-            const float* bp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.gemm.data())));
-            float* yg = nchw_out ? yt.mutable_data() : yp;
-            ks<float>().gemm_packed(xa, p.N * p.OH * p.OW, p.C, p.O, bp, yg, bias, res, act, float(lo), float(hi));
-            if (nchw_out) table().nhwc.transpose(yg, yp, p.N, p.OH * p.OW, p.O);
-        } else {
-            const float* wp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.data.data())));
-            table().nhwc.conv_forward(x.data(), wp, bias, res, yp, p, act, float(lo), float(hi));
-        }
+        conv_nhwc_compute(pk, p, x.data(), bias, res, yp, act, float(lo), float(hi),
+                          conv_nhwc_gathers(pk, p) ? xg.mutable_data() : nullptr,
+                          gemm && nchw_out ? yt.mutable_data() : nullptr);
     }
     return std::move(y);
 }
@@ -1182,6 +1206,14 @@ py::object interp_bwd_impl(py::handle gy_, std::vector<int64_t> input_shape, std
 }
 
 }  // namespace
+
+// Shared with core/executor.cpp (declared in core/bind_util.h).
+int epilogue_code(const std::string& name) { return parse_epilogue(name); }
+fv::PoolParams nchw_pool_params(const char* fn, const std::vector<int64_t>& nchw_shape, const std::vector<int64_t>& kernel,
+                                const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                                const std::vector<int64_t>& dilation, bool ceil_mode) {
+    return pool_params(fn, nchw_shape, kernel, stride, padding, dilation, ceil_mode);
+}
 
 // Dispatch on dtype: float64 if any floating input is float64, else float32.
 #define FV_DISPATCH(impl, probe, ...) \

@@ -1,0 +1,320 @@
+"""The native plan executor's lowering (issue 4, item 4): a captured, optimised float32 graph (flowvision/backend/
+_capture.py) becomes the step list of a ``_C.ExecPlan`` (csrc/core/executor.cpp), which runs the whole plan in C++
+with the GIL released.
+
+Every op whose computation has a C++ form becomes a native step that calls the same kernel the Python step calls
+(conv2d_nhwc, the packed GEMM, the NHWC pools and transposes, pointwise / GELU / SiLU, LayerNorm, softmax, batched
+GEMM) or does exact data movement (views as stride changes; copies, cat, roll and broadcast add / mul in
+cpu/exec_kernels.cpp), so a native plan computes what the Python executor computes, bit for bit. Anything else is
+a Python step: the executor re-acquires the GIL and calls the op's Python closure on numpy wrappers of its inputs.
+
+Memory: outputs of native compute steps go to buffers planned by liveness (``_capture.plan_buffers``, the planner
+the Python executor uses for its convolution outputs), allocated once per plan; values the plan returns get per-call
+storage owned by the returned numpy arrays.
+"""
+import numbers
+
+import numpy as np
+
+from . import _C
+from . import _capture as CP
+
+__all__ = ["build", "NotNative"]
+
+
+class NotNative(Exception):
+    """The plan cannot use the native executor at all (the message says why); the Python executor runs it."""
+
+
+_POINTWISE = {"relu": 0, "clamp": 1, "sigmoid": 2, "hardswish": 3, "hardsigmoid": 4}
+_GELU, _GELU_TANH, _SILU = 100, 101, 102
+# step kinds whose output is a new contiguous array (arena-planned); the view kinds alias their input
+_COMPUTE = {"conv", "linear", "transpose", "pool", "binary", "unary", "layer_norm", "softmax", "matmul", "cat", "roll"}
+
+
+def _phys_shape(g, s):
+    """The shape of slot ``s``'s array: NHWC slots keep their logical NCHW shape in ``g.meta``."""
+    shp = tuple(g.meta[s][0])
+    if s in g.nhwc:
+        n, c, h, w = shp
+        return (n, h, w, c)
+    return shp
+
+
+def _fake(shape, strides):
+    """An array with this layout over one float (never read): numpy computes view strides for us."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape, [st * 4 for st in strides])
+
+
+def _elem_strides(a):
+    return tuple(st // 4 for st in a.strides)
+
+
+def _contig(shape):
+    st, k = [], 1
+    for d in reversed(shape):
+        st.append(k)
+        k *= d
+    return tuple(reversed(st))
+
+
+def _is_int(i):
+    return isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _slice_spec(index, shape):
+    """Basic indexing ``x[index]`` as (output dims [(input dim, start, step, length) or (-1, 0, 0, 1) for a new
+    axis], fixed [(input dim, index)]); None for anything else (advanced indexing)."""
+    idx = list(index)
+    if not all(i is None or i is Ellipsis or isinstance(i, slice) or _is_int(i) for i in idx):
+        return None
+    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    ell = [k for k, i in enumerate(idx) if i is Ellipsis]
+    if len(ell) > 1 or n_real > len(shape):
+        return None
+    fill = [slice(None)] * (len(shape) - n_real)
+    idx = idx[:ell[0]] + fill + idx[ell[0] + 1:] if ell else idx + fill
+    dims, fixed, d = [], [], 0
+    for i in idx:
+        if i is None:
+            dims.append((-1, 0, 0, 1))
+            continue
+        if isinstance(i, slice):
+            start, stop, step = i.indices(shape[d])
+            dims.append((d, start, step, len(range(start, stop, step))))
+        else:
+            j = int(i)
+            j = j + shape[d] if j < 0 else j
+            if not 0 <= j < shape[d]:
+                return None
+            fixed.append((d, j))
+        d += 1
+    return dims, fixed
+
+
+class _Lowering:
+    def __init__(self, g):
+        from .nn import functional as F
+        from ._ops import elementwise as E, shape as S, linalg as L
+        self.g, self.F, self.E, self.S, self.L = g, F, E, S, L
+        self.layout = {0: _contig(_phys_shape(g, 0))}  # slot -> element strides when known at build time
+
+    def f32(self, s):
+        return self.g.meta[s][1] == np.float32
+
+    def spec(self, op):
+        """(kind, params) of the native step for ``op``, or None (a Python step)."""
+        g = self.g
+        if not all(self.f32(s) for s in op.inputs() + list(op.outs)) or len(op.outs) != 1:
+            return None
+        y = op.outs[0]
+        a = op.attrs
+        if op.kind == "conv":
+            if not a.get("nhwc"):
+                return None
+            pk, b32 = CP.conv_nhwc_operands(g, op)
+            return "conv", dict(packed=pk, bias=b32, in_shape=list(_phys_shape(g, a["x"])), stride=list(a["stride"]),
+                                padding=list(a["padding"]), dilation=list(a["dilation"]), ep=a["ep"],
+                                lo=float(a["lo"]), hi=float(a["hi"]))
+        if op.kind == "linear":
+            if a["w"].dtype != np.float32:
+                return None
+            b = None if a["b"] is None else np.ascontiguousarray(a["b"], np.float32)
+            return "linear", dict(packed=CP.linear_operands(g, op), bias=b, out_shape=list(_phys_shape(g, y)),
+                                  ep=a["ep"], lo=float(a["lo"]), hi=float(a["hi"]))
+        if op.kind == "call":
+            return self.call_spec(op)
+        if any(x[0] == "v" and x[2] is not None for x in op.args):
+            return None  # an activation cast to another dtype first
+        return self.fn_spec(op)
+
+    def call_spec(self, op):
+        g, label, prm = self.g, op.attrs["label"], op.attrs.get("params", {})
+        x, y = op.attrs["ins"][0], op.outs[0]
+        xs = list(_phys_shape(g, x))
+        if label in ("to_nhwc", "to_nchw"):
+            return "transpose", dict(to_nhwc=label == "to_nhwc") if len(xs) == 4 else None
+        if label == "nhwc_as_permuted":
+            return "reshape", dict(mode=0, out_shape=list(_phys_shape(g, y)))
+        if label == "permuted_as_nhwc":
+            return "reshape", dict(mode=3, out_shape=list(_phys_shape(g, y)))
+        if label in ("max_pool2d_nhwc", "avg_pool2d_nhwc"):
+            k, st = list(prm["kernel"]), list(prm["stride"] or [])
+            return "pool", dict(pool=0 if label.startswith("max") else 1, in_shape=xs, kernel=k, stride=st,
+                                padding=list(prm["padding"]), dilation=list(prm.get("dilation", (1, 1))),
+                                ceil_mode=bool(prm["ceil_mode"]), count_include_pad=bool(prm.get("count_include_pad", True)),
+                                out_shape=list(_phys_shape(g, y)))
+        if label in ("adaptive_avg_pool2d_nhwc", "global_avg_pool_nhwc"):
+            o = prm["output_size"]
+            o = (o, o) if isinstance(o, int) else tuple(o)
+            if len(o) != 2 or not all(_is_int(v) for v in o):
+                return None
+            return "pool", dict(pool=2, in_shape=xs, output_size=list(o),
+                                out_shape=list(prm.get("out_shape", _phys_shape(g, y))))
+        return None
+
+    def fn_spec(self, op):
+        g, F, E, S, L = self.g, self.F, self.E, self.S, self.L
+        cls, args, y = op.cls, op.args, op.outs[0]
+        ys = list(_phys_shape(g, y))
+        acts = [x[1] for x in args if x[0] == "v"]
+        if cls is S.View:
+            x = args[0][1]
+            lay = self.layout.get(x)
+            if lay is not None:
+                try:
+                    np.reshape(_fake(_phys_shape(g, x), lay), ys, copy=False)
+                except ValueError:
+                    return "reshape", dict(mode=2, out_shape=ys)  # needs a copy: a compute step
+            return "reshape", dict(mode=1, out_shape=ys)
+        if cls is S.Permute:
+            return "permute", dict(perm=[int(d) for d in args[1][1]])
+        if cls is S.Slice:
+            sp = _slice_spec(args[1][1], _phys_shape(g, args[0][1]))
+            if sp is None or [d[3] for d in sp[0]] != ys:
+                return None
+            return "slice", dict(dims=[list(d) for d in sp[0]], fixed=[list(f) for f in sp[1]])
+        if cls is S.Cat:
+            if len(acts) != len(args):
+                return None
+            return "cat", dict(dim=int(op.kwargs["dim"]) % len(ys), out_shape=ys)
+        if cls is S.Roll:
+            shifts, dims = args[1][1], args[2][1]
+            shifts = (shifts,) if _is_int(shifts) else tuple(shifts)
+            dims = (dims,) if _is_int(dims) else tuple(dims)
+            if len(shifts) != len(dims):
+                return None
+            total = {}
+            for sh, d in zip(shifts, dims):  # numpy adds the shifts of a repeated dim
+                d = int(d) % len(ys)
+                total[d] = total.get(d, 0) + int(sh)
+            return "roll", dict(shifts=list(total.values()), dims=list(total.keys()))
+        if cls in (E.Add, E.Mul) and len(args) == 2 and op.kwargs.get("alpha", 1) == 1 and acts:
+            const_pos = -1
+            c = None
+            for k, x in enumerate(args):
+                if x[0] == "c":
+                    c = x[1]
+                    if not isinstance(c, np.ndarray) or c.dtype != np.float32 or c.ndim > len(ys):
+                        return None
+                    const_pos, c = k, np.ascontiguousarray(c)
+            return "binary", dict(op=0 if cls is E.Add else 1, const_pos=const_pos, const=c, out_shape=ys)
+        unary = self.unary_kind(op)
+        if unary is not None:
+            return "unary", dict(unary=unary[0], lo=unary[1], hi=unary[2])
+        if cls is F.LayerNorm:
+            w, b, nshape, eps = (x[1] for x in args[1:5])
+            if any(x[0] == "v" for x in args[1:]):
+                return None
+            n = int(np.prod(nshape)) if nshape else 1
+            if tuple(ys[len(ys) - len(nshape):]) != tuple(nshape):
+                return None
+            w = None if w is None else np.ascontiguousarray(np.asarray(w).reshape(-1), np.float32)
+            b = None if b is None else np.ascontiguousarray(np.asarray(b).reshape(-1), np.float32)
+            return "layer_norm", dict(n=n, eps=float(eps), weight=w, bias=b)
+        if cls is F._Softmax:
+            dim, log = args[1][1], args[2][1]
+            if len(ys) == 0 or int(dim) % len(ys) != len(ys) - 1:
+                return None  # the Python step moves the axis first
+            return "softmax", dict(log=bool(log))
+        if cls is L.Matmul and len(acts) == 2 and len(args) == 2:
+            if min(len(_phys_shape(g, s)) for s in acts) < 2:
+                return None
+            return "matmul", {}
+        return None
+
+    def unary_kind(self, op):
+        F, E, cls, args = self.F, self.E, op.cls, op.args
+        if len(op.inputs()) != 1 or args[0][0] != "v":
+            return None
+        if cls is F._Relu:
+            return _POINTWISE["relu"], 0.0, 0.0
+        if cls is F._Hardtanh:
+            return _POINTWISE["clamp"], float(args[1][1]), float(args[2][1])
+        if cls is F._Hardswish:
+            return _POINTWISE["hardswish"], 0.0, 0.0
+        if cls is F._Hardsigmoid:
+            return _POINTWISE["hardsigmoid"], 0.0, 0.0
+        if cls is getattr(getattr(E, "sigmoid", None), "Function", None):
+            return _POINTWISE["sigmoid"], 0.0, 0.0
+        if cls is F._Silu:
+            return _SILU, 0.0, 0.0
+        if cls is F._Gelu:
+            approx = args[1][1] if len(args) > 1 else op.kwargs.get("approximate", "none")
+            if approx not in ("none", "tanh"):
+                return None
+            return (_GELU if approx == "none" else _GELU_TANH), 0.0, 0.0
+        return None
+
+    def track_layout(self, op, kind, params):
+        """The output's strides when the build can know them (a compute step: contiguous; a view of a known
+        layout: numpy's view of a fake array), else nothing (a Python step's result: unknown)."""
+        g, y = self.g, op.outs[0] if op.outs else None
+        if kind is None or y is None:
+            return
+        ys = _phys_shape(g, y)
+        if kind in _COMPUTE or (kind == "reshape" and params["mode"] == 2):
+            self.layout[y] = _contig(ys)
+            return
+        lay = self.layout.get(op.inputs()[0])
+        if lay is None:
+            return
+        x = _fake(_phys_shape(g, op.inputs()[0]), lay)
+        try:
+            if kind == "reshape":
+                mode = params["mode"]
+                v = x if mode == 0 else (np.ascontiguousarray(x) if mode == 3 else np.reshape(x, ys, copy=False))
+                if mode == 3 and not x.flags.c_contiguous:
+                    return  # copied per call: contiguous, but unknown to the planner (it is an alias class)
+            elif kind == "permute":
+                v = np.transpose(x, params["perm"])
+            elif kind == "slice":
+                v = x[op.args[1][1] + (Ellipsis,)] if not any(i is Ellipsis for i in op.args[1][1]) \
+                    else x[op.args[1][1]]
+            else:
+                return
+        except (ValueError, IndexError, TypeError):
+            return
+        if tuple(v.shape) == tuple(ys):
+            self.layout[y] = _elem_strides(v)
+
+
+def build(g):
+    """The ``_C.ExecPlan`` of a captured graph, and per step ((label, native, buffer), (ins, outs))."""
+    if not hasattr(_C, "ExecPlan"):
+        raise NotNative("this build of flowvision's C++ extension has no ExecPlan")
+    if g.meta[0][1] != np.float32:
+        raise NotNative(f"the native executor runs float32 plans (this one is {np.dtype(g.meta[0][1]).name})")
+    low = _Lowering(g)
+    outputs = CP._output_slots(g)
+    last, drop_after = CP.last_reads(g)
+    specs = []
+    for op in g.ops:
+        sp = low.spec(op)
+        kind, params = sp if sp is not None else (None, None)
+        low.track_layout(op, kind, params)
+        specs.append((kind, params))
+    elementwise = CP._elementwise_classes()
+    fresh, sizes = set(), {}
+    for op, (kind, params) in zip(g.ops, specs):
+        if kind in _COMPUTE or (kind == "reshape" and params["mode"] == 2):
+            fresh.add(id(op))
+            sizes[id(op)] = int(np.prod(_phys_shape(g, op.outs[0])))
+        elif kind is None and (op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in elementwise)):
+            fresh.add(id(op))  # a Python step returning a new array
+    assigned, buf_sizes = CP.plan_buffers(g, last, outputs, sizes, fresh)
+    out_slots = [o[1] for o in g.outputs if o[0] == "v"]
+    plan = _C.ExecPlan(len(g.meta), list(_phys_shape(g, 0)), out_slots, buf_sizes)
+    io = []
+    for i, (op, (kind, params)) in enumerate(zip(g.ops, specs)):
+        label = op.name()
+        spec = dict(label=label, ins=list(op.inputs()), outs=list(op.outs), drop=list(drop_after[i]),
+                    buf=assigned.get(op.outs[0], -1) if op.outs else -1)
+        if kind is None:
+            spec["fn"] = CP.lower_python_step(g, op)
+            plan.add_step("python", spec)
+        else:
+            spec.update(params)
+            plan.add_step(kind, spec)
+        io.append((tuple(op.inputs()), tuple(op.outs)))
+    return plan, list(zip(plan.steps(), io))
