@@ -204,3 +204,160 @@ def test_conv2d_1x1_one_pixel_inference_path(n):
         y = F.conv2d(flow.from_numpy(x), flow.from_numpy(w), flow.from_numpy(b))
     assert tuple(y.shape) == ref.shape
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------- transformer shapes (short K, narrow N, few rows)
+# N values give a half-empty (narrow-kernel) or partial last panel on every ISA (panel width 64 / 16 / 8 floats);
+# M values leave every row remainder; K = 96 is one K block, 300 and 520 two and three (the last one partial).
+TRANSFORMER_SHAPES = [(5, 96, 96), (49, 300, 160), (61, 96, 200), (131, 520, 40), (98, 192, 24), (13, 384, 12)]
+
+
+def _reference(a, w, b, r):
+    return a.astype(np.float64) @ w.astype(np.float64).T + b + r
+
+
+@pytest.mark.parametrize("shape", TRANSFORMER_SHAPES)
+def test_gemm_packed_transformer_shapes(isa, shape):
+    M, K, N = shape
+    rng = np.random.default_rng(M * 7 + K + N)
+    a = rng.standard_normal((M, K), dtype=np.float32)
+    w = rng.standard_normal((N, K), dtype=np.float32)
+    b = rng.standard_normal(N, dtype=np.float32)
+    r = rng.standard_normal((M, N), dtype=np.float32)
+    pk = _C.pack_b(w, True)
+    pre = torch.from_numpy(_reference(a, w, b, r))
+    tol = 2e-6 * np.sqrt(K) * float(pre.abs().max())
+    for ep, fn in EPILOGUES.items():
+        y = _C.gemm_packed(a, pk, b, ep, r, -0.5, 0.7)
+        err = np.abs(y - fn(pre).numpy()).max()
+        assert err <= tol, (ep, err)
+    # bias only / residual only / neither
+    np.testing.assert_allclose(_C.gemm_packed(a, pk, b), pre.numpy() - r, rtol=0, atol=tol)
+    np.testing.assert_allclose(_C.gemm_packed(a, pk, None, "none", r), pre.numpy() - b, rtol=0, atol=tol)
+    np.testing.assert_allclose(_C.gemm_packed(a, pk), pre.numpy() - b - r, rtol=0, atol=tol)
+    # float64: the same paths at double width
+    pk64 = _C.pack_b(w.astype(np.float64), True)
+    y64 = _C.gemm_packed(a.astype(np.float64), pk64, b.astype(np.float64), "gelu", r.astype(np.float64))
+    assert np.abs(y64 - TF.gelu(pre).numpy()).max() <= 1e-12 * float(pre.abs().max())
+
+
+@pytest.mark.parametrize("shape", [(49, 768, 768), (300, 96, 96), (1000, 96, 160), (196, 300, 200)])
+def test_gemm_packed_bit_identical_across_threads(isa, shape):
+    """The K summation order does not depend on how the tiles are split between threads."""
+    M, K, N = shape
+    rng = np.random.default_rng(M + K)
+    a = rng.standard_normal((M, K), dtype=np.float32)
+    w = rng.standard_normal((N, K), dtype=np.float32)
+    b = rng.standard_normal(N, dtype=np.float32)
+    r = rng.standard_normal((M, N), dtype=np.float32)
+    pk = _C.pack_b(w, True)
+    old = flow.get_num_threads()
+    try:
+        outs = {}
+        for t in (1, 2, 3):
+            flow.set_num_threads(t)
+            outs[t] = [_C.gemm_packed(a, pk, b, "gelu"), _C.gemm_packed(a, pk, b, "none", r),
+                       _C.gemm_packed(a, pk, None, "relu")]
+    finally:
+        flow.set_num_threads(old)
+    for t in (2, 3):
+        for x, y in zip(outs[1], outs[t]):
+            np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("shape", [(3, 300, 70), (5, 96, 96), (61, 300, 200), (49, 96, 40)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_packed_out(isa, shape, dtype):
+    M, K, N = shape
+    rng = np.random.default_rng(M + N)
+    a = rng.standard_normal((M, K)).astype(dtype)
+    w = rng.standard_normal((N, K)).astype(dtype)
+    b = rng.standard_normal(N).astype(dtype)
+    r = rng.standard_normal((M, N)).astype(dtype)
+    pk = _C.pack_b(w, True)
+    want = _C.gemm_packed(a, pk, b, "relu6", r)
+    tol = (2e-6 * np.sqrt(K) if dtype == np.float32 else 1e-12) * np.abs(_reference(a, w, b, r)).max()
+    assert np.abs(want - np.clip(_reference(a, w, b, r), 0, 6)).max() <= tol
+    out = np.full((M, N), np.nan, dtype)
+    y = _C.gemm_packed(a, pk, b, "relu6", r, out=out)
+    assert y is out
+    np.testing.assert_array_equal(out, want)
+    # out is the residual itself (the captured plan's in-place residual add): read before written, per element
+    res = r.copy()
+    y = _C.gemm_packed(a, pk, b, "relu6", res, out=res)
+    assert y is res
+    np.testing.assert_array_equal(res, want)
+    # a C-contiguous view into a bigger arena
+    arena = np.zeros(M * N + 16, dtype)
+    view = arena[8:8 + M * N].reshape(M, N)
+    _C.gemm_packed(a, pk, b, "relu6", r, out=view)
+    np.testing.assert_array_equal(view, want)
+    assert not arena[:8].any() and not arena[8 + M * N:].any()
+
+
+def test_gemm_packed_a_out_aliasing_residual(isa):
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((20, 300), dtype=np.float32)  # K = 300: two K blocks of partial sums
+    x = rng.standard_normal((2, 300, 50), dtype=np.float32)
+    b = rng.standard_normal(20, dtype=np.float32)
+    r = rng.standard_normal((2, 20, 50), dtype=np.float32)
+    pk = _C.pack_a(w)
+    want = _C.gemm_packed_a(pk, x, b, "relu", r)
+    ref = np.maximum(np.einsum("ok,bkn->bon", w.astype(np.float64), x) + b[:, None] + r, 0)
+    assert np.abs(want - ref).max() <= 2e-6 * np.sqrt(300) * np.abs(ref).max()
+    out = np.empty_like(r)
+    assert _C.gemm_packed_a(pk, x, b, "relu", r, out=out) is out
+    np.testing.assert_array_equal(out, want)
+    res = r.copy()
+    _C.gemm_packed_a(pk, x, b, "relu", res, out=res)
+    np.testing.assert_array_equal(res, want)
+
+
+def test_gemm_packed_out_errors():
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((6, 8), dtype=np.float32)
+    pk = _C.pack_b(rng.standard_normal((5, 8), dtype=np.float32), True)
+    with pytest.raises(ValueError, match=r"out must be a writeable C-contiguous float32 array of shape \(6, 5\)"):
+        _C.gemm_packed(a, pk, out=np.empty((5, 6), np.float32))
+    with pytest.raises(ValueError, match="float32"):
+        _C.gemm_packed(a, pk, out=np.empty((6, 5), np.float64))
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        _C.gemm_packed(a, pk, out=np.empty((6, 10), np.float32)[:, ::2])
+    ro = np.empty((6, 5), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        _C.gemm_packed(a, pk, out=ro)
+    with pytest.raises(ValueError, match="out must be a numpy"):
+        _C.gemm_packed(a, pk, out=[[0.0] * 5] * 6)
+    big = np.zeros(64, np.float32)
+    a_in = big[:48].reshape(6, 8)
+    with pytest.raises(ValueError, match="must not overlap a"):
+        _C.gemm_packed(a_in, pk, out=big[30:60].reshape(6, 5))
+    r = np.zeros(40, np.float32)
+    with pytest.raises(ValueError, match="residual itself or not overlap"):
+        _C.gemm_packed(a, pk, None, "none", r[:30].reshape(6, 5), out=r[5:35].reshape(6, 5))
+    pka = _C.pack_a(rng.standard_normal((4, 8), dtype=np.float32))
+    with pytest.raises(ValueError, match=r"shape \(4, 3\)"):
+        _C.gemm_packed_a(pka, np.ones((8, 3), np.float32), out=np.empty((3, 4), np.float32))
+    bb = np.ones(40, np.float32)
+    with pytest.raises(ValueError, match="must not overlap b"):
+        _C.gemm_packed_a(pka, bb[:24].reshape(8, 3), out=bb[:12].reshape(4, 3))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", [(3136, 96, 384), (3136, 384, 96), (784, 192, 768), (196, 1536, 384),
+                                   (49, 3072, 768), (1576, 768, 2304), (197, 3072, 768)])
+def test_gemm_packed_layer_shapes_full_size(shape):
+    M, K, N = shape
+    rng = np.random.default_rng(M + K + N)
+    a = rng.standard_normal((M, K), dtype=np.float32)
+    w = rng.standard_normal((N, K), dtype=np.float32)
+    b = rng.standard_normal(N, dtype=np.float32)
+    r = rng.standard_normal((M, N), dtype=np.float32)
+    pre = torch.from_numpy(_reference(a, w, b, r))
+    tol = 2e-6 * np.sqrt(K) * float(pre.abs().max())
+    pk = _C.pack_b(w, True)
+    assert np.abs(_C.gemm_packed(a, pk, b, "gelu", r) - TF.gelu(pre).numpy()).max() <= tol
+    res = r.copy()
+    _C.gemm_packed(a, pk, b, "none", res, out=res)
+    assert np.abs(res - pre.numpy()).max() <= tol
