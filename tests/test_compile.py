@@ -56,7 +56,7 @@ def _plan(cm, x):
 
 
 def _step_names(plan):
-    return [s[4].name() for s in plan.steps]
+    return [op.name() for op in plan.graph.ops]
 
 
 # (name, input size, create_model kwargs): one small case per family

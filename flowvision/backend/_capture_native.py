@@ -29,7 +29,10 @@ class NotNative(Exception):
 _POINTWISE = {"relu": 0, "clamp": 1, "sigmoid": 2, "hardswish": 3, "hardsigmoid": 4}
 _GELU, _GELU_TANH, _SILU = 100, 101, 102
 # step kinds whose output is a new contiguous array (arena-planned); the view kinds alias their input
-_COMPUTE = {"conv", "linear", "transpose", "pool", "binary", "unary", "layer_norm", "softmax", "matmul", "cat", "roll"}
+_COMPUTE = {"conv", "linear", "transpose", "pool", "binary", "unary", "layer_norm", "softmax", "matmul", "cat", "roll",
+            "window"}
+# compute steps whose new output is not C-contiguous: attention's (batch, Lq, Dv) view of (.., Lq, H, Dv) memory
+_COMPUTE_STRIDED = {"sdpa"}
 
 
 def _phys_shape(g, s):
@@ -60,6 +63,10 @@ def _contig(shape):
 
 def _is_int(i):
     return isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _pair(v):
+    return [int(v), int(v)] if _is_int(v) else [int(t) for t in v]
 
 
 def _slice_spec(index, shape):
@@ -175,9 +182,17 @@ class _Lowering:
                 return None
             return "slice", dict(dims=[list(d) for d in sp[0]], fixed=[list(f) for f in sp[1]])
         if cls is S.Cat:
-            if len(acts) != len(args):
-                return None
-            return "cat", dict(dim=int(op.kwargs["dim"]) % len(ys), out_shape=ys)
+            pieces, consts, k = [], [], 0
+            for x in args:
+                if x[0] == "v":
+                    pieces.append(k)
+                    k += 1
+                elif isinstance(x[1], np.ndarray) and x[1].dtype == np.float32 and x[1].ndim == len(ys):
+                    consts.append(np.ascontiguousarray(x[1]))
+                    pieces.append(-len(consts))
+                else:
+                    return None
+            return "cat", dict(dim=int(op.kwargs["dim"]) % len(ys), out_shape=ys, pieces=pieces, consts=consts)
         if cls is S.Roll:
             shifts, dims = args[1][1], args[2][1]
             shifts = (shifts,) if _is_int(shifts) else tuple(shifts)
@@ -217,10 +232,55 @@ class _Lowering:
             if len(ys) == 0 or int(dim) % len(ys) != len(ys) - 1:
                 return None  # the Python step moves the axis first
             return "softmax", dict(log=bool(log))
+        native = self.attention_or_window(op, ys)
+        if native is not None:
+            return native
         if cls is L.Matmul and len(acts) == 2 and len(args) == 2:
             if min(len(_phys_shape(g, s)) for s in acts) < 2:
                 return None
             return "matmul", {}
+        return None
+
+    def attention_or_window(self, op, ys):
+        """The fused attention (ATT's _ops/attention.py) and Swin window (SWIN's _ops/window.py) Functions."""
+        import importlib
+        g, cls, args = self.g, op.cls, op.args
+        try:
+            A = importlib.import_module("flowvision.backend._ops.attention")
+        except ImportError:
+            A = None
+        try:
+            W = importlib.import_module("flowvision.backend._ops.window")
+        except ImportError:
+            W = None
+        if A is not None and cls is getattr(A, "ScaledDotProductAttention", None) and hasattr(_C, "sdpa"):
+            if len(args) < 3 or any(x[0] != "v" for x in args[:3]) or (len(args) > 3 and args[3][0] == "v"):
+                return None
+            extra = [x[1] for x in args[4:]]
+            mask = args[3][1] if len(args) > 3 else None
+            scale = extra[0] if extra else op.kwargs.get("scale")
+            causal = extra[1] if len(extra) > 1 else op.kwargs.get("is_causal", False)
+            qs = _phys_shape(g, args[0][1])
+            if not all(2 <= len(_phys_shape(g, x[1])) <= 6 for x in args[:3]):
+                return None
+            scale = 1.0 / np.sqrt(qs[-1]) if scale is None else float(scale)
+            m = None if mask is None else np.ascontiguousarray(A.float_mask(np.asarray(mask)))
+            if m is not None and (m.ndim < 2 or m.ndim > 6 or causal):
+                return None
+            return "sdpa", dict(scale=float(scale), causal=bool(causal), mask=m)
+        if W is not None and cls is getattr(W, "WindowPartition", None):
+            x = args[0][1]
+            xs = _phys_shape(g, x)
+            if len(xs) != 4 or any(a[0] == "v" for a in args[1:]):
+                return None
+            ws, sh = args[1][1], args[2][1]
+            return "window", dict(reverse=False, map_shape=list(xs), window_size=_pair(ws), shift=_pair(sh),
+                                  out_shape=ys)
+        if W is not None and cls is getattr(W, "WindowReverse", None):
+            if len(args) != 5 or any(a[0] == "v" for a in args[2:]) or len(ys) != 4:
+                return None
+            ws, sh = args[2][1], args[3][1]
+            return "window", dict(reverse=True, map_shape=ys, window_size=_pair(ws), shift=_pair(sh), out_shape=ys)
         return None
 
     def unary_kind(self, op):
@@ -255,6 +315,13 @@ class _Lowering:
         ys = _phys_shape(g, y)
         if kind in _COMPUTE or (kind == "reshape" and params["mode"] == 2):
             self.layout[y] = _contig(ys)
+            return
+        if kind == "sdpa":
+            if len(ys) > 2:  # memory (batch[:-1], Lq, batch[-1], Dv)
+                mem = _contig(tuple(ys[:-3]) + (ys[-2], ys[-3], ys[-1]))
+                self.layout[y] = tuple(mem[:-3]) + (mem[-2], mem[-3], mem[-1])
+            else:
+                self.layout[y] = _contig(ys)
             return
         lay = self.layout.get(op.inputs()[0])
         if lay is None:
@@ -297,7 +364,7 @@ def build(g):
     elementwise = CP._elementwise_classes()
     fresh, sizes = set(), {}
     for op, (kind, params) in zip(g.ops, specs):
-        if kind in _COMPUTE or (kind == "reshape" and params["mode"] == 2):
+        if kind in _COMPUTE or kind in _COMPUTE_STRIDED or (kind == "reshape" and params["mode"] == 2):
             fresh.add(id(op))
             sizes[id(op)] = int(np.prod(_phys_shape(g, op.outs[0])))
         elif kind is None and (op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in elementwise)):

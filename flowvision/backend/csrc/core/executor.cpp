@@ -427,15 +427,20 @@ struct MatmulStep : Step {
     }
 };
 
+// pieces: k >= 0 the k-th input slot, k < 0 the constant -k-1 (a class token, ...)
 struct CatStep : Step {
     int64_t dim = 0;
     Shape out_shape;
+    std::vector<int> pieces;
+    std::vector<py::object> const_objs;
+    std::vector<Val> consts;
     void run(Run& r) override {
         float* y = out(r, *this, out_shape);
         const Shape ys = contiguous_strides(out_shape);
         int64_t at = 0;
-        for (size_t k = 0; k < ins.size(); ++k) {
-            const Val& x = in(r, *this, int(k));
+        for (int k : pieces) {
+            const Val& x = k >= 0 ? in(r, *this, k) : consts[size_t(-k - 1)];
+            if (x.shape.size() != out_shape.size()) internal(*this, "input rank");
             copy_strided(x.data, x.strides, y + at * ys[dim], ys, x.shape);
             at += x.shape[dim];
         }
@@ -471,6 +476,113 @@ struct RollStep : Step {
             }
             if (!empty) copy_strided(x.data + xo, x.strides, y + yo, ys, bshape);
         }
+    }
+};
+
+// Fused attention (cpu/attention.cpp, the kernel _C.sdpa runs): q, k, v with contiguous rows (else copied, as
+// the Python step does); the output memory is (batch[:-1], Lq, batch[-1], Dv), the value its (batch, Lq, Dv) view
+struct SdpaStep : Step {
+    static constexpr int kMaxBatch = 4;
+    py::object mask_obj;
+    Val mask;  // additive float32 mask (a constant), or data == nullptr
+    float scale = 1;
+    bool causal = false;
+    StoragePtr scratch[3];
+    static void batch_strides(const Val& v, const Shape& batch, int64_t* out) {
+        const int nb = int(v.shape.size()) - 2, pad = kMaxBatch - nb;
+        for (int d = 0; d < kMaxBatch; ++d)
+            out[d] = d < pad || v.shape[d - pad] == 1 ? 0 : v.strides[d - pad];
+    }
+    void run(Run& r) override {
+        Val x[3];
+        for (int i = 0; i < 3; ++i) {
+            const Val& v = in(r, *this, i);
+            if (v.shape.size() < 2 || v.shape.size() > size_t(kMaxBatch + 2)) internal(*this, "operand rank");
+            x[i] = v;  // a descriptor copy (the storage is held by the slot)
+            x[i].hold.reset();
+            x[i].pyref = -1;
+            if (v.shape.back() > 1 && v.strides.back() != 1) {
+                x[i].data = contiguous(v, scratch[i]);
+                x[i].strides = contiguous_strides(v.shape);
+            }
+        }
+        const Val &q = x[0], &k = x[1], &v = x[2];
+        const int64_t Lq = q.shape[q.shape.size() - 2], D = q.shape.back();
+        const int64_t Lk = k.shape[k.shape.size() - 2], Dv = v.shape.back();
+        if (k.shape.back() != D || v.shape[v.shape.size() - 2] != Lk) internal(*this, "q / k / v shapes");
+        Shape batch(kMaxBatch, 1);
+        int nbo = 0;
+        for (const Val* t : {&q, &k, &v}) {
+            const int nb = int(t->shape.size()) - 2, pad = kMaxBatch - nb;
+            nbo = std::max(nbo, nb);
+            for (int d = 0; d < nb; ++d) {
+                const int64_t n = t->shape[d];
+                if (n != 1 && batch[pad + d] != 1 && n != batch[pad + d]) internal(*this, "batch dims");
+                if (n != 1) batch[pad + d] = n;
+            }
+        }
+        fv::AttentionParams p{};
+        for (int d = 0; d < kMaxBatch; ++d) p.batch[d] = batch[d];
+        batch_strides(q, batch, p.q_bs);
+        batch_strides(k, batch, p.k_bs);
+        batch_strides(v, batch, p.v_bs);
+        p.Lq = Lq; p.Lk = Lk; p.D = D; p.Dv = Dv;
+        p.q_rs = q.shape[q.shape.size() - 2] == 1 ? 0 : q.strides[q.shape.size() - 2];
+        p.k_rs = k.shape[k.shape.size() - 2] == 1 ? 0 : k.strides[k.shape.size() - 2];
+        p.v_rs = v.shape[v.shape.size() - 2] == 1 ? 0 : v.strides[v.shape.size() - 2];
+        p.scale = scale;
+        p.causal = causal;
+        if (mask.data) {
+            const size_t mr = mask.shape.size();
+            Val m = mask;
+            for (size_t d = 0; d < mr; ++d)
+                if (m.shape[d] == 1) m.strides[d] = 0;
+            batch_strides(m, batch, p.mask_bs);
+            p.mask_rs = m.strides[mr - 2];
+            p.mask_cs = m.strides[mr - 1];
+        }
+        // memory (batch[:-1], Lq, batch[-1], Dv) viewed as (batch, Lq, Dv)
+        Shape oshape(batch.end() - nbo, batch.end());
+        Shape mem(oshape);
+        if (nbo == 0) {
+            mem = {Lq, Dv};
+        } else {
+            mem.insert(mem.end() - 1, Lq);
+            mem.push_back(Dv);
+        }
+        float* y = out(r, *this, mem);
+        Val& o = r.vals[outs[0]];
+        oshape.push_back(Lq);
+        oshape.push_back(Dv);
+        if (nbo > 0) {
+            const Shape ms = contiguous_strides(mem);
+            Shape st(ms);
+            std::swap(st[st.size() - 2], st[st.size() - 3]);
+            o.strides = st;
+        }
+        o.shape = oshape;
+        Val ov = o;
+        for (size_t d = 0; d < ov.shape.size(); ++d)
+            if (ov.shape[d] == 1) ov.strides[d] = 0;
+        batch_strides(ov, batch, p.out_bs);
+        p.out_rs = Lq > 1 ? ov.strides[ov.shape.size() - 2] : 0;
+        table().attn.sdpa_f32(q.data, k.data, v.data, mask.data, y, nullptr, p);
+    }
+};
+
+// Swin windows (cpu/window.cpp): partition (x (B, H, W, C) -> (B*nW, wh*ww, C)) or reverse (+ shortcut)
+struct WindowStep : Step {
+    bool reverse = false;
+    fv::WindowParams p{};
+    Shape out_shape;
+    StoragePtr xs, ss;
+    void run(Run& r) override {
+        const Val& x = in(r, *this, 0);
+        const float* xp = contiguous(x, xs);
+        const float* sp = ins.size() > 1 ? contiguous(in(r, *this, 1), ss) : nullptr;
+        float* y = out(r, *this, out_shape);
+        if (reverse) table().window.reverse_f32(xp, sp, y, p);
+        else table().window.partition_f32(xp, y, p);
     }
 };
 
@@ -760,6 +872,21 @@ struct ExecPlan {
             auto* s = new CatStep();
             s->dim = d["dim"].cast<int64_t>();
             s->out_shape = shape_of("out_shape");
+            s->pieces = d["pieces"].cast<std::vector<int>>();
+            for (auto& c : d["consts"].cast<std::vector<py::object>>()) {
+                Val v;
+                v.data = f32_ptr(c, "const");
+                auto a = py::reinterpret_borrow<py::array>(c);
+                v.shape.assign(a.shape(), a.shape() + a.ndim());
+                v.strides = contiguous_strides(v.shape);
+                v.set = true;
+                s->const_objs.push_back(c);
+                s->consts.push_back(v);
+            }
+            const int n_in = int(d["ins"].cast<std::vector<int>>().size());
+            for (int k : s->pieces)
+                if (k >= n_in || -k - 1 >= int(s->consts.size()))
+                    fail("ExecPlan: cat pieces out of range");
             if (s->dim < 0 || s->dim >= int64_t(s->out_shape.size())) fail("ExecPlan: cat dim");
             add(s, d);
         } else if (kind == "roll") {
@@ -787,6 +914,32 @@ struct ExecPlan {
                 if (t.size() != 2) fail("ExecPlan: slice spec");
                 s->fixed.push_back({t[0], t[1]});
             }
+            add(s, d);
+        } else if (kind == "sdpa") {
+            auto* s = new SdpaStep();
+            s->scale = d["scale"].cast<float>();
+            s->causal = d["causal"].cast<bool>();
+            s->mask_obj = d["mask"];
+            if (!s->mask_obj.is_none()) {
+                s->mask.data = f32_ptr(s->mask_obj, "mask");
+                auto a = py::reinterpret_borrow<py::array>(s->mask_obj);
+                if (a.ndim() < 2 || a.ndim() > 6) fail("ExecPlan: sdpa mask rank");
+                s->mask.shape.assign(a.shape(), a.shape() + a.ndim());
+                s->mask.strides = contiguous_strides(s->mask.shape);
+                s->mask.set = true;
+            }
+            add(s, d);
+        } else if (kind == "window") {
+            auto* s = new WindowStep();
+            s->reverse = d["reverse"].cast<bool>();
+            const Shape m = shape_of("map_shape"), ws = shape_of("window_size"), sh = shape_of("shift");
+            if (m.size() != 4 || ws.size() != 2 || sh.size() != 2 || ws[0] < 1 || ws[1] < 1 || m[1] < 1 || m[2] < 1)
+                fail("ExecPlan: window spec");
+            s->p.B = m[0]; s->p.H = m[1]; s->p.W = m[2]; s->p.C = m[3];
+            s->p.wh = ws[0]; s->p.ww = ws[1];
+            s->p.sh = ((sh[0] % m[1]) + m[1]) % m[1];  // a cyclic shift, as torch.roll
+            s->p.sw = ((sh[1] % m[2]) + m[2]) % m[2];
+            s->out_shape = shape_of("out_shape");
             add(s, d);
         } else if (kind == "python") {
             auto* s = new PyStep();
