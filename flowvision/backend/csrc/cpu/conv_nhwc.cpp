@@ -210,48 +210,74 @@ typedef void (*TileFn)(const Seg*, int64_t, const float* const*, const float*, f
                        const float*, const float*, const Ep&);
 
 // The micro-kernel for an OC block of nv vectors and its tile height MR (output pixels): about 24 accumulators on
-// AVX-512 (6 x 4, 8 x 3, 12 x 2, 12 x 1), 12 on AVX2 / SSE (6 x 2, 8 x 1).
-TileFn tile_fn(int nv, int* mr) {
+// AVX-512 (6 x 4, 8 x 3, 12 x 2, 12 x 1), 12 on AVX2 / SSE (6 x 2, 8 x 1), or a few pixels fewer where that
+// wastes less of the last tile: a 7x7 map (49 pixels) is 10 tiles of 5 rather than 9 of 6 (54 slots, 10% idle).
+// The choice depends on the pixel count only, never on the thread count (results stay bit-identical).
+struct TileChoice {
+    int mr;
+    TileFn fn;
+};
+
+TileFn tile_fn(int nv, int64_t npix, int* mr) {
 #if defined(__AVX512F__)
-    switch (nv) {
-        case 1: *mr = 12; return &tile_kernel<12, 1>;
-        case 2: *mr = 12; return &tile_kernel<12, 2>;
-        case 3: *mr = 8; return &tile_kernel<8, 3>;
-        default: *mr = 6; return &tile_kernel<6, 4>;
-    }
+    static const TileChoice c4[] = {{6, &tile_kernel<6, 4>}, {5, &tile_kernel<5, 4>}, {4, &tile_kernel<4, 4>}};
+    static const TileChoice c3[] = {{8, &tile_kernel<8, 3>}, {7, &tile_kernel<7, 3>}, {6, &tile_kernel<6, 3>}};
+    static const TileChoice c2[] = {{12, &tile_kernel<12, 2>}, {10, &tile_kernel<10, 2>}, {8, &tile_kernel<8, 2>}};
+    static const TileChoice c1[] = {{12, &tile_kernel<12, 1>}, {10, &tile_kernel<10, 1>}, {8, &tile_kernel<8, 1>}};
+    const TileChoice* c = nv >= 4 ? c4 : nv == 3 ? c3 : nv == 2 ? c2 : c1;
 #else
-    if (nv >= 2) { *mr = 6; return &tile_kernel<6, 2>; }
-    *mr = 8;
-    return &tile_kernel<8, 1>;
+    static const TileChoice c2[] = {{6, &tile_kernel<6, 2>}, {5, &tile_kernel<5, 2>}, {4, &tile_kernel<4, 2>}};
+    static const TileChoice c1[] = {{8, &tile_kernel<8, 1>}, {7, &tile_kernel<7, 1>}, {6, &tile_kernel<6, 1>}};
+    const TileChoice* c = nv >= 2 ? c2 : c1;
 #endif
+    // cost = tiles x (2 MR + 1): the pixel slots computed plus about half a pixel of per-tile overhead (pointer
+    // setup, epilogue); ties keep the tallest tile
+    int best = 0;
+    int64_t best_cost = INT64_MAX;
+    for (int i = 0; i < 3; ++i) {
+        const int64_t cost = ceil_div(npix, int64_t(c[i].mr)) * (2 * c[i].mr + 1);
+        if (cost < best_cost) { best_cost = cost; best = i; }
+    }
+    *mr = c[best].mr;
+    return c[best].fn;
 }
 
 void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
     const int64_t ocg = p.O / p.groups, icg = p.C / p.groups, ocb = p.ocb;
     const int nv = int(ocb / kW);
-    int MR = 0;
-    const TileFn kern = tile_fn(nv, &MR);
     const int64_t nb = ceil_div(ocg, ocb), KK = p.KH * p.KW, blk = KK * icg * ocb;
     // tiles run over the batch-flattened (n, oh, ow) pixels: NHWC output rows of consecutive images are
     // contiguous, and a batch of 7x7 maps fills 6-pixel tiles (8 x 49 = 392 = 65.3 tiles, not 8 x 9)
-    const int64_t npix = p.OH * p.OW, ntot = p.N * npix, ntiles = ceil_div(ntot, MR);
+    const int64_t npix = p.OH * p.OW, ntot = p.N * npix;
+    int MR = 0;
+    const TileFn kern = tile_fn(nv, ntot, &MR);
+    const int64_t ntiles = ceil_div(ntot, int64_t(MR));
     // one segment per kernel row when a pixel's KW x C input run is contiguous
     const bool merge_kw = p.groups == 1 && p.dw == 1;
+    // Edge tiles of convs on few channels (the 3-channel stems) keep the per-row segments too: a pixel whose KW x C
+    // run is cut by the padding gets a zero-filled copy of it, instead of KH x KW segments of C = 3 steps each.
+    const bool pad_rows = merge_kw && p.C < 16;
     const int nt = in_parallel_region() ? 1 : get_num_threads();
-    // tasks: (group, oc block, run of tiles); tile boundaries do not depend on the task split
+    // Tasks: (group, oc block, run of tiles), handed out dynamically. About 32 per thread, so a thread that is
+    // slowed down (or the last, short task) leaves the others little to wait for, but at least ~256k FMAs each.
+    // Consecutive tasks share the oc block, whose weights the threads then read from the shared cache at about
+    // the same time. Tile boundaries do not depend on the split.
     const int64_t outer = p.groups * nb;
-    int64_t chunks = 1;
-    if (nt > 1) chunks = mn<int64_t>(ntiles, ceil_div(8 * nt, outer));
-    // at least ~64k FMAs per task
     const int64_t fma_tile = int64_t(MR) * ocb * KK * icg;
-    chunks = mx<int64_t>(1, mn<int64_t>(chunks, ntiles * fma_tile / 65536));
+    int64_t chunks = 1;
+    if (nt > 1) {
+        chunks = mn<int64_t>(ntiles, ceil_div(int64_t(32) * nt, outer));
+        chunks = mn<int64_t>(chunks, mx<int64_t>(1, ntiles * fma_tile / (int64_t(1) << 18)));
+    }
     const int64_t tiles_per = ceil_div(ntiles, chunks);
     chunks = ceil_div(ntiles, tiles_per);
     const int64_t ntasks = outer * chunks;
     const int64_t zlen = mx<int64_t>(icg, merge_kw ? p.KW * p.C : 1);
+    const int64_t rowlen = p.KW * p.C;
     auto task = [&](int64_t t0, int64_t t1) {
         Buf<float> zeros(zlen, true);
         Buf<float> stage(p.out_nchw ? MR * ocb : 1);  // NCHW output: the tile, transposed on the way out
+        Buf<float> padded(pad_rows ? MR * p.KH * rowlen : 1);
         Buf<Seg> segs(KK);
         Buf<const float*> ptrs(KK * MR);
         for (int64_t t = t0; t < t1; ++t) {
@@ -268,11 +294,23 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
                 int64_t ih0[16], iw0[16];
                 const float* xb[16];
                 bool interior = true;
+                // pixel coordinates stepped from the tile's first (the divisions cost as much as a stem tile's
+                // 147-step reduction); rows past mr repeat pixel 0
+                int64_t n = pix0 / npix, oh = (pix0 % npix) / p.OW, ow = (pix0 % npix) % p.OW;
                 for (int64_t i = 0; i < MR; ++i) {
-                    const int64_t q = pix0 + (i < mr ? i : 0), n = q / npix, r = q % npix;
-                    xb[i] = x + n * p.H * p.W * p.C + g * icg;
-                    ih0[i] = (r / p.OW) * p.sh - p.ph;
-                    iw0[i] = (r % p.OW) * p.sw - p.pw;
+                    if (i < mr) {
+                        xb[i] = x + n * p.H * p.W * p.C + g * icg;
+                        ih0[i] = oh * p.sh - p.ph;
+                        iw0[i] = ow * p.sw - p.pw;
+                        if (++ow == p.OW) {
+                            ow = 0;
+                            if (++oh == p.OH) { oh = 0; ++n; }
+                        }
+                    } else {
+                        xb[i] = xb[0];
+                        ih0[i] = ih0[0];
+                        iw0[i] = iw0[0];
+                    }
                     interior = interior && ih0[i] >= 0 && ih0[i] + (p.KH - 1) * p.dh < p.H && iw0[i] >= 0 &&
                                iw0[i] + (p.KW - 1) * p.dw < p.W;
                 }
@@ -281,10 +319,39 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
                 const float** pt = ptrs.get();
                 if (interior && merge_kw) {
                     for (int64_t kh = 0; kh < p.KH; ++kh) {
-                        sg[nseg] = Seg{kh * p.KW * icg * ocb, p.KW * p.C};
+                        sg[nseg] = Seg{kh * p.KW * icg * ocb, rowlen};
                         for (int64_t i = 0; i < MR; ++i)
                             pt[nseg * MR + i] =
                                 i < mr ? xb[i] + ((ih0[i] + kh * p.dh) * p.W + iw0[i]) * p.C : zeros.get();
+                        ++nseg;
+                    }
+                } else if (pad_rows) {
+                    for (int64_t kh = 0; kh < p.KH; ++kh) {
+                        bool any = false;
+                        for (int64_t i = 0; i < MR; ++i) {
+                            const int64_t ih = ih0[i] + kh * p.dh;
+                            const float* src = zeros.get();
+                            if (i < mr && ih >= 0 && ih < p.H) {
+                                const float* row = xb[i] + ih * p.W * p.C;
+                                if (iw0[i] >= 0 && iw0[i] + p.KW <= p.W) {
+                                    src = row + iw0[i] * p.C;
+                                } else {
+                                    float* d = padded.get() + (i * p.KH + kh) * rowlen;
+                                    for (int64_t kw = 0; kw < p.KW; ++kw) {
+                                        const int64_t iw = iw0[i] + kw;
+                                        if (iw >= 0 && iw < p.W)
+                                            memcpy(d + kw * p.C, row + iw * p.C, sizeof(float) * p.C);
+                                        else
+                                            memset(d + kw * p.C, 0, sizeof(float) * p.C);
+                                    }
+                                    src = d;
+                                }
+                                any = true;
+                            }
+                            pt[nseg * MR + i] = src;
+                        }
+                        if (!any) continue;  // clipped: the row is outside the input for the whole tile
+                        sg[nseg] = Seg{kh * p.KW * icg * ocb, rowlen};
                         ++nseg;
                     }
                 } else {
