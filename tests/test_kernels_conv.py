@@ -91,6 +91,11 @@ CASES = [
     (1, 36, 9, 8, 36, (3, 3), (2, 2), (1, 1), (1, 1), 9),            # narrow groups (4 wide), partial vector
     (2, 64, 10, 9, 64, (3, 3), (1, 1), (1, 1), (1, 1), 8),           # narrow groups (8 wide)
     (1, 32, 12, 12, 32, (3, 3), (1, 1), (2, 2), (2, 2), 16),         # narrow groups (2 wide), dilated
+    (1, 64, 7, 7, 128, (3, 3), (1, 1), (1, 1), (1, 1), 1),           # 7x7 map: 5-pixel tiles (AVX-512, 64-lane blocks)
+    (1, 32, 7, 7, 48, (3, 3), (1, 1), (1, 1), (1, 1), 1),            # 7x7 map, 48 lanes: 7-pixel tiles
+    (1, 16, 7, 7, 32, (3, 3), (2, 2), (1, 1), (1, 1), 1),            # 4x4 output (16 pixels), 32 lanes: 8-pixel tiles
+    (2, 3, 15, 13, 20, (5, 5), (2, 1), (2, 2), (2, 1), 1),           # 3 channels, dilated in H: zero-filled cut rows
+    (1, 5, 9, 10, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),            # 5 channels, edge tiles with cut rows
 ]
 
 
@@ -140,7 +145,8 @@ def test_conv2d_nhwc_out_and_inplace_residual(case):
 
 
 def test_conv2d_nhwc_bit_identical_across_threads(threads):
-    for case in [CASES[2], CASES[6], CASES[9], CASES[15], CASES[18], CASES[25], (2, 64, 20, 20, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1)]:
+    for case in [CASES[2], CASES[3], CASES[6], CASES[9], CASES[15], CASES[18], CASES[25], CASES[27], CASES[30],
+                 (2, 64, 20, 20, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1), (1, 256, 7, 7, 512, (3, 3), (1, 1), (1, 1), (1, 1), 1)]:
         n, c, h, w, o, k, s, p, d, g = case
         x, wt, b = make(n, c, h, w, o, k, g, seed=5)
         pk = _C.pack_conv(wt, g)
