@@ -6,6 +6,8 @@
     python benchmarks/bench_models.py --onnx                # + ONNX Runtime on the torch-exported model
     python benchmarks/bench_models.py --no-rss              # skip the per-process peak-RSS measurement
     python benchmarks/bench_models.py --threads 1 --cpu-time --onnx   # the issue-4 table (docs/benchmarks.md)
+    python benchmarks/bench_models.py --threads 1 --batches 1,8 --cpu-time --no-rss --repeat 3 --min-time 0 \
+        --compare-executors                                 # captured: native (C++) vs Python plan executor
 
 For every (model, batch, threads) the contenders run interleaved in rounds so that
 load spikes from other processes hit all of them (blocks of --repeat calls, 2 rounds); the table shows the best-of-N time (ms), the median in
@@ -164,6 +166,10 @@ def main():
     ap.add_argument("--cpu-time", action="store_true",
                     help="time with process CPU time (use with --threads 1: independent of other users' load)")
     ap.add_argument("--check", action="store_true", help="also print max |fv - torch| / max |torch|")
+    ap.add_argument("--executor", default="native", choices=("native", "python"),
+                    help="the captured path's plan executor (flowvision.compile(..., executor=))")
+    ap.add_argument("--compare-executors", action="store_true",
+                    help="also the captured path with the other plan executor (column 'captured other ms')")
     ap.add_argument("--compare-unpacked", action="store_true",
                     help="also flowvision with the packed-weight Linear/1x1-conv paths off (before/after in one run)")
     args = ap.parse_args()
@@ -176,6 +182,8 @@ def main():
     batches = [int(b) for b in args.batches.split(",")]
     names = [n for n in args.models.split(",") if n]
     cap = not args.no_captured
+    other_ex = "python" if args.executor == "native" else "native"
+    cmp_ex = cap and args.compare_executors
     # the peak: one core's FMA loop (best of short bursts) x threads; on a shared machine the t-thread
     # measurement rarely gets t idle cores at once (it is printed too)
     _C.set_num_threads(1)
@@ -190,7 +198,8 @@ def main():
           f"{load[2]:.1f} | FMA peak " + ", ".join(f"{t} thr {p:.0f} GFLOP/s (measured {measured[t]:.0f})"
                                                     for t, p in peaks.items()))
     hdr = ("| model | batch | thr | " + ("fv unpacked ms | " if args.compare_unpacked else "") +
-           "flowvision ms | " + ("fv captured ms | " if cap else "") + "torch ms | torch/fv | "
+           "flowvision ms | " + (f"fv captured ({args.executor}) ms | " if cap else "")
+           + (f"captured ({other_ex}) ms | {other_ex}/{args.executor} | " if cmp_ex else "") + "torch ms | torch/fv | "
            + ("torch/captured | " if cap else "")
            + ("ORT ms | ORT/fv | " + ("ORT/captured | " if cap else "") if args.onnx else "")
            + "GFLOP | fv GFLOP/s (% peak) | " + ("captured GFLOP/s (% peak) | " if cap else "")
@@ -208,7 +217,7 @@ def main():
         np.savez(wfile, **_state_dict_np(ref))
         mdir = os.path.join(tmp, name)
         os.makedirs(mdir, exist_ok=True)
-        compiled = None
+        compiled = compiled_other = None
         for b in batches:
             x = np.random.default_rng(0).standard_normal((b, 3, 224, 224), dtype=np.float32)
             flops = count_flops(ref, x)
@@ -219,8 +228,12 @@ def main():
                     o = ours(fx).numpy()
                 print(f"# {name} b{b}: max|fv-torch|/max|torch| = {np.abs(o - r).max() / np.abs(r).max():.2e}")
             if cap:  # compiled (captured, validated against eager) once per model; a new batch size re-plans
-                compiled = flow.compile(ours, fx) if compiled is None else compiled
+                compiled = flow.compile(ours, fx, executor=args.executor) if compiled is None else compiled
                 compiled(fx)
+                if cmp_ex:
+                    compiled_other = (flow.compile(ours, fx, executor=other_ex) if compiled_other is None
+                                      else compiled_other)
+                    compiled_other(fx)
                 if compiled.fallback_reason:
                     print(f"# {name} b{b}: captured path fell back to eager: {compiled.fallback_reason}")
                 if args.check:
@@ -240,6 +253,8 @@ def main():
                 fns = {"fv": run_fv, "torch": run_torch}
                 if cap:
                     fns["fvc"] = lambda: compiled(fx)
+                if cmp_ex:
+                    fns["fvc2"] = lambda: compiled_other(fx)
                 if args.compare_unpacked:
                     import flowvision.backend.nn.functional as Fn
 
@@ -264,6 +279,9 @@ def main():
                 if cap:
                     fc = res["fvc"]
                     row += f"{fc[0] * 1e3:.1f} ({fc[1] * 1e3:.1f}) | "
+                if cmp_ex:
+                    f2 = res["fvc2"]
+                    row += f"{f2[0] * 1e3:.1f} ({f2[1] * 1e3:.1f}) | {f2[0] / fc[0]:.2f} | "
                 row += f"{tt[0] * 1e3:.1f} ({tt[1] * 1e3:.1f}) | {tt[0] / fv[0]:.2f} | "
                 if cap:
                     row += f"{tt[0] / fc[0]:.2f} | "
@@ -287,7 +305,7 @@ def main():
                 if args.onnx and os.path.exists(onnx_file):
                     fws.append("ort")
                 rss_rows.append((name, b, {fw: peak_rss_mb(fw, name, b, wfile, onnx_file) for fw in fws}))
-        del ref, ours, compiled
+        del ref, ours, compiled, compiled_other
     if rss_rows:
         labels = {"fv": "flowvision", "fvc": "fv captured", "torch": "torch", "ort": "ORT"}
         fws = [fw for fw in labels if any(fw in r[2] for r in rss_rows)]

@@ -3,8 +3,12 @@
 Every model family is captured on a small input, the plan must be used (no silent eager fallback) and its
 output must match eager on a fresh input. Plus: re-planning on a new shape, re-planning after a weight
 update, the eager fallback (with a warning naming the first diverging op) for a model with data-dependent
-control flow or a value computed outside the tracked ops, and the training-mode error.
+control flow or a value computed outside the tracked ops, and the training-mode error. The native plan
+executor (the default for float32, csrc/core/executor.cpp) must equal the Python executor bit for bit, run
+Python steps for ops it has no native form for, keep returned arrays intact across calls, serve concurrent
+callers and reject bad inputs with a clear error.
 """
+import threading
 import warnings
 
 import numpy as np
@@ -93,6 +97,7 @@ def test_captured_equals_eager(name, size, kwargs):
     if name == "resnet50":  # bottleneck = conv+relu, conv+relu, conv+residual+relu: BN folded, add and ReLU fused
         assert names.count("conv+residual+relu") == 16, names
         assert not any(n in names for n in ("BatchNormEval", "Relu", "Add")), names
+    assert plan.executor == "native", plan.native_error
     x = _input((2, 3, size, size), seed=2)
     with flow.no_grad():
         ref = model(x).numpy()
@@ -100,6 +105,10 @@ def test_captured_equals_eager(name, size, kwargs):
     assert not out.requires_grad
     _close(out.numpy(), ref, f"{name} captured vs eager")
     assert _graph._RECORDER is None
+    # the same plan on the Python executor: the native steps call the same kernels / move data exactly
+    py = flow.compile(model, example, validate=False, executor="python")
+    assert _plan(py, example).executor == "python"
+    np.testing.assert_array_equal(out.numpy(), py(x).numpy(), err_msg=f"{name}: native != python executor")
 
 
 @pytest.mark.parametrize("name,size,kwargs", [("resnet18", 64, {}), ("vit_tiny_patch16_224", 64, dict(img_size=64))])
@@ -207,10 +216,20 @@ def test_repeated_calls_reuse_the_arena_safely():
     model = M.create_model("mobilenetv3_large_100", pretrained=False).eval()
     _randomize(model)
     x1, x2 = _input((1, 3, 64, 64), seed=1), _input((1, 3, 64, 64), seed=2)
-    cm = flow.compile(model, x1)
+    cm = flow.compile(model, x1, executor="python")
     plan = _plan(cm, x1)
     n_conv = sum(1 for s in plan.steps if s[4].kind == "conv")
-    assert len({id(a) for a in _arena_buffers(plan)}) < n_conv  # buffers are shared between convolutions
+    memory = {id(a if a.base is None else a.base) for a in _arena_buffers(plan)}
+    assert len(memory) < n_conv  # buffers are shared between convolutions
+    _check_outputs_survive(cm, model, x1, x2)
+    native = flow.compile(model, x1)
+    plan = _plan(native, x1)
+    bufs = {b for _, native_step, b in plan.native.steps() if b >= 0}
+    assert 0 < len(bufs) < n_conv  # native compute steps share buffers too
+    _check_outputs_survive(native, model, x1, x2)
+
+
+def _check_outputs_survive(cm, model, x1, x2):
     y1 = cm(x1).numpy().copy()
     first = cm(x1)
     y2 = cm(x2).numpy()
@@ -246,3 +265,80 @@ def test_float64_model_keeps_nchw_kernels():
     out = cm(x).numpy()
     assert out.dtype == np.float64
     _close(out, ref, "float64 resnet18")
+
+
+class _NoNativeStep(nn.Module):
+    """LeakyReLU and exp have no native step: the native plan calls their Python closures in between."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        y = nn.functional.leaky_relu(self.conv(x), 0.1)
+        y = y.mean((2, 3))
+        return self.fc(y).exp(), y * 2.0
+
+
+def test_native_plan_runs_python_steps_for_unknown_ops():
+    model = _NoNativeStep().eval()
+    x, x2 = _input((2, 3, 12, 12)), _input((2, 3, 12, 12), seed=7)
+    cm = flow.compile(model, x)
+    plan = _plan(cm, x)
+    assert plan.executor == "native", plan.native_error
+    text = cm.explain(x)
+    assert "PYTHON LeakyRelu" in text and "PYTHON Exp" in text and "native conv" in text, text
+    out = cm(x2)
+    assert isinstance(out, tuple) and len(out) == 2
+    py = flow.compile(model, x, executor="python")
+    with flow.no_grad():
+        ref = model(x2)
+    for o, p, r in zip(out, py(x2), ref):
+        np.testing.assert_array_equal(o.numpy(), p.numpy())
+        _close(o.numpy(), r.numpy(), "model with Python steps")
+
+
+def test_native_plan_concurrent_callers():
+    model = M.create_model("resnet18", pretrained=False, num_classes=10).eval()
+    xs = [_input((1, 3, 32, 32), seed=s) for s in range(2)]
+    cm = flow.compile(model, xs[0])
+    want = [cm(x).numpy().copy() for x in xs]
+    errors = []
+
+    def worker(k):
+        try:
+            for _ in range(8):
+                np.testing.assert_array_equal(cm(xs[k]).numpy(), want[k])
+        except Exception as e:  # noqa: BLE001 -- reported by the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_native_plan_bad_inputs_and_options():
+    model = M.create_model("resnet18", pretrained=False, num_classes=10).eval()
+    x = _input((1, 3, 32, 32))
+    cm = flow.compile(model, x)
+    native = _plan(cm, x).native
+    with pytest.raises(ValueError, match=r"expected an input of shape \(1, 3, 32, 32\), got \(1, 3, 32, 31\)"):
+        native.run(np.zeros((1, 3, 32, 31), np.float32))
+    with pytest.raises(ValueError, match="expected a float32 input, got float64"):
+        native.run(np.zeros((1, 3, 32, 32)))
+    with pytest.raises(ValueError, match="numpy array"):
+        native.run([1.0, 2.0])
+    with pytest.raises(ValueError, match="executor must be one of"):
+        flow.compile(model, x, executor="jit")
+    # a new shape re-plans (native again); float64 runs on the Python executor
+    x2 = _input((2, 3, 40, 40), seed=3)
+    with flow.no_grad():
+        _close(cm(x2).numpy(), model(x2).numpy(), "re-planned shape")
+    assert _plan(cm, x2).executor == "native"
+    xd = flow.from_numpy(np.random.default_rng(0).standard_normal((1, 3, 32, 32)))
+    md = M.create_model("resnet18", pretrained=False, num_classes=10).eval().double()
+    pd = _plan(flow.compile(md, xd), xd)
+    assert pd.executor == "python" and "float32" in pd.native_error
