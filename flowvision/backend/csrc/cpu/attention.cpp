@@ -106,19 +106,38 @@ static inline void micro_tile_any(int nv, int64_t K, const float* A, int64_t rsa
     }
 }
 
-// k (Lk, D; row stride rs) -> panels of k^T (D x Lk)
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+// k (Lk, D; row stride rs) -> panels of k^T (D x Lk). 4 keys x 4 dims at a time through a register transpose
+// (scalar transposition costs as much as the q k^T product itself for Swin's 49 x 32 heads).
 static void pack_kt(const float* k, int64_t rs, int64_t Lk, int64_t D, float* out) {
+    const int64_t D4 = D & ~int64_t(3);
     for (int64_t c0 = 0; c0 < Lk; c0 += kNR) {
-        const int64_t w = panel_width(c0, Lk);
+        const int64_t w = panel_width(c0, Lk), n = mn<int64_t>(w, Lk - c0);
         float* dst = out + c0 * D;
-        for (int64_t c = 0; c < w; ++c) {
-            if (c0 + c < Lk) {
-                const float* src = k + (c0 + c) * rs;
-                for (int64_t d = 0; d < D; ++d) dst[d * w + c] = src[d];
-            } else {
-                for (int64_t d = 0; d < D; ++d) dst[d * w + c] = 0.0f;
+        int64_t c = 0;
+        for (; c + 4 <= n; c += 4) {
+            const float* r = k + (c0 + c) * rs;
+            for (int64_t d = 0; d < D4; d += 4) {
+                const v4f r0 = vload<v4f>(r + d), r1 = vload<v4f>(r + rs + d), r2 = vload<v4f>(r + 2 * rs + d),
+                          r3 = vload<v4f>(r + 3 * rs + d);
+                const v4f t0 = __builtin_shuffle(r0, r1, v4i{0, 4, 1, 5}), t1 = __builtin_shuffle(r0, r1, v4i{2, 6, 3, 7});
+                const v4f t2 = __builtin_shuffle(r2, r3, v4i{0, 4, 1, 5}), t3 = __builtin_shuffle(r2, r3, v4i{2, 6, 3, 7});
+                vstore(dst + d * w + c, __builtin_shuffle(t0, t2, v4i{0, 1, 4, 5}));
+                vstore(dst + (d + 1) * w + c, __builtin_shuffle(t0, t2, v4i{2, 3, 6, 7}));
+                vstore(dst + (d + 2) * w + c, __builtin_shuffle(t1, t3, v4i{0, 1, 4, 5}));
+                vstore(dst + (d + 3) * w + c, __builtin_shuffle(t1, t3, v4i{2, 3, 6, 7}));
             }
+            for (int64_t d = D4; d < D; ++d)
+                for (int64_t x = 0; x < 4; ++x) dst[d * w + c + x] = r[x * rs + d];
         }
+        for (; c < n; ++c) {
+            const float* src = k + (c0 + c) * rs;
+            for (int64_t d = 0; d < D; ++d) dst[d * w + c] = src[d];
+        }
+        for (int64_t d = 0; d < D; ++d)
+            for (int64_t x = n; x < w; ++x) dst[d * w + x] = 0.0f;
     }
 }
 
@@ -136,54 +155,61 @@ static void pack_v(const float* v, int64_t rs, int64_t Lk, int64_t Dv, float* ou
     }
 }
 
-// One score row in place: x = scale * s + mask (+ causal -inf), then e = exp(x - max); returns 1/sum(e), or 0 when
-// no key is visible (the row of e is zeroed, so the output row is 0 as in torch).
-static float softmax_row(float* s, int64_t n, int64_t visible, float scale, const float* mask, int64_t mask_cs) {
-    int64_t i = 0;
-    const vf sc = vsplat(scale);
-    if (mask && mask_cs == 1) {
-        for (; i + WF <= n; i += WF) vstore(s + i, vload<vf>(s + i) * sc + vload<vf>(mask + i));
-        for (; i < n; ++i) s[i] = s[i] * scale + mask[i];
-    } else if (mask) {
-        for (; i < n; ++i) s[i] = s[i] * scale + mask[i * mask_cs];
-    } else {
-        for (; i + WF <= n; i += WF) vstore(s + i, vload<vf>(s + i) * sc);
-        for (; i < n; ++i) s[i] = s[i] * scale;
-    }
-    for (i = visible; i < n; ++i) s[i] = -__builtin_inff();
-    float m = -__builtin_inff();
-    i = 0;
-    if (n >= WF) {
-        vf a = vload<vf>(s);
-        for (i = WF; i + WF <= n; i += WF) {
-            const vf x = vload<vf>(s + i);
-            a = x > a ? x : a;
+// Horizontal max / sum in log2(WF) shuffle steps (a lane-by-lane loop costs as much as the rest of a short row).
+#define FV_R4(j) (j) % WF, (j + 1) % WF, (j + 2) % WF, (j + 3) % WF
+alignas(64) static const int32_t kLaneRot[32] = {FV_R4(0),  FV_R4(4),  FV_R4(8),  FV_R4(12),
+                                                 FV_R4(16), FV_R4(20), FV_R4(24), FV_R4(28)};  // j mod WF
+#undef FV_R4
+template <class Op>
+static inline float reduce_lanes(vf a, Op op) {
+#pragma GCC unroll 8
+    for (int step = WF / 2; step >= 1; step /= 2)  // lane j takes lane (j + step) mod WF
+        a = op(a, __builtin_shuffle(a, vload<vi>(kLaneRot + step)));
+    return a[0];
+}
+
+// One score row in place, over its padded width ld (a multiple of WF; the columns >= n are scratch): x = scale * s
+// + mask, -inf for keys >= visible (causal, padding), then e = exp(x - max). Returns 1/sum(e), or 0 when no key is
+// visible (the row of e is zeroed, so the output row is 0, as in torch).
+static float softmax_row(float* s, int64_t n, int64_t ld, int64_t visible, float scale, const float* mask,
+                         int64_t mask_cs) {
+    const vf sc = vsplat(scale), ninf = vsplat(-__builtin_inff());
+    vi iota;
+    for (int j = 0; j < WF; ++j) iota[j] = j;
+    vf vmax = ninf;
+    for (int64_t i = 0; i < ld; i += WF) {
+        vf x = vload<vf>(s + i) * sc;
+        if (mask) {
+            if (mask_cs == 1 && i + WF <= n) {
+                x += vload<vf>(mask + i);
+            } else {  // the row's tail or a strided mask: only the valid entries (the rest is masked below)
+                vf mt = vf{};
+                const int64_t valid = mn<int64_t>(WF, n - i);
+                for (int64_t j = 0; j < valid; ++j) mt[j] = mask[(i + j) * mask_cs];
+                x += mt;
+            }
         }
-        for (int j = 0; j < WF; ++j) m = a[j] > m ? a[j] : m;
+        x = (iota + (int32_t)i) < (int32_t)visible ? x : ninf;
+        vstore(s + i, x);
+        vmax = x > vmax ? x : vmax;
     }
-    for (; i < n; ++i) m = s[i] > m ? s[i] : m;
+    const float m = reduce_lanes(vmax, [](vf a, vf b) { return a > b ? a : b; });
     if (m == -__builtin_inff()) {
-        memset(s, 0, (size_t)n * sizeof(float));
+        memset(s, 0, (size_t)ld * sizeof(float));
         return 0.0f;
     }
     vf acc = vf{};
-    i = 0;
-    for (; i + WF <= n; i += WF) {
+    for (int64_t i = 0; i < ld; i += WF) {
         const vf e = vexp(vload<vf>(s + i) - m);
         vstore(s + i, e);
         acc += e;
     }
-    float sum = hsum<float>(acc);
-    if (i < n) {
-        alignas(64) float tx[WF];
-        for (int j = 0; j < WF; ++j) tx[j] = i + j < n ? s[i + j] - m : -__builtin_inff();
-        const vf e = vexp(vload<vf>(tx));
-        for (int64_t j = 0; i + j < n; ++j) {
-            s[i + j] = e[j];
-            sum += e[j];
-        }
-    }
-    return 1.0f / sum;
+    return 1.0f / reduce_lanes(acc, [](vf a, vf b) { return a + b; });
+}
+
+static inline void prefetch_rows(const float* base, int64_t rs, int64_t r0, int64_t r1, int64_t cols) {
+    for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = 0; c < cols; c += 16) __builtin_prefetch(base + r * rs + c, 0, 3);
 }
 
 struct Offsets {
@@ -239,8 +265,23 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
                 pack_v(v + o.v, p.v_rs, Lk, Dv, vp.get());
                 packed_b = b;
             }
+            // The last task of a batch index prefetches the next one's q/k/v rows, spread over its row tiles:
+            // strided views (rows of a qkv projection) defeat the hardware prefetcher.
+            const bool prefetch_next = r1 == Lq && b + 1 < nb && t + 1 < t1;
+            const Offsets on = prefetch_next ? batch_offsets(p, b + 1) : o;
+            const int64_t tiles = ceil_div(r1 - r0, kMR), kv_per_tile = ceil_div(Lk, tiles);
+            const int64_t q_per_tile = ceil_div(mn<int64_t>(Lq, rows_per_task), tiles);
             for (int64_t i0 = r0; i0 < r1; i0 += kMR) {
                 const int mr = (int)mn<int64_t>(kMR, r1 - i0);
+                if (prefetch_next) {
+                    const int64_t ti = (i0 - r0) / kMR;
+                    prefetch_rows(k + on.k, p.k_rs, ti * kv_per_tile, mn<int64_t>(Lk, (ti + 1) * kv_per_tile), D);
+                    prefetch_rows(v + on.v, p.v_rs, ti * kv_per_tile, mn<int64_t>(Lk, (ti + 1) * kv_per_tile), Dv);
+                    prefetch_rows(q + on.q, p.q_rs, ti * q_per_tile, mn<int64_t>(Lq, (ti + 1) * q_per_tile), D);
+                    if (mask && p.mask_cs == 1 && on.mask != o.mask)
+                        prefetch_rows(mask + on.mask, p.mask_rs, ti * q_per_tile,
+                                      mn<int64_t>(p.mask_rs ? Lq : 1, (ti + 1) * q_per_tile), Lk);
+                }
                 // S = q k^T over the key panels
                 for (int64_t c0 = 0; c0 < Lk; c0 += kNR) {
                     const int64_t w = panel_width(c0, Lk);
@@ -251,7 +292,7 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
                     const int64_t row = i0 + i;
                     const float* mrow = mask ? mask + o.mask + row * p.mask_rs : nullptr;
                     const int64_t visible = p.causal ? mn<int64_t>(Lk, row + 1) : Lk;
-                    inv[i] = softmax_row(S.get() + i * ldS, Lk, visible, p.scale, mrow, p.mask_cs);
+                    inv[i] = softmax_row(S.get() + i * ldS, Lk, ldS, visible, p.scale, mrow, p.mask_cs);
                     if (probs) {
                         float* pr = probs + (b * Lq + row) * Lk;
                         const float* e = S.get() + i * ldS;
