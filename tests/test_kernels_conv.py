@@ -197,6 +197,57 @@ def test_layout_transposes(isa):
         np.testing.assert_array_equal(_C.nhwc_to_nchw(y), x)
 
 
+# ---------------------------------------------------------------------------------------------- SE gate
+@pytest.mark.parametrize("kind", ["sigmoid", "hardsigmoid", "none"])
+@pytest.mark.parametrize("c", [7, 40, 96])
+def test_channel_gate_nhwc_matches_torch(isa, kind, c):
+    rng = np.random.default_rng(c)
+    x = rng.standard_normal((3, 5, 6, c), dtype=np.float32)
+    g = (rng.standard_normal((3, c)) * 4).astype(np.float32)
+    g[0, 0] = np.nan  # a NaN gate makes its channel NaN, as in torch
+    act = {"sigmoid": torch.sigmoid, "hardsigmoid": TF.hardsigmoid, "none": lambda t: t}[kind]
+    ref = torch.from_numpy(x) * act(torch.from_numpy(g))[:, None, None, :]
+    y = _C.channel_gate_nhwc(x, g, kind)
+    np.testing.assert_allclose(y, ref.numpy(), rtol=1e-6, atol=1e-6, err_msg=f"{isa} {kind}")
+    assert np.isnan(y[0, :, :, 0]).all() and not np.isnan(y[1]).any()
+    # equal bit for bit to the unfused steps (the engine's activation, then a broadcast multiply)
+    gated = g if kind == "none" else _C.pointwise(g, kind)
+    assert np.array_equal(y, x * gated[:, None, None, :], equal_nan=True)
+    # (N, 1, 1, C) gates (an NHWC squeeze-excitation branch) and in place
+    out = x.copy()
+    assert _C.channel_gate_nhwc(out, g.reshape(3, 1, 1, c), kind, out) is out
+    assert np.array_equal(out, y, equal_nan=True)
+
+
+def test_channel_gate_nhwc_threads_and_errors(threads):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 40, 40, 72), dtype=np.float32)
+    g = rng.standard_normal((2, 72), dtype=np.float32)
+    outs = []
+    for nt in (1, 2, 3):
+        _C.set_num_threads(nt)
+        outs.append(_C.channel_gate_nhwc(x, g))
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
+    bad = [
+        (lambda: _C.channel_gate_nhwc(x[0], g), "4-D"),
+        (lambda: _C.channel_gate_nhwc(x, g[:, :71]), "one value per"),
+        (lambda: _C.channel_gate_nhwc(x, g[:1]), "one value per"),
+        (lambda: _C.channel_gate_nhwc(x, g.astype(np.float64)), "float32"),
+        (lambda: _C.channel_gate_nhwc(x, g, "tanh"), "unknown kind"),
+        (lambda: _C.channel_gate_nhwc(x, g, "sigmoid", np.zeros((2, 40, 40, 71), np.float32)), "out must be"),
+        (lambda: _C.channel_gate_nhwc(x, g, "sigmoid", x[:, 1:].reshape(-1)[:x.size - 40 * 72 * 2].reshape(
+            2, 39, 40, 72)), "out must be"),
+    ]
+    for fn, msg in bad:
+        with pytest.raises(ValueError, match=msg):
+            fn()
+    shifted = np.zeros(x.size + 72, np.float32)
+    xs = shifted[:x.size].reshape(x.shape)
+    xs[...] = x
+    with pytest.raises(ValueError, match="overlap"):
+        _C.channel_gate_nhwc(xs, g, "sigmoid", shifted[72:].reshape(x.shape))
+
+
 # ---------------------------------------------------------------------------------------------- F.conv2d
 @pytest.mark.parametrize("case", [CASES[0], CASES[3], CASES[6], CASES[10], CASES[16], (1, 64, 9, 9, 64, (3, 3), (1, 1), (1, 1),
                                   (1, 1), 4)])

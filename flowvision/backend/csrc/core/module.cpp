@@ -819,6 +819,48 @@ py::object adaptive_avg_nhwc_impl(py::handle x_, std::vector<int64_t> out_hw) {
     return std::move(y);
 }
 
+// Squeeze-excitation gate over NHWC x: y = x * act(gate) per (image, channel); act computed once per gate value
+// by the pointwise kernel (so equal to _C.pointwise(gate, kind) then a broadcast multiply, bit for bit).
+py::object channel_gate_nhwc_impl(py::handle x_, py::handle gate_, const std::string& kind, py::object out_) {
+    const char* fn = "channel_gate_nhwc";
+    auto x = nhwc_input(fn, x_);
+    const int64_t N = x.shape(0), P = x.shape(1) * x.shape(2), C = x.shape(3);
+    need_f32(fn, "gate", gate_);
+    auto g = as<float>(gate_, fn, "gate");
+    if (g.ndim() < 1 || g.shape(0) != N || g.size() != N * C)
+        fail(std::string(fn) + ": gate must hold one value per (image, channel) of x " + shp(x) +
+             ", e.g. (N, C) or (N, 1, 1, C), got " + shp(g));
+    int act = -1;
+    if (kind == "sigmoid") act = fv::kPwSigmoid;
+    else if (kind == "hardsigmoid") act = fv::kPwHardsigmoid;
+    else if (kind != "none") fail(std::string(fn) + ": unknown kind '" + kind + "' (sigmoid, hardsigmoid, none)");
+    py::array y;
+    if (out_.is_none()) {
+        y = empty<float>({x.shape(0), x.shape(1), x.shape(2), C});
+    } else {
+        need_f32(fn, "out", out_);
+        y = py::reinterpret_borrow<py::array>(out_);
+        if (shape_vec(y) != shape_vec(x) || !(y.flags() & py::array::c_style) || !y.writeable())
+            fail(std::string(fn) + ": out must be a writeable C-contiguous float32 array of x's shape " + shp(x) +
+                 ", got " + shp(y));
+        // in place (out is x) is fine: each element is read right before it is written
+        if (y.data() != x.data() && overlaps(y, x)) fail(std::string(fn) + ": out must be x itself or not overlap it");
+    }
+    Arr<float> ga;
+    const float* gp = g.data();
+    if (act >= 0) {
+        ga = empty<float>({N * C});
+        py::gil_scoped_release rel;
+        ks<float>().pointwise(act, g.data(), ga.mutable_data(), N * C, 0.0f, 0.0f);
+        gp = ga.data();
+    }
+    {
+        py::gil_scoped_release rel;
+        table().nhwc.channel_scale(x.data(), gp, static_cast<float*>(y.mutable_data()), N, P, C);
+    }
+    return std::move(y);
+}
+
 struct NCS {
     int64_t N, C, S;
 };
@@ -1419,6 +1461,11 @@ PYBIND11_MODULE(_C, m) {
           "float32 (N, H, W, C) -> C-contiguous (N, C, H, W) copy (threaded, cache-blocked)");
     m.def("adaptive_avg_pool2d_nhwc", &adaptive_avg_nhwc_impl, py::arg("x"), py::arg("output_size"),
           "adaptive_avg_pool2d over NHWC float32 x (N, H, W, C) -> (N, OH, OW, C)");
+    m.def("channel_gate_nhwc", &channel_gate_nhwc_impl, py::arg("x"), py::arg("gate"), py::arg("kind") = "sigmoid",
+          py::arg("out") = py::none(),
+          "y (N, H, W, C) = x * act(gate) for NHWC float32 x and a gate of one value per (image, channel) "
+          "((N, C) or (N, 1, 1, C)); kind: sigmoid, hardsigmoid or none (gate used as is); out: a preallocated "
+          "output, may be x itself (in place)");
 
     m.def("batch_norm_train_forward", [](hnd x, obj w, obj b, double eps) {
         return FV_DISPATCH(bn_train_fwd_impl, is_f64(x), x, w, b, eps);

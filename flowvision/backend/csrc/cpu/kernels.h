@@ -124,6 +124,8 @@ struct NhwcKernels {
                               int64_t OW);
     // y (B, cols, rows) = per-batch transpose of x (B, rows, cols): NCHW <-> NHWC
     void (*transpose)(const float* x, float* y, int64_t B, int64_t rows, int64_t cols);
+    // y (N, P, C) = x (N, P, C) * gate (N, C) (squeeze-excitation); y may be x
+    void (*channel_scale)(const float* x, const float* gate, float* y, int64_t N, int64_t P, int64_t C);
 };
 
 // Fused scaled-dot-product attention (cpu/attention.cpp). Every operand is addressed by element strides: up to 4
