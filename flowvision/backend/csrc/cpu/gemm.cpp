@@ -305,7 +305,7 @@ void rows_kernel(int64_t K, const T* __restrict A, int64_t lda, const T* __restr
 // (no per-task A packing: for short K, e.g. K = 96 in Swin/ConvNeXt, packing cost as much as 10% of the
 // FMAs). Each output element is summed in the same order whatever the tile or task shape: within a K block
 // k ascending from zero, K blocks added to C in order; the residual is added to the first block's sum, the
-// bias and clamp-type activations on the last block's store, in registers (GELU / SiLU once per task tile).
+// bias and activation on the last block's store, in registers (float64 GELU / SiLU: once per task tile).
 // Reading the residual element right before writing the same element makes C = residual aliasing safe.
 template <class T>
 struct TileEpilogue {
@@ -314,6 +314,74 @@ struct TileEpilogue {
     int act;            // Epilogue; relu/relu6 turned into clamp by the caller
     T lo, hi;
 };
+
+// float32 exp / GELU / SiLU on a register, so the GEMM's last store applies them with no second pass over C.
+// exp: x = n ln2 + r (|r| <= ln2 / 2), e^r by its degree-6 Taylor-like minimax polynomial, 2^n built in the
+// exponent bits; inputs clamped to the normal range (NaN passes through the comparisons unchanged).
+typedef vec_t<float> VecF;
+typedef VecT<float>::itype VecI;
+static inline VecF exp_vec(VecF x) {
+    const VecF hi = VecF{} + 88.3762626647949f, lo = VecF{} + -87.3365447504f;
+    x = x > hi ? hi : (x < lo ? lo : x);
+    const VecF magic = VecF{} + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+    const VecF n = (x * 1.44269504088896341f + magic) - magic;
+    VecF r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    VecF p = VecF{} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    const VecI e = (__builtin_convertvector(n, VecI) + 127) << 23;
+    return p * reinterpret_cast<const VecF&>(e);
+}
+// erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7), the approximation of the standalone GELU kernel
+static inline VecF erf_vec(VecF x) {
+    const VecF z = VecF{};
+    const VecF ax = x < z ? -x : x;
+    const VecF t = 1.0f / (1.0f + 0.3275911f * ax);
+    VecF p = VecF{} + 1.061405429f;
+    p = p * t - 1.453152027f;
+    p = p * t + 1.421413741f;
+    p = p * t - 0.284496736f;
+    p = p * t + 0.254829592f;
+    const VecF r = 1.0f - (p * t) * exp_vec(-ax * ax);
+    return x < z ? -r : r;
+}
+static inline VecF gelu_vec(VecF v, bool tanh_approx) {
+    if (tanh_approx) {
+        const VecF u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+        const VecF th = 1.0f - 2.0f / (exp_vec(2.0f * u) + 1.0f);
+        return 0.5f * v * (1.0f + th);
+    }
+    return 0.5f * v * (1.0f + erf_vec(v * 0.7071067811865476f));
+}
+
+// the activations tile_kernel applies in registers (the rest run once per task tile through act_inplace)
+template <class T>
+static inline bool act_in_registers(int act) {
+    return act == kEpNone || act == kEpClamp || act == kEpHardswish ||
+           (sizeof(T) == 4 && (act == kEpGelu || act == kEpGeluTanh || act == kEpSilu));
+}
+
+// GELU / SiLU over a tile just stored (still in L1): a plain loop rather than inside the store of the accumulators,
+// where 24 live accumulators leave too few registers for the exp and the code would be unrolled 24 times
+template <class T>
+__attribute__((noinline)) void act_tile(int act, T* C, int64_t ldc, int rows, int cols) {
+    if constexpr (sizeof(T) == 4) {
+        constexpr int W = vec_width<float>();
+        for (int i = 0; i < rows; ++i) {
+            float* c = C + i * ldc;
+#pragma GCC unroll 1
+            for (int j = 0; j < cols; j += W) {
+                const VecF v = vload<VecF>(c + j);
+                vstore(c + j, act == kEpSilu ? v / (1.0f + exp_vec(-v)) : gelu_vec(v, act == kEpGeluTanh));
+            }
+        }
+    }
+}
 
 template <class T>
 static inline vec_t<T> apply_vec_act(vec_t<T> v, int act, T lo, T hi) {
@@ -348,6 +416,15 @@ __attribute__((always_inline)) inline void tile_kernel(int64_t kc, const T* __re
     const T* __restrict a[R];
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) a[i] = A + i * lda;
+    // start fetching the C (and residual) lines for writing now, so the stores below do not wait for them (with
+    // short K the store of a freshly allocated output is a large part of the tile's time)
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+            __builtin_prefetch(C + i * ldc + j * W, 1);
+            if (first && ep.res) __builtin_prefetch(ep.res + i * ldc + j * W, 0);
+        }
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; ++k) {
         V b[NV];
@@ -396,10 +473,12 @@ __attribute__((always_inline)) inline void tile_kernel(int64_t kc, const T* __re
             }
             if (last) {
                 if (ep.bias) v = v + vload<V>(ep.bias + j * W);
-                v = apply_vec_act<T>(v, ep.act, ep.lo, ep.hi);  // clamp family, hardswish (GELU/SiLU: per task)
+                v = apply_vec_act<T>(v, ep.act, ep.lo, ep.hi);
             }
             vstore(p, v);
         }
+    if (last && sizeof(T) == 4 && (ep.act == kEpGelu || ep.act == kEpGeluTanh || ep.act == kEpSilu))
+        act_tile<T>(ep.act, cp, ldcp, R, TW);
     if (partial)
         for (int i = 0; i < R; ++i) memcpy(C + i * ldc, tmp_c + i * TW, sizeof(T) * nr);
     (void)NR;
@@ -524,7 +603,7 @@ void gemm_packed_impl(const T* A, int64_t M, int64_t K, int64_t N, const T* Bp, 
             // per tile row costs ~40% of the GELU). act_inplace does whole vectors, then a scalar tail: each element
             // takes the same branch for any task split when rows are whole vectors or each call is one row
             // segment that starts at a panel boundary.
-            if (act == kEpGelu || act == kEpGeluTanh || act == kEpSilu) {
+            if (!act_in_registers<T>(act)) {
                 const int64_t j0 = p0 * NR, j1 = mn<int64_t>(N, p1 * NR);
                 if (j0 == 0 && j1 == N && N % W == 0) act_inplace<T>(act, C + i0 * N, (i1 - i0) * N);
                 else
