@@ -361,3 +361,34 @@ def test_gemm_packed_layer_shapes_full_size(shape):
     res = r.copy()
     _C.gemm_packed(a, pk, b, "none", res, out=res)
     assert np.abs(res - pre.numpy()).max() <= tol
+
+
+def test_linear_and_conv1x1_packed_out():
+    rng = np.random.default_rng(13)
+    w = flow.from_numpy(rng.standard_normal((24, 16), dtype=np.float32))
+    b = rng.standard_normal(24, dtype=np.float32)
+    x = rng.standard_normal((2, 5, 16), dtype=np.float32)
+    r = rng.standard_normal((2, 5, 24), dtype=np.float32)
+    want = _kernels.linear_packed(x, w, b, "gelu", r)
+    ref = TF.gelu(torch.from_numpy(x.astype(np.float64) @ w.numpy().astype(np.float64).T + b + r)).numpy()
+    np.testing.assert_allclose(want, ref, rtol=0, atol=1e-5)
+    out = np.empty((2, 5, 24), np.float32)
+    assert _kernels.linear_packed(x, w, b, "gelu", r, out=out) is out
+    np.testing.assert_array_equal(out, want)
+    res = r.copy()
+    _kernels.linear_packed(x, w, b, "gelu", res, out=res)  # in place on the residual
+    np.testing.assert_array_equal(res, want)
+    with pytest.raises(ValueError, match=r"shape \(2, 5, 24\)"):
+        _kernels.linear_packed(x, w, b, out=np.empty((10, 24), np.float32))
+    wc = flow.from_numpy(rng.standard_normal((12, 8, 1, 1), dtype=np.float32))
+    for hw in (1, 5):
+        xc = rng.standard_normal((2, 8, hw, hw), dtype=np.float32)
+        rc = rng.standard_normal((2, 12, hw, hw), dtype=np.float32)
+        want = _kernels.conv1x1_packed(xc, wc, None, "relu", rc)
+        ref = np.maximum(TF.conv2d(torch.from_numpy(xc), torch.from_numpy(wc.numpy())).numpy() + rc, 0)
+        np.testing.assert_allclose(want, ref, rtol=1e-5, atol=1e-5)
+        out = np.empty_like(rc)
+        assert _kernels.conv1x1_packed(xc, wc, None, "relu", rc, out=out) is out
+        np.testing.assert_array_equal(out, want)
+        with pytest.raises(ValueError, match="C-contiguous"):
+            _kernels.conv1x1_packed(xc, wc, out=np.empty((2, 12, hw, 2 * hw), np.float32)[..., ::2])

@@ -78,29 +78,46 @@ def packed_weight(w, kind="linear"):
     return pk
 
 
-def linear_packed(x, w, b=None, epilogue="none", residual=None):
+def _out_view(out, result_shape, kernel_shape, fn):
+    """out= of the packed wrappers: the caller's C-contiguous array of the result's shape, viewed as the kernel's
+    2-D / 3-D output (dtype, writeability and overlaps are checked by the kernel)."""
+    if out is None:
+        return None
+    if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or out.shape != tuple(result_shape):
+        raise ValueError(f"{fn}: out must be a C-contiguous numpy array of shape {tuple(result_shape)}, got "
+                         f"{getattr(out, 'shape', type(out).__name__)}")
+    return out.reshape(kernel_shape)  # a view: the kernel writes into the caller's memory
+
+
+def linear_packed(x, w, b=None, epilogue="none", residual=None, out=None):
     """y = epilogue(x @ w.T + b + residual) for arrays x (..., K) / b / residual (..., N) and weight *tensor* w
-    (N, K), with the weight packed once (see packed_weight). float32/float64 only."""
+    (N, K), with the weight packed once (see packed_weight). float32/float64 only. out: a C-contiguous array of the
+    result's shape to write into (may be the residual itself)."""
     pk = packed_weight(w)
     lead = x.shape[:-1]
     x2 = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
     r2 = None if residual is None else np.ascontiguousarray(residual).reshape(-1, pk.N)
-    y = _C.gemm_packed(x2, pk, b, epilogue, r2)
-    return y.reshape(lead + (pk.N,))
+    o2 = _out_view(out, lead + (pk.N,), (x2.shape[0], pk.N), "linear_packed")
+    y = _C.gemm_packed(x2, pk, b, epilogue, r2, out=o2)
+    return out if out is not None else y.reshape(lead + (pk.N,))
 
 
-def conv1x1_packed(x, w, b=None, epilogue="none", residual=None):
+def conv1x1_packed(x, w, b=None, epilogue="none", residual=None, out=None):
     """NCHW 1x1 stride-1 unpadded ungrouped convolution of array x (N, C, H, W) with weight *tensor* w (O, C, 1, 1)
-    (packed once, see packed_weight), bias b (O,) fused; returns (N, O, H, W)."""
+    (packed once, see packed_weight), bias b (O,) fused; returns (N, O, H, W) (written into out if given)."""
     n, c, h, wd = x.shape
     if h * wd == 1:  # one pixel (squeeze-excitation convs): a Linear over the images, few-row GEMM kernel
         pk = packed_weight(w, "conv1x1_b")
         r2 = None if residual is None else np.ascontiguousarray(residual).reshape(n, pk.N)
-        return _C.gemm_packed(np.ascontiguousarray(x).reshape(n, c), pk, b, epilogue, r2).reshape(n, pk.N, 1, 1)
+        o2 = _out_view(out, (n, pk.N, 1, 1), (n, pk.N), "conv1x1_packed")
+        y = _C.gemm_packed(np.ascontiguousarray(x).reshape(n, c), pk, b, epilogue, r2, out=o2)
+        return out if out is not None else y.reshape(n, pk.N, 1, 1)
     pk = packed_weight(w, "conv1x1")
     x3 = np.ascontiguousarray(x).reshape(n, c, h * wd)
     r3 = None if residual is None else np.ascontiguousarray(residual).reshape(n, pk.M, h * wd)
-    return _C.gemm_packed_a(pk, x3, b, epilogue, r3).reshape(n, pk.M, h, wd)
+    o3 = _out_view(out, (n, pk.M, h, wd), (n, pk.M, h * wd), "conv1x1_packed")
+    y = _C.gemm_packed_a(pk, x3, b, epilogue, r3, out=o3)
+    return out if out is not None else y.reshape(n, pk.M, h, wd)
 
 
 # ------------------------------------------------------------------ NHWC direct convolution (issue 4)
