@@ -78,6 +78,7 @@ struct Run {
     std::vector<py::object> objs;  // Python objects the values point into
     std::vector<int> obj_uses;     // live values per object
     py::object no_copy_base;       // base of numpy wrappers of arena memory (numpy must not copy)
+    bool dry = false;              // measure the executor alone: native steps skip their kernels and copies
     explicit Run(Plan& p, size_t n) : plan(p), vals(n) {}
 
     void retain(const Val& v) {
@@ -178,8 +179,8 @@ void copy_strided(const float* x, Shape xs, float* y, Shape ys, Shape shape) {
 }
 
 // A contiguous view of v: its own data, or a copy in `scratch` (kept by the step across calls).
-const float* contiguous(const Val& v, StoragePtr& scratch) {
-    if (v.contiguous()) return v.data;
+const float* contiguous(const Run& r, const Val& v, StoragePtr& scratch) {
+    if (v.contiguous() || r.dry) return v.data;
     const int64_t n = numel(v.shape);
     if (!scratch || scratch->n < n) scratch = std::make_shared<Storage>(n);
     copy_strided(v.data, v.strides, scratch->p, contiguous_strides(v.shape), v.shape);
@@ -206,13 +207,14 @@ struct ConvStep : Step {
     void run(Run& r) override {
         const Val& x = in(r, *this, 0);
         if (x.shape != Shape{p.N, p.H, p.W, p.C}) internal(*this, "input shape " + vstr(x.shape));
-        const float* xp = contiguous(x, xs);
-        const float* res = ins.size() > 1 ? contiguous(in(r, *this, 1), rs) : nullptr;
+        const float* xp = contiguous(r, x, xs);
+        const float* res = ins.size() > 1 ? contiguous(r, in(r, *this, 1), rs) : nullptr;
         if (conv_nhwc_gathers(*pk, p)) {
             const int64_t n = p.N * p.OH * p.OW * p.C;
             if (!gathered || gathered->n < n) gathered = std::make_shared<Storage>(n);
         }
         float* y = out(r, *this, {p.N, p.OH, p.OW, p.O});
+        if (r.dry) return;
         conv_nhwc_compute(*pk, p, xp, bias, res, y, act, lo, hi, gathered ? gathered->p : nullptr, nullptr);
     }
 };
@@ -230,14 +232,15 @@ struct LinearStep : Step {
         const int64_t M = numel(x.shape) / pk->K;
         if (x.shape.empty() || x.shape.back() != pk->K || M * pk->N != numel(out_shape))
             internal(*this, "input shape " + vstr(x.shape));
-        const float* xp = contiguous(x, xs);
+        const float* xp = contiguous(r, x, xs);
         const float* res = nullptr;
         if (ins.size() > 1) {
             const Val& rv = in(r, *this, 1);
             if (numel(rv.shape) != M * pk->N) internal(*this, "residual shape " + vstr(rv.shape));
-            res = contiguous(rv, rs);
+            res = contiguous(r, rv, rs);
         }
         float* y = out(r, *this, out_shape);
+        if (r.dry) return;
         const float* bp = packed_ptr(static_cast<float*>(const_cast<void*>(pk->data.data())));
         ks<float>().gemm_packed(xp, M, pk->K, pk->N, bp, y, bias, res, act, lo, hi);
     }
@@ -252,8 +255,9 @@ struct TransposeStep : Step {
         if (x.shape.size() != 4) internal(*this, "input must be 4-D");
         const Shape& s = x.shape;
         const int64_t rows = to_nhwc ? s[1] : s[1] * s[2], cols = to_nhwc ? s[2] * s[3] : s[3];
-        const float* xp = contiguous(x, xs);
+        const float* xp = contiguous(r, x, xs);
         float* y = out(r, *this, to_nhwc ? Shape{s[0], s[2], s[3], s[1]} : Shape{s[0], s[3], s[1], s[2]});
+        if (r.dry) return;
         table().nhwc.transpose(xp, y, s[0], rows, cols);
     }
 };
@@ -268,8 +272,9 @@ struct PoolStep : Step {
     void run(Run& r) override {
         const Val& x = in(r, *this, 0);
         if (x.shape != Shape{N, p.H, p.W, C}) internal(*this, "input shape " + vstr(x.shape));
-        const float* xp = contiguous(x, xs);
+        const float* xp = contiguous(r, x, xs);
         float* y = out(r, *this, out_shape);
+        if (r.dry) return;
         const auto& nk = table().nhwc;
         if (kind == 0) nk.max_pool(xp, y, p, C);
         else if (kind == 1) nk.avg_pool(xp, y, p, C);
@@ -301,6 +306,7 @@ struct BinaryStep : Step {
             }
         }
         float* y = out(r, *this, out_shape);
+        if (r.dry) return;
         if (numel(out_shape) == 0) return;
         Shape shape = out_shape, ys = contiguous_strides(out_shape);
         const int n = collapse(shape, {&st[0], &st[1], &ys});
@@ -315,9 +321,10 @@ struct UnaryStep : Step {
     StoragePtr xs;
     void run(Run& r) override {
         const Val& x = in(r, *this, 0);
-        const float* xp = contiguous(x, xs);
+        const float* xp = contiguous(r, x, xs);
         const Shape shape = x.shape;
         float* y = out(r, *this, shape);
+        if (r.dry) return;
         const int64_t n = numel(shape);
         const auto& k = ks<float>();
         if (kind == 100 || kind == 101) k.gelu_forward(xp, y, n, kind == 101);
@@ -337,9 +344,10 @@ struct LayerNormStep : Step {
         const Val& x = in(r, *this, 0);
         const int64_t total = numel(x.shape), M = N ? total / N : 0;
         if (M * N != total) internal(*this, "input shape " + vstr(x.shape));
-        const float* xp = contiguous(x, xs);
+        const float* xp = contiguous(r, x, xs);
         const Shape shape = x.shape;
         float* y = out(r, *this, shape);
+        if (r.dry) return;
         if (!stats || stats->n < 2 * M) stats = std::make_shared<Storage>(2 * M);
         ks<float>().layer_norm_forward(xp, w, b, y, stats->p, stats->p + M, M, N, eps);
     }
@@ -350,10 +358,11 @@ struct SoftmaxStep : Step {
     StoragePtr xs;
     void run(Run& r) override {
         const Val& x = in(r, *this, 0);
-        const float* xp = contiguous(x, xs);
+        const float* xp = contiguous(r, x, xs);
         const Shape shape = x.shape;
         const int64_t N = shape.empty() ? 1 : shape.back(), M = N ? numel(shape) / N : 0;
         float* y = out(r, *this, shape);
+        if (r.dry) return;
         if (M * N) ks<float>().softmax_forward(xp, y, M, N, log);
     }
 };
@@ -363,7 +372,7 @@ struct SoftmaxStep : Step {
 struct MatmulStep : Step {
     StoragePtr as_, bs_;
     // `v` broadcast to batch + its last two dims, as (B, r, c) contiguous or transposed; the data pointer
-    const float* as_3d(const Val& v, const Shape& batch, bool& transposed, StoragePtr& scratch) {
+    const float* as_3d(const Run& r, const Val& v, const Shape& batch, bool& transposed, StoragePtr& scratch) {
         const size_t nd = v.shape.size();
         Shape shape(batch), strides(batch.size(), 0);
         const size_t lead = batch.size() - (nd - 2);
@@ -384,7 +393,7 @@ struct MatmulStep : Step {
             transposed = true;
             return v.data;
         }
-        if (b.contiguous()) return v.data;
+        if (b.contiguous() || r.dry) return v.data;
         const int64_t n = numel(shape);
         if (!scratch || scratch->n < n) scratch = std::make_shared<Storage>(n);
         copy_strided(v.data, strides, scratch->p, contiguous_strides(shape), shape);
@@ -401,10 +410,11 @@ struct MatmulStep : Step {
             Shape oshape(a.shape.begin(), a.shape.end() - 1);
             oshape.push_back(N);
             const int64_t rows = numel(a.shape) / K;
-            const float* ap = contiguous(a, as_);
+            const float* ap = contiguous(r, a, as_);
             bool tb;
-            const float* bp = as_3d(b, {}, tb, bs_);
+            const float* bp = as_3d(r, b, {}, tb, bs_);
             float* y = out(r, *this, oshape);
+            if (r.dry) return;
             ks<float>().gemm(ap, bp, y, 1, rows, N, K, false, tb);
             return;
         }
@@ -417,12 +427,13 @@ struct MatmulStep : Step {
             batch[d] = std::max(da, db);
         }
         bool ta, tb;
-        const float* ap = as_3d(a, batch, ta, as_);
-        const float* bp = as_3d(b, batch, tb, bs_);
+        const float* ap = as_3d(r, a, batch, ta, as_);
+        const float* bp = as_3d(r, b, batch, tb, bs_);
         Shape oshape = batch;
         oshape.push_back(M);
         oshape.push_back(N);
         float* y = out(r, *this, oshape);
+        if (r.dry) return;
         ks<float>().gemm(ap, bp, y, numel(batch), M, N, K, ta, tb);
     }
 };
@@ -436,6 +447,7 @@ struct CatStep : Step {
     std::vector<Val> consts;
     void run(Run& r) override {
         float* y = out(r, *this, out_shape);
+        if (r.dry) return;
         const Shape ys = contiguous_strides(out_shape);
         int64_t at = 0;
         for (int k : pieces) {
@@ -455,6 +467,7 @@ struct RollStep : Step {
         const Val& x = in(r, *this, 0);
         const Shape shape = x.shape;
         float* y = out(r, *this, shape);
+        if (r.dry) return;
         const Shape ys = contiguous_strides(shape);
         const size_t k = dims.size();
         for (int64_t mask = 0; mask < (int64_t(1) << k); ++mask) {
@@ -502,7 +515,7 @@ struct SdpaStep : Step {
             x[i].hold.reset();
             x[i].pyref = -1;
             if (v.shape.back() > 1 && v.strides.back() != 1) {
-                x[i].data = contiguous(v, scratch[i]);
+                x[i].data = contiguous(r, v, scratch[i]);
                 x[i].strides = contiguous_strides(v.shape);
             }
         }
@@ -566,7 +579,7 @@ struct SdpaStep : Step {
             if (ov.shape[d] == 1) ov.strides[d] = 0;
         batch_strides(ov, batch, p.out_bs);
         p.out_rs = Lq > 1 ? ov.strides[ov.shape.size() - 2] : 0;
-        table().attn.sdpa_f32(q.data, k.data, v.data, mask.data, y, nullptr, p);
+        if (!r.dry) table().attn.sdpa_f32(q.data, k.data, v.data, mask.data, y, nullptr, p);
     }
 };
 
@@ -578,9 +591,10 @@ struct WindowStep : Step {
     StoragePtr xs, ss;
     void run(Run& r) override {
         const Val& x = in(r, *this, 0);
-        const float* xp = contiguous(x, xs);
-        const float* sp = ins.size() > 1 ? contiguous(in(r, *this, 1), ss) : nullptr;
+        const float* xp = contiguous(r, x, xs);
+        const float* sp = ins.size() > 1 ? contiguous(r, in(r, *this, 1), ss) : nullptr;
         float* y = out(r, *this, out_shape);
+        if (r.dry) return;
         if (reverse) table().window.reverse_f32(xp, sp, y, p);
         else table().window.partition_f32(xp, y, p);
     }
@@ -649,6 +663,7 @@ struct ReshapeStep : Step {
         }
         const Val xc = x;  // out() may overwrite the slot vector's entry, not x's storage
         float* y = out(r, *this, out_shape);
+        if (r.dry) return;
         copy_strided(xc.data, xc.strides, y, contiguous_strides(xc.shape), xc.shape);
     }
 };
@@ -950,7 +965,7 @@ struct ExecPlan {
         }
     }
 
-    py::list run(py::handle x_) {
+    py::list run(py::handle x_, bool dry) {
         Plan& P = *plan;
         if (!py::isinstance<py::array>(x_)) fail("compiled plan: the input must be a numpy array");
         auto x0 = py::reinterpret_borrow<py::array>(x_);
@@ -961,6 +976,7 @@ struct ExecPlan {
             fail("compiled plan: expected an input of shape " + vstr(P.in_shape) + ", got " + vstr(xs));
         py::array x = py::array::ensure(x0, py::array::c_style);
         Run r(P, size_t(P.n_slots));
+        r.dry = dry;
         r.no_copy_base = py::capsule(static_cast<void*>(&P), [](void*) {});
         Val& v0 = r.vals[0];
         v0.set = true;
@@ -1033,8 +1049,9 @@ void bind_executor(py::module_& m) {
         .def("add_step", &ExecPlan::add_step, py::arg("kind"), py::arg("spec"),
              "Append a step: kind (conv, linear, transpose, pool, binary, unary, layer_norm, softmax, matmul, cat, "
              "roll, reshape, permute, slice, python) and its spec dict (label, ins, outs, drop, buf, ...)")
-        .def("run", &ExecPlan::run, py::arg("x"),
+        .def("run", &ExecPlan::run, py::arg("x"), py::arg("dry_run") = false,
              "Run the plan on a float32 array of the captured shape; returns the outputs as numpy arrays that own "
-             "their memory")
+             "their memory. dry_run: native steps skip their kernels and copies (outputs are garbage): times the "
+             "executor's own per-step cost")
         .def("steps", &ExecPlan::step_info, "(label, native, arena buffer) per step");
 }
