@@ -664,16 +664,21 @@ void conv_nhwc_compute(const PackedConv& pk, const fv::ConvNhwcParams& p, const 
         const float* xa = x;
         if (conv_nhwc_gathers(pk, p)) {
             float* g = gathered;
-            for (int64_t n = 0; n < p.N; ++n)
-                for (int64_t oh = 0; oh < p.OH; ++oh)
+            // threaded over output rows, like the GEMM that follows (it was the one serial part of the op)
+            const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, p.OW * p.C));
+            fv::parallel_for(0, p.N * p.OH, grain, [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r) {
+                    const int64_t n = r / p.OH, oh = r % p.OH, ih = oh * p.sh - p.ph;
                     for (int64_t ow = 0; ow < p.OW; ++ow) {
-                        const int64_t ih = oh * p.sh - p.ph, iw = ow * p.sw - p.pw;
-                        float* d = g + ((n * p.OH + oh) * p.OW + ow) * p.C;
+                        const int64_t iw = ow * p.sw - p.pw;
+                        float* d = g + (r * p.OW + ow) * p.C;
                         if (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
                             std::memcpy(d, x + ((n * p.H + ih) * p.W + iw) * p.C, sizeof(float) * p.C);
                         else
                             std::memset(d, 0, sizeof(float) * p.C);
                     }
+                }
+            });
             xa = gathered;
         }
         const float* bp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.gemm.data())));
