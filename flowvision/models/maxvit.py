@@ -93,9 +93,11 @@ class RelativePositionalMultiHeadAttention(nn.Module):
     def forward(self, x):
         b, g, p, d = x.shape
         qkv = self.to_qkv(x).reshape(b, g, p, 3, self.n_heads, self.head_dim).permute(3, 0, 1, 4, 2, 5)
-        q, k, v = qkv[0], qkv[1] * self.scale_factor, qkv[2]
-        attn = F.softmax(q.matmul(k.transpose(-2, -1)) + self.get_relative_positional_bias(), dim=-1)
-        out = attn.matmul(v).permute(0, 1, 3, 2, 4).reshape(b, g, p, d)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        # one fused SDPA over the (b, g, heads, p, hd) views: softmax(q k^T * scale_factor + bias) v
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=self.get_relative_positional_bias(),
+                                             scale=self.scale_factor)
+        out = out.permute(0, 1, 3, 2, 4).reshape(b, g, p, d)
         return self.merge(out)
 
 

@@ -684,13 +684,25 @@ class _ShiftedWindowAttention(nn.Module):
         x = x.reshape(b, ph // ws[0], ws[0], pw // ws[1], ws[1], c).permute(0, 1, 3, 2, 4, 5).reshape(b * nw, n, c)
         qkv = self._qkv(x).reshape(b * nw, n, 3, self.num_heads, c // self.num_heads).permute(2, 0, 3, 1, 4)
         q, k, v = qkv[0], qkv[1], qkv[2]
-        attn = self._attention_logits(q, k) + bias
-        if sum(shift) > 0:
-            mask = flow.from_numpy(_shift_mask(ph, pw, ws, shift)).to(attn.device)
-            attn = attn.reshape(b, nw, self.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
-            attn = attn.reshape(-1, self.num_heads, n, n)
-        attn = F.dropout(F.softmax(attn, dim=-1), p=self.attention_dropout, training=self.training)
-        x = attn.matmul(v).transpose(1, 2).reshape(b * nw, n, c)
+        if type(self)._attention_logits is _ShiftedWindowAttention._attention_logits:
+            # scaled dot products (v1): one fused SDPA over the (b, nw, heads, n, d) views, the relative-position
+            # bias and the shift mask summed into one (nw or 1, heads, n, n) additive mask
+            mask = bias
+            if sum(shift) > 0:
+                mask = bias + flow.from_numpy(_shift_mask(ph, pw, ws, shift)).to(bias.device).unsqueeze(1)
+            hd = c // self.num_heads
+            q5, k5, v5 = (t.reshape(b, nw, self.num_heads, n, hd) for t in (q, k, v))
+            x = F.scaled_dot_product_attention(q5, k5, v5, attn_mask=mask,
+                                               dropout_p=self.attention_dropout if self.training else 0.0)
+            x = x.transpose(2, 3).reshape(b * nw, n, c)
+        else:  # cosine attention (v2): its own logits
+            attn = self._attention_logits(q, k) + bias
+            if sum(shift) > 0:
+                mask = flow.from_numpy(_shift_mask(ph, pw, ws, shift)).to(attn.device)
+                attn = attn.reshape(b, nw, self.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
+                attn = attn.reshape(-1, self.num_heads, n, n)
+            attn = F.dropout(F.softmax(attn, dim=-1), p=self.attention_dropout, training=self.training)
+            x = attn.matmul(v).transpose(1, 2).reshape(b * nw, n, c)
         x = F.dropout(self.proj(x), p=self.dropout, training=self.training)
         x = x.reshape(b, ph // ws[0], pw // ws[1], ws[0], ws[1], c).permute(0, 1, 3, 2, 4, 5).reshape(b, ph, pw, c)
         if sum(shift) > 0:
