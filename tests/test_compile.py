@@ -331,6 +331,11 @@ def test_native_plan_bad_inputs_and_options():
         native.run(np.zeros((1, 3, 32, 32)))
     with pytest.raises(ValueError, match="numpy array"):
         native.run([1.0, 2.0])
+    xa = x.numpy()
+    outs, secs = native.run(xa, profile=True)  # per-step wall times, same result
+    assert len(secs) == len(native.steps()) and min(secs) >= 0
+    np.testing.assert_array_equal(outs[0], native.run(xa)[0])
+    assert native.run(xa, dry_run=True)[0].shape == outs[0].shape  # kernels skipped: only the shape is meaningful
     with pytest.raises(ValueError, match="executor must be one of"):
         flow.compile(model, x, executor="jit")
     # a new shape re-plans (native again); float64 runs on the Python executor

@@ -5,6 +5,7 @@
 // (reshape, permute, slice) only change strides. Steps with no native form call their Python closure with the
 // GIL re-acquired. The GIL is released while the plan runs; one run at a time per plan (a mutex).
 #include <algorithm>
+#include <chrono>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -965,7 +966,7 @@ struct ExecPlan {
         }
     }
 
-    py::list run(py::handle x_, bool dry) {
+    py::object run(py::handle x_, bool dry, bool profile) {
         Plan& P = *plan;
         if (!py::isinstance<py::array>(x_)) fail("compiled plan: the input must be a numpy array");
         auto x0 = py::reinterpret_borrow<py::array>(x_);
@@ -988,13 +989,18 @@ struct ExecPlan {
         r.obj_uses.push_back(1);
         std::exception_ptr err;
         bool py_err = false;
+        std::vector<double> seconds(profile ? P.steps.size() : 0);
         {
             py::gil_scoped_release rel;
             std::lock_guard<std::mutex> lock(P.mu);
             try {
-                for (auto& s : P.steps) {
+                using clock = std::chrono::steady_clock;
+                for (size_t i = 0; i < P.steps.size(); ++i) {
+                    const auto t0 = profile ? clock::now() : clock::time_point();
+                    auto& s = P.steps[i];
                     s->run(r);
                     for (int d : s->drop) r.drop(d);
+                    if (profile) seconds[i] = std::chrono::duration<double>(clock::now() - t0).count();
                 }
             } catch (const PyStepError&) {
                 py_err = true;
@@ -1016,7 +1022,8 @@ struct ExecPlan {
                 res.append(to_numpy(r, v));
             }
         }
-        return res;
+        if (profile) return py::make_tuple(res, py::cast(seconds));
+        return std::move(res);
     }
 
     py::list step_info() const {
@@ -1049,9 +1056,9 @@ void bind_executor(py::module_& m) {
         .def("add_step", &ExecPlan::add_step, py::arg("kind"), py::arg("spec"),
              "Append a step: kind (conv, linear, transpose, pool, binary, unary, layer_norm, softmax, matmul, cat, "
              "roll, reshape, permute, slice, python) and its spec dict (label, ins, outs, drop, buf, ...)")
-        .def("run", &ExecPlan::run, py::arg("x"), py::arg("dry_run") = false,
+        .def("run", &ExecPlan::run, py::arg("x"), py::arg("dry_run") = false, py::arg("profile") = false,
              "Run the plan on a float32 array of the captured shape; returns the outputs as numpy arrays that own "
              "their memory. dry_run: native steps skip their kernels and copies (outputs are garbage): times the "
-             "executor's own per-step cost")
+             "executor's own per-step cost. profile: returns (outputs, wall seconds per step)")
         .def("steps", &ExecPlan::step_info, "(label, native, arena buffer) per step");
 }
