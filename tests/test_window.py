@@ -179,9 +179,13 @@ def test_small_swin_matches_timm_eager_compiled_and_after_a_bias_update():
     x = np.random.default_rng(4).standard_normal((2, 3, 40, 40)).astype(np.float32)
     with torch.no_grad():
         expected = ref(torch.from_numpy(x))
+    attn = ours.layers[0].blocks[1].attn
     with flow.no_grad():
         _close(ours(flow.from_numpy(x)), expected)
+        mask = attn._mask_cache[3]
+        assert tuple(mask.shape) == (16, 2, 36, 36)  # (nW, heads, N, N): bias + shift mask
         _close(ours(flow.from_numpy(x)), expected)  # second call: the cached masks
+        assert attn._mask_cache[3] is mask
     compiled = flowvision.compile(ours, flow.from_numpy(x))
     assert compiled.plans[next(iter(compiled.plans))] is not None, compiled.fallback_reason
     _close(compiled(flow.from_numpy(x)), expected)
@@ -196,6 +200,7 @@ def test_small_swin_matches_timm_eager_compiled_and_after_a_bias_update():
     with flow.no_grad():
         ours.layers[1].blocks[1].attn.relative_position_bias_table.mul_(-2.0)
         _close(ours(flow.from_numpy(x)), expected)
+        assert attn._mask_cache[3] is mask  # the other blocks keep theirs
     _close(compiled(flow.from_numpy(x)), expected)
 
 
@@ -214,3 +219,30 @@ def test_small_swin_gradients_match_timm_in_train_and_eval():
         for name in ("layers.0.blocks.1.attn.relative_position_bias_table", "layers.1.blocks.0.attn.qkv.weight",
                      "patch_embed.proj.weight"):
             _close(dict(ours.named_parameters())[name].grad, dict(ref.named_parameters())[name].grad, rtol=1e-3)
+
+
+def test_small_swin_trains_with_drop_path():
+    """Training with an active DropPath keeps the residual add outside the reverse kernel; in eval the same
+    weights give the fused path's result."""
+    torch.manual_seed(0)
+    ours = SwinTransformer(**{**SMALL, "drop_path_rate": 0.5}).train()
+    x = flow.from_numpy(np.random.default_rng(6).standard_normal((2, 3, 40, 40)).astype(np.float32))
+    ours(x).square().sum().backward()
+    g = ours.layers[1].blocks[1].attn.relative_position_bias_table.grad
+    assert g is not None and np.isfinite(g.numpy()).all() and np.abs(g.numpy()).sum() > 0
+    ours.eval()
+    with flow.no_grad():
+        fused = ours(x).numpy()
+    blocks = [b for stage in ours.layers for b in stage.blocks]
+    with flow.no_grad():  # the unfused formula by hand: x + attn(norm1(x)), then the MLP half
+        y = ours.patch_embed(x)
+        for stage in ours.layers:
+            y = stage.downsample(y)
+            for blk in stage.blocks:
+                b, h, w, c = y.shape
+                y = y + blk._attn(blk.norm1(y))
+                y = y.reshape(b, -1, c)
+                y = (y + blk.mlp(blk.norm2(y))).reshape(b, h, w, c)
+        ref = ours.forward_head(ours.norm(y)).numpy()
+    assert len(blocks) == 4
+    np.testing.assert_allclose(fused, ref, rtol=1e-5, atol=1e-5)

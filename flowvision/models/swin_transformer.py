@@ -47,7 +47,7 @@ class WindowAttention(nn.Module):
         self.proj = nn.Linear(attn_dim, dim)
         self.proj_drop = nn.Dropout(proj_drop)
         trunc_normal_(self.relative_position_bias_table, std=0.02)
-        self._mask_cache = None  # (key, additive attention mask) of the last cacheable call
+        self._mask_cache = None  # (table, shift mask, their state, additive mask) of the last cacheable call
 
     def _relative_position_bias(self):
         idx = self.relative_position_index.reshape(-1)
@@ -63,16 +63,17 @@ class WindowAttention(nn.Module):
         capture the table requires grad, so this is computed from constants only and folded into the plan."""
         table = self.relative_position_bias_table
         cacheable = not self.training and not (flow.is_grad_enabled() and table.requires_grad)
-        key = None
-        if cacheable:
-            key = (id(table), table._version[0], table.dtype, table.device,
-                   None if shift_mask is None else (id(shift_mask), shift_mask._version[0], shift_mask.dtype))
-            if self._mask_cache is not None and self._mask_cache[0] == key:
-                return self._mask_cache[1]
+        # the tensors themselves are held and compared with `is` (a new table could reuse a freed id())
+        state = (table._version[0], table.dtype, table.device,
+                 None if shift_mask is None else (shift_mask._version[0], shift_mask.dtype))
+        cached = self._mask_cache
+        if cacheable and cached is not None and cached[0] is table and cached[1] is shift_mask and cached[2] == state:
+            return cached[3]
         mask = self._relative_position_bias().unsqueeze(0)
         if shift_mask is not None:
             mask = mask + shift_mask.to(mask.dtype).unsqueeze(1)
-        self._mask_cache = (key, mask) if cacheable else None
+        if cacheable:  # a non-cacheable call (training, capture) leaves the eval cache alone: it is keyed on state
+            self._mask_cache = (table, shift_mask, state, mask)
         return mask
 
     def forward(self, x, mask=None):
