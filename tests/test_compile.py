@@ -347,3 +347,25 @@ def test_native_plan_bad_inputs_and_options():
     md = M.create_model("resnet18", pretrained=False, num_classes=10).eval().double()
     pd = _plan(flow.compile(md, xd), xd)
     assert pd.executor == "python" and "float32" in pd.native_error
+
+
+class _ConvSigmoid(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x).sigmoid()
+
+
+def test_native_plan_that_differs_from_eager_falls_back_to_python_executor(monkeypatch):
+    from flowvision.backend import _capture_native
+    monkeypatch.setitem(_capture_native._POINTWISE, "sigmoid", _capture_native._POINTWISE["relu"])  # a broken step
+    model = _ConvSigmoid().eval()
+    x = _input((1, 3, 8, 8))
+    with pytest.warns(RuntimeWarning, match="native plan executor differs from eager; using the Python executor"):
+        cm = flow.compile(model, x)
+    plan = _plan(cm, x)
+    assert plan.executor == "python" and "native plan differed" in plan.native_error
+    with flow.no_grad():
+        _close(cm(x).numpy(), model(x).numpy(), "Python executor after the native one failed validation")
