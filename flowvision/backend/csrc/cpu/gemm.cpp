@@ -14,7 +14,7 @@ constexpr int kMR = 6, kNV = 2;   // 12 ymm accumulators
 #else
 constexpr int kMR = 6, kNV = 2;   // 12 xmm accumulators
 #endif
-constexpr int64_t kKC = 256;
+constexpr int64_t kKC = 768;  // long K blocks: fewer passes over C (the A rows stay in L1, B panels stream from L2)
 constexpr int64_t kMC = 192;
 constexpr int64_t kNC = 3072;
 
