@@ -493,6 +493,10 @@ void tile_rows(int64_t kc, const T* A, int64_t lda, const T* Bp, T* C, int64_t l
     constexpr int RB = NV == Cfg<T>::NV ? MR : 2 * MR;
     int64_t i = i0;
     for (; i + RB <= i1; i += RB) {
+        // short rows (small K) are too short for the hardware prefetcher to pick up: fetch the next tile's A rows
+        if (kc <= 256)
+            for (int64_t r = i + RB; r < mn<int64_t>(i + 2 * RB, i1); ++r)
+                for (int64_t k = 0; k < kc; k += 64 / int64_t(sizeof(T))) __builtin_prefetch(A + r * lda + k, 0);
         ep.res = res_base ? res_base + i * ldc : nullptr;
         tile_kernel<T, RB, NV>(kc, A + i * lda, lda, Bp, C + i * ldc, ldc, nr, first, last, ep);
     }
