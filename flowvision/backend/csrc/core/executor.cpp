@@ -209,7 +209,12 @@ struct ConvStep : Step {
         const Val& x = in(r, *this, 0);
         if (x.shape != Shape{p.N, p.H, p.W, p.C}) internal(*this, "input shape " + vstr(x.shape));
         const float* xp = contiguous(r, x, xs);
-        const float* res = ins.size() > 1 ? contiguous(r, in(r, *this, 1), rs) : nullptr;
+        const float* res = nullptr;
+        if (ins.size() > 1) {
+            const Val& rv = in(r, *this, 1);
+            if (rv.shape != Shape{p.N, p.OH, p.OW, p.O}) internal(*this, "residual shape " + vstr(rv.shape));
+            res = contiguous(r, rv, rs);
+        }
         if (conv_nhwc_gathers(*pk, p)) {
             const int64_t n = p.N * p.OH * p.OW * p.C;
             if (!gathered || gathered->n < n) gathered = std::make_shared<Storage>(n);
