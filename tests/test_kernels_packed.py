@@ -54,7 +54,7 @@ def test_gemm_packed_epilogues(isa, shape, dtype):
 def test_gemm_packed_matches_gemm_bitwise():
     """Same micro-kernel and K blocking as _C.gemm: identical results (F.linear's fast path relies on it)."""
     rng = np.random.default_rng(1)
-    for M, N, K in [(197, 768, 768), (600, 300, 600), (64, 3072, 260)]:
+    for M, N, K in [(197, 768, 768), (600, 300, 600), (64, 3072, 260), (50, 100, 1700)]:  # 1700: three K blocks
         a = rng.standard_normal((M, K), dtype=np.float32)
         w = rng.standard_normal((N, K), dtype=np.float32)
         np.testing.assert_array_equal(_C.gemm_packed(a, _C.pack_b(w, True)), _C.gemm(a, w, False, True))
