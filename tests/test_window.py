@@ -192,6 +192,8 @@ def test_small_swin_matches_timm_eager_compiled_and_after_a_bias_update():
     steps = compiled.explain(flow.from_numpy(x))
     assert steps.count("WindowPartition") == 4 and steps.count("WindowReverse") == 4
     assert "Roll" not in steps
+    if steps.startswith("executor: native"):  # the C++ executor runs the window ops as native steps
+        assert "PYTHON WindowPartition" not in steps and "PYTHON WindowReverse" not in steps
 
     # an in-place write to one block's bias table: the cached mask (eager) and the plan (compiled) follow it
     with torch.no_grad():
