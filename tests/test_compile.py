@@ -369,3 +369,48 @@ def test_native_plan_that_differs_from_eager_falls_back_to_python_executor(monke
     assert plan.executor == "python" and "native plan differed" in plan.native_error
     with flow.no_grad():
         _close(cm(x).numpy(), model(x).numpy(), "Python executor after the native one failed validation")
+
+
+class _Glue(nn.Module):
+    """The glue steps of transformer plans on odd layouts: rolls over 2 dims, strided slices, a reshape that must
+    copy, broadcast mul / add with constants and activations, softmax, LayerNorm, a matmul with a transposed
+    operand, cat along an inner dim with a constant piece."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = nn.LayerNorm(8)
+        self.scale = nn.Parameter(flow.from_numpy(np.linspace(0.5, 1.5, 8).astype(np.float32)))
+        self.token = nn.Parameter(flow.from_numpy(np.full((1, 1, 8), 0.25, np.float32)))
+
+    def forward(self, x):
+        n = x.shape[0]
+        z = self.conv(x).permute(0, 2, 3, 1)          # NHWC as the permuted tensor (no copy)
+        z = z.roll((2, -3), (1, 2))[:, 1:, ::2]       # roll two dims, then a strided slice
+        z = z.reshape(n, -1, 8)                      # not viewable: a copy
+        z = self.norm(z * self.scale + z.sigmoid())  # constant and activation broadcasts, unary, LayerNorm
+        a = (z.transpose(1, 2) @ z).softmax(-1)      # matmul on a transposed view, softmax
+        t = flow.cat([self.token.expand(n, 1, 8), z], dim=1)
+        return t, a + a[:, :1]                       # cat with a constant piece; a row broadcast
+
+
+@pytest.mark.parametrize("isa", flowvision.backend._C.supported_isas())
+def test_native_glue_steps_match_python_executor_on_every_isa(isa):
+    _C = flowvision.backend._C
+    native_isa = _C.cpu_isa()
+    _C._set_isa_for_testing(isa)
+    try:
+        model = _Glue().eval()
+        x, x2 = _input((2, 3, 10, 13)), _input((2, 3, 10, 13), seed=9)
+        cm = flow.compile(model, x)
+        plan = _plan(cm, x)
+        assert plan.executor == "native", plan.native_error
+        assert "PYTHON" not in cm.explain(x), cm.explain(x)
+        py = flow.compile(model, x, executor="python")
+        with flow.no_grad():
+            ref = model(x2)
+        for o, p, r in zip(cm(x2), py(x2), ref):
+            np.testing.assert_array_equal(o.numpy(), p.numpy())
+            _close(o.numpy(), r.numpy(), f"glue model on {isa}")
+    finally:
+        _C._set_isa_for_testing(native_isa)
