@@ -817,24 +817,28 @@ def plan_buffers(g, last, outputs, sizes, fresh):
         r = find(s)
         end[r] = max(end.get(r, -1), last.get(s, produced[s]), produced[s])
     tainted = {find(s) for s in outputs}
-    free, busy, assigned, buf_sizes = {}, [], {}, []
+    free, busy, assigned, buf_sizes = [], [], {}, []
     for i, op in enumerate(g.ops):
         for e in [b for b in busy if b[0] < i]:  # buffers whose alias class is dead before step i
             busy.remove(e)
-            free.setdefault(e[1], []).append(e[2])
+            free.append(e[1])
         n = sizes.get(id(op))
         if n is None:
             continue
         y = op.outs[0]
         if find(y) in tainted:
             continue
-        if free.get(n):
-            b = free[n].pop()
+        # best fit: the smallest free buffer that holds n floats, else the largest free one grown to n
+        fits = [b for b in free if buf_sizes[b] >= n]
+        if fits or free:
+            b = min(fits, key=lambda b: buf_sizes[b]) if fits else max(free, key=lambda b: buf_sizes[b])
+            free.remove(b)
+            buf_sizes[b] = max(buf_sizes[b], n)
         else:
             b = len(buf_sizes)
             buf_sizes.append(n)
         assigned[y] = b
-        busy.append((end[find(y)], n, b))
+        busy.append((end[find(y)], b))
     return assigned, buf_sizes
 
 
@@ -849,7 +853,7 @@ def plan_arena(g, last, outputs):
     buffers = {}
     for y, b in assigned.items():
         n, c, h, w = g.meta[y][0]
-        buffers[y] = flat[b].reshape(n, h, w, c)
+        buffers[y] = flat[b][:n * h * w * c].reshape(n, h, w, c)
     return buffers
 
 
@@ -929,7 +933,7 @@ class _Plan:
         if executor == "native":
             from . import _capture_native
             try:
-                self.native, self.native_steps = _capture_native.build(g)
+                self.native, self.native_steps, self.arena_floats = _capture_native.build(g)
             except _capture_native.NotNative as e:
                 self.native_error = str(e)
             except Exception as e:  # noqa: BLE001 -- any build error: the Python executor still runs the plan

@@ -347,7 +347,8 @@ class _Lowering:
 
 
 def build(g):
-    """The ``_C.ExecPlan`` of a captured graph, and per step ((label, native, buffer), (ins, outs))."""
+    """The ``_C.ExecPlan`` of a captured graph, per step ((label, native, buffer), (ins, outs)), and the arena's
+    buffer sizes (floats)."""
     if not hasattr(_C, "ExecPlan"):
         raise NotNative("this build of flowvision's C++ extension has no ExecPlan")
     if g.meta[0][1] != np.float32:
@@ -384,4 +385,4 @@ def build(g):
             spec.update(params)
             plan.add_step(kind, spec)
         io.append((tuple(op.inputs()), tuple(op.outs)))
-    return plan, list(zip(plan.steps(), io))
+    return plan, list(zip(plan.steps(), io)), buf_sizes
