@@ -27,7 +27,7 @@ def randn(rng, *shape):
 
 
 def torch_sdpa(q, k, v, mask=None, causal=False, scale=None):
-    t = lambda a: None if a is None else torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    t = lambda a: None if a is None else torch.from_numpy(np.array(a))  # noqa: E731
     return torch.nn.functional.scaled_dot_product_attention(t(q), t(k), t(v), attn_mask=t(mask), is_causal=causal,
                                                             scale=scale).numpy()
 
@@ -58,6 +58,15 @@ def test_kernel_batch_dims_and_broadcast(isa):
         batch = np.broadcast_shapes(qs[:-2], ks[:-2])
         want = torch_sdpa(*(np.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)))
         np.testing.assert_allclose(_C.sdpa(q, k, v), want, atol=ATOL, rtol=0)
+
+
+def test_kernel_long_keys_and_stride_tricks(isa):
+    rng = np.random.default_rng(8)
+    q, k, v = randn(rng, 2, 5, 16), randn(rng, 2, 4099, 16), randn(rng, 2, 4099, 8)
+    np.testing.assert_allclose(_C.sdpa(q, k, v), torch_sdpa(q, k, v), atol=ATOL, rtol=0)
+    # zero batch strides (np.broadcast_to), reversed rows (negative row stride)
+    q, k, v = randn(rng, 3, 7, 16), np.broadcast_to(randn(rng, 1, 9, 16), (3, 9, 16)), randn(rng, 3, 9, 16)[:, ::-1]
+    np.testing.assert_allclose(_C.sdpa(q, k, v), torch_sdpa(q, k, v), atol=ATOL, rtol=0)
 
 
 def test_kernel_swin_window_layout(isa):
