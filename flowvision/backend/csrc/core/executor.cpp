@@ -369,7 +369,7 @@ struct SoftmaxStep : Step {
         const int64_t N = shape.empty() ? 1 : shape.back(), M = N ? numel(shape) / N : 0;
         float* y = out(r, *this, shape);
         if (r.dry) return;
-        if (M * N) ks<float>().softmax_forward(xp, y, M, N, log);
+        if (M > 0 && N > 0) ks<float>().softmax_forward(xp, y, M, N, log);
     }
 };
 
@@ -507,7 +507,7 @@ struct SdpaStep : Step {
     float scale = 1;
     bool causal = false;
     StoragePtr scratch[3];
-    static void batch_strides(const Val& v, const Shape& batch, int64_t* out) {
+    static void batch_strides(const Val& v, int64_t* out) {  // 0 where v broadcasts
         const int nb = int(v.shape.size()) - 2, pad = kMaxBatch - nb;
         for (int d = 0; d < kMaxBatch; ++d)
             out[d] = d < pad || v.shape[d - pad] == 1 ? 0 : v.strides[d - pad];
@@ -542,9 +542,9 @@ struct SdpaStep : Step {
         }
         fv::AttentionParams p{};
         for (int d = 0; d < kMaxBatch; ++d) p.batch[d] = batch[d];
-        batch_strides(q, batch, p.q_bs);
-        batch_strides(k, batch, p.k_bs);
-        batch_strides(v, batch, p.v_bs);
+        batch_strides(q, p.q_bs);
+        batch_strides(k, p.k_bs);
+        batch_strides(v, p.v_bs);
         p.Lq = Lq; p.Lk = Lk; p.D = D; p.Dv = Dv;
         p.q_rs = q.shape[q.shape.size() - 2] == 1 ? 0 : q.strides[q.shape.size() - 2];
         p.k_rs = k.shape[k.shape.size() - 2] == 1 ? 0 : k.strides[k.shape.size() - 2];
@@ -556,7 +556,7 @@ struct SdpaStep : Step {
             Val m = mask;
             for (size_t d = 0; d < mr; ++d)
                 if (m.shape[d] == 1) m.strides[d] = 0;
-            batch_strides(m, batch, p.mask_bs);
+            batch_strides(m, p.mask_bs);
             p.mask_rs = m.strides[mr - 2];
             p.mask_cs = m.strides[mr - 1];
         }
@@ -583,7 +583,7 @@ struct SdpaStep : Step {
         Val ov = o;
         for (size_t d = 0; d < ov.shape.size(); ++d)
             if (ov.shape[d] == 1) ov.strides[d] = 0;
-        batch_strides(ov, batch, p.out_bs);
+        batch_strides(ov, p.out_bs);
         p.out_rs = Lq > 1 ? ov.strides[ov.shape.size() - 2] : 0;
         if (!r.dry) table().attn.sdpa_f32(q.data, k.data, v.data, mask.data, y, nullptr, p);
     }
