@@ -168,43 +168,58 @@ static inline float reduce_lanes(vf a, Op op) {
     return a[0];
 }
 
-// One score row in place, over its padded width ld (a multiple of WF; the columns >= n are scratch): x = scale * s
-// + mask, -inf for keys >= visible (causal, padding), then e = exp(x - max). Returns 1/sum(e), or 0 when no key is
-// visible (the row of e is zeroed, so the output row is 0, as in torch).
-static float softmax_row(float* s, int64_t n, int64_t ld, int64_t visible, float scale, const float* mask,
-                         int64_t mask_cs) {
+// Softmax of the mr score rows of a micro-tile in place, over their padded width ld (a multiple of WF; columns >= n
+// are scratch): x = scale * s + mask, -inf for keys >= visible (causal, padding), e = exp(x - rowmax);
+// inv[r] = 1/sum(e), or 0 when no key of the row is visible (its e is zeroed, so the output row is 0, as in torch).
+// Each pass runs over all rows before the next, so the rows' reductions and exp chains overlap (a short row alone
+// is latency-bound).
+static void softmax_tile(float* S, int64_t ld, int mr, int64_t n, int64_t row0, bool causal, float scale,
+                         const float* mask, int64_t mask_rs, int64_t mask_cs, float* inv) {
     const vf sc = vsplat(scale), ninf = vsplat(-__builtin_inff());
     vi iota;
     for (int j = 0; j < WF; ++j) iota[j] = j;
-    vf vmax = ninf;
-    for (int64_t i = 0; i < ld; i += WF) {
-        vf x = vload<vf>(s + i) * sc;
-        if (mask) {
-            if (mask_cs == 1 && i + WF <= n) {
-                x += vload<vf>(mask + i);
-            } else {  // the row's tail or a strided mask: only the valid entries (the rest is masked below)
-                vf mt = vf{};
-                const int64_t valid = mn<int64_t>(WF, n - i);
-                for (int64_t j = 0; j < valid; ++j) mt[j] = mask[(i + j) * mask_cs];
-                x += mt;
+    vf vmax[kMR];
+    for (int r = 0; r < mr; ++r) {
+        float* s = S + r * ld;
+        const float* mrow = mask ? mask + r * mask_rs : nullptr;
+        const int64_t visible = causal ? mn<int64_t>(n, row0 + r + 1) : n;
+        vf mxv = ninf;
+        for (int64_t i = 0; i < ld; i += WF) {
+            vf x = vload<vf>(s + i) * sc;
+            if (mrow) {
+                if (mask_cs == 1 && i + WF <= n) {
+                    x += vload<vf>(mrow + i);
+                } else {  // the row's tail or a strided mask: only the valid entries (the rest is masked below)
+                    vf mt = vf{};
+                    const int64_t valid = mn<int64_t>(WF, n - i);
+                    for (int64_t j = 0; j < valid; ++j) mt[j] = mrow[(i + j) * mask_cs];
+                    x += mt;
+                }
             }
+            x = (iota + (int32_t)i) < (int32_t)visible ? x : ninf;
+            vstore(s + i, x);
+            mxv = x > mxv ? x : mxv;
         }
-        x = (iota + (int32_t)i) < (int32_t)visible ? x : ninf;
-        vstore(s + i, x);
-        vmax = x > vmax ? x : vmax;
+        vmax[r] = mxv;
     }
-    const float m = reduce_lanes(vmax, [](vf a, vf b) { return a > b ? a : b; });
-    if (m == -__builtin_inff()) {
-        memset(s, 0, (size_t)ld * sizeof(float));
-        return 0.0f;
+    float m[kMR];
+    for (int r = 0; r < mr; ++r) m[r] = reduce_lanes(vmax[r], [](vf a, vf b) { return a > b ? a : b; });
+    vf acc[kMR];
+    for (int r = 0; r < mr; ++r) {
+        float* s = S + r * ld;
+        acc[r] = vf{};
+        if (m[r] == -__builtin_inff()) {
+            memset(s, 0, (size_t)ld * sizeof(float));
+            continue;
+        }
+        for (int64_t i = 0; i < ld; i += WF) {
+            const vf e = vexp(vload<vf>(s + i) - m[r]);
+            vstore(s + i, e);
+            acc[r] += e;
+        }
     }
-    vf acc = vf{};
-    for (int64_t i = 0; i < ld; i += WF) {
-        const vf e = vexp(vload<vf>(s + i) - m);
-        vstore(s + i, e);
-        acc += e;
-    }
-    return 1.0f / reduce_lanes(acc, [](vf a, vf b) { return a + b; });
+    for (int r = 0; r < mr; ++r)
+        inv[r] = m[r] == -__builtin_inff() ? 0.0f : 1.0f / reduce_lanes(acc[r], [](vf a, vf b) { return a + b; });
 }
 
 static inline void prefetch_rows(const float* base, int64_t rs, int64_t r0, int64_t r1, int64_t cols) {
@@ -288,13 +303,11 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
                     micro_tile_any((int)(w / WF), D, q + o.q + i0 * p.q_rs, p.q_rs, mr, kt.get() + c0 * D,
                                    S.get() + c0, ldS);
                 }
-                for (int i = 0; i < mr; ++i) {
-                    const int64_t row = i0 + i;
-                    const float* mrow = mask ? mask + o.mask + row * p.mask_rs : nullptr;
-                    const int64_t visible = p.causal ? mn<int64_t>(Lk, row + 1) : Lk;
-                    inv[i] = softmax_row(S.get() + i * ldS, Lk, ldS, visible, p.scale, mrow, p.mask_cs);
-                    if (probs) {
-                        float* pr = probs + (b * Lq + row) * Lk;
+                softmax_tile(S.get(), ldS, mr, Lk, i0, p.causal, p.scale, mask ? mask + o.mask + i0 * p.mask_rs : nullptr,
+                             p.mask_rs, p.mask_cs, inv);
+                if (probs) {
+                    for (int i = 0; i < mr; ++i) {
+                        float* pr = probs + (b * Lq + i0 + i) * Lk;
                         const float* e = S.get() + i * ldS;
                         for (int64_t j = 0; j < Lk; ++j) pr[j] = e[j] * inv[i];
                     }
