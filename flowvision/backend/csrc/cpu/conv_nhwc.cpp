@@ -274,8 +274,8 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
     const int64_t ntasks = outer * chunks;
     const int64_t zlen = mx<int64_t>(icg, merge_kw ? p.KW * p.C : 1);
     const int64_t rowlen = p.KW * p.C;
+    Buf<float> zeros(zlen, true);  // read-only, shared by the tasks
     auto task = [&](int64_t t0, int64_t t1) {
-        Buf<float> zeros(zlen, true);
         Buf<float> stage(p.out_nchw ? MR * ocb : 1);  // NCHW output: the tile, transposed on the way out
         Buf<float> padded(pad_rows ? MR * p.KH * rowlen : 1);
         Buf<Seg> segs(KK);
