@@ -392,3 +392,22 @@ def test_linear_and_conv1x1_packed_out():
         np.testing.assert_array_equal(out, want)
         with pytest.raises(ValueError, match="C-contiguous"):
             _kernels.conv1x1_packed(xc, wc, out=np.empty((2, 12, hw, 2 * hw), np.float32)[..., ::2])
+
+
+@pytest.mark.parametrize("ep", ["gelu", "gelu_tanh", "silu", "hardswish", "relu6"])
+def test_gemm_packed_fused_activation_accuracy(isa, ep):
+    """The activations applied in registers on the tile's store, over [-12, 12] and at NaN / +-inf."""
+    M, N = 64, 256
+    a = np.linspace(-12, 12, M, dtype=np.float32)[:, None]  # K = 1, weight 1: y = act(a_i + bias_j)
+    b = np.linspace(-0.2, 0.2, N, dtype=np.float32)
+    pk = _C.pack_b(np.ones((N, 1), np.float32), True)
+    pre = (a + b[None, :]).astype(np.float32)
+    y = _C.gemm_packed(a, pk, b, ep)
+    ref = EPILOGUES[ep](torch.from_numpy(pre.astype(np.float64))).numpy()
+    assert np.abs(y - ref).max() <= 1e-6 * max(1.0, np.abs(ref).max()), np.abs(y - ref).max()
+    assert (np.abs(y - ref) <= 4e-7 * np.maximum(1.0, np.abs(pre))).all()
+    special = np.array([[np.nan], [np.inf], [0.0], [-0.0], [1e30], [-3.0]], np.float32)
+    ys = _C.gemm_packed(np.repeat(special, 2, 0), pk, None, ep)[::2, 0]
+    assert np.isnan(ys[0]) and ys[2] == 0.0
+    want = EPILOGUES[ep](torch.from_numpy(special[1:, 0].astype(np.float64))).numpy()
+    np.testing.assert_allclose(ys[1:][[0, 3]], want[[0, 3]], rtol=1e-6)  # inf, 1e30 (finite/inf as torch)
