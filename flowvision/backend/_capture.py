@@ -12,7 +12,10 @@ convolution, bias / per-channel scale / residual add / activation fused into the
 epilogues, activations kept NHWC between convolutions (``_C.conv2d_nhwc``) -- and lowered to a flat list of
 pre-bound steps over value slots, each slot dropped right after its last use, conv outputs written into an arena
 of buffers planned by liveness. Ops without a specialised lowering run their own numpy ``forward`` (the same
-code eager runs). Design notes and measurements: docs/architecture.md, "Captured inference path".
+code eager runs). float32 plans run in C++ by default (``executor="native"``: _capture_native lowers the steps to a
+``_C.ExecPlan``; ops with no native form stay Python closures called from it); ``executor="python"`` (and float64
+plans) run the steps from a Python loop. Design notes and measurements: docs/architecture.md, "Captured inference
+path".
 
 The plan is validated before use: it must equal eager (rtol 1e-4) on the example input and on a second
 random input of the same shape. If it does not (an op that bypasses ``Function.apply``, data-dependent
