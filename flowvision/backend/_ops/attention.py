@@ -1,8 +1,9 @@
 """Fused scaled-dot-product attention (float32, CPU): ``softmax(scale * q @ k^T + mask) @ v`` in one kernel
 (``_C.sdpa``), reading q/k/v as the strided views they are (no copies of permuted heads).
 
-The output is written into ``(..., Lq, H, Dv)`` memory and returned as its ``(..., H, Lq, Dv)`` view (as torch's
-CPU kernel does), so the usual ``x.transpose(1, 2).reshape(b, n, c)`` that follows costs nothing. The backward
+For inputs of >= 4 dims the output is written into ``(..., Lq, H, Dv)`` memory and returned as its
+``(..., H, Lq, Dv)`` view (as torch's CPU kernel does), so the usual ``x.transpose(1, 2).reshape(b, n, c)`` that
+follows costs nothing. The backward
 pass recomputes the probabilities with the kernel and forms the gradients with batched GEMMs.
 """
 import numpy as np
@@ -25,11 +26,12 @@ def float_mask(mask):
 
 
 def _output_buffer(q, k, v):
-    """Uninitialised output: memory (..., Lq, H, Dv), returned as the (..., H, Lq, Dv) view."""
+    """Uninitialised output: memory (..., Lq, H, Dv), returned as the (..., H, Lq, Dv) view, for (B, H, L, D)-style
+    inputs of >= 4 dims; a plain (..., Lq, Dv) array for fewer (there dim -3 is usually the batch)."""
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     lq, dv = q.shape[-2], v.shape[-1]
-    if len(batch) == 0:
-        return np.empty((lq, dv), np.float32)
+    if len(batch) < 2:
+        return np.empty(batch + (lq, dv), np.float32)
     mem = np.empty(batch[:-1] + (lq, batch[-1], dv), np.float32)
     return np.swapaxes(mem, -2, -3)
 
