@@ -374,7 +374,7 @@ def test_native_plan_that_differs_from_eager_falls_back_to_python_executor(monke
 class _Glue(nn.Module):
     """The glue steps of transformer plans on odd layouts: rolls over 2 dims, strided slices, a reshape that must
     copy, broadcast mul / add with constants and activations, softmax, LayerNorm, a matmul with a transposed
-    operand, cat along an inner dim with a constant piece."""
+    operand, cat along an inner dim with a constant piece, means over leading / middle axes."""
 
     def __init__(self):
         super().__init__()
@@ -391,7 +391,8 @@ class _Glue(nn.Module):
         z = self.norm(z * self.scale + z.sigmoid())  # constant and activation broadcasts, unary, LayerNorm
         a = (z.transpose(1, 2) @ z).softmax(-1)      # matmul on a transposed view, softmax
         t = flow.cat([self.token.expand(n, 1, 8), z], dim=1)
-        return t, a + a[:, :1]                       # cat with a constant piece; a row broadcast
+        # cat with a constant piece; a row broadcast; means off the last axis (numpy's summation order)
+        return t, a + a[:, :1], z.mean(1), (z * 3.0).mean((0, 1), keepdim=True)
 
 
 @pytest.mark.parametrize("isa", flowvision.backend._C.supported_isas())

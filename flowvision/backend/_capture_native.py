@@ -30,7 +30,7 @@ _POINTWISE = {"relu": 0, "clamp": 1, "sigmoid": 2, "hardswish": 3, "hardsigmoid"
 _GELU, _GELU_TANH, _SILU = 100, 101, 102
 # step kinds whose output is a new contiguous array (arena-planned); the view kinds alias their input
 _COMPUTE = {"conv", "linear", "transpose", "pool", "binary", "unary", "layer_norm", "softmax", "matmul", "cat", "roll",
-            "window"}
+            "window", "mean"}
 # compute steps whose new output is not C-contiguous: attention's (batch, Lq, Dv) view of (.., Lq, H, Dv) memory
 _COMPUTE_STRIDED = {"sdpa"}
 
@@ -162,6 +162,7 @@ class _Lowering:
 
     def fn_spec(self, op):
         g, F, E, S, L = self.g, self.F, self.E, self.S, self.L
+        from ._ops import reduce as R
         cls, args, y = op.cls, op.args, op.outs[0]
         ys = list(_phys_shape(g, y))
         acts = [x[1] for x in args if x[0] == "v"]
@@ -232,6 +233,15 @@ class _Lowering:
             if len(ys) == 0 or int(dim) % len(ys) != len(ys) - 1:
                 return None  # the Python step moves the axis first
             return "softmax", dict(log=bool(log))
+        if cls is R.Mean and args[1][1] and len(args) == 3:
+            x = args[0][1]
+            xs = _phys_shape(g, x)
+            dims = sorted({int(d) % len(xs) for d in args[1][1]})
+            # numpy sums a C-contiguous array off its last axis element by element (see MeanStep); on the last
+            # axis it sums pairwise, and a non-contiguous input is walked in its own memory order: Python step
+            if dims[-1] == len(xs) - 1 or self.layout.get(x) != _contig(xs) or 0 in xs:
+                return None
+            return "mean", dict(reduced=[d in dims for d in range(len(xs))], out_shape=ys)
         native = self.attention_or_window(op, ys)
         if native is not None:
             return native

@@ -498,6 +498,55 @@ struct RollStep : Step {
     }
 };
 
+// numpy's mean over axes that exclude the last one, of a C-contiguous float32 array: numpy adds the reduced
+// elements one by one in memory order into each output element (no pairwise summation off the last axis), then
+// divides in float64 (the count is an intp scalar) and rounds to float32. Done the same way, so bit-identical.
+struct MeanStep : Step {
+    std::vector<bool> reduced;  // per input dim
+    Shape out_shape;
+    void run(Run& r) override {
+        const Val& x = in(r, *this, 0);
+        const size_t nd = x.shape.size();
+        if (reduced.size() != nd || nd == 0 || reduced[nd - 1]) internal(*this, "reduced dims");
+        if (!x.contiguous() && !r.dry) internal(*this, "input must be C-contiguous");
+        const Shape xs = contiguous_strides(x.shape);
+        size_t last_red = 0;
+        for (size_t d = 0; d < nd; ++d)
+            if (reduced[d]) last_red = d;
+        int64_t L = 1;  // the kept block after the last reduced dim
+        for (size_t d = last_red + 1; d < nd; ++d) L *= x.shape[d];
+        Shape koff{0}, roff{0};  // offsets of the kept-prefix and reduced indices, row-major
+        for (size_t d = 0; d <= last_red; ++d) {
+            Shape& o = reduced[d] ? roff : koff;
+            Shape next;
+            for (int64_t base : o)
+                for (int64_t i = 0; i < x.shape[d]; ++i) next.push_back(base + i * xs[d]);
+            o.swap(next);
+        }
+        float* y = out(r, *this, out_shape);
+        if (r.dry) return;
+        if (numel(out_shape) != int64_t(koff.size()) * L) internal(*this, "output shape");
+        const double count = double(roff.size());
+        constexpr int64_t kBlock = 256;
+        const int64_t nblk = (L + kBlock - 1) / kBlock;
+        const float* xp = x.data;
+        fv::parallel_for(0, int64_t(koff.size()) * nblk, 1, [&](int64_t lo, int64_t hi) {
+            float acc[kBlock];
+            for (int64_t t = lo; t < hi; ++t) {
+                const int64_t o = t / nblk, c0 = (t % nblk) * kBlock, n = std::min(kBlock, L - c0);
+                const float* base = xp + koff[size_t(o)] + c0;
+                for (int64_t c = 0; c < n; ++c) acc[c] = base[roff[0] + c];
+                for (size_t j = 1; j < roff.size(); ++j) {
+                    const float* row = base + roff[j];
+                    for (int64_t c = 0; c < n; ++c) acc[c] += row[c];
+                }
+                float* yo = y + o * L + c0;
+                for (int64_t c = 0; c < n; ++c) yo[c] = float(double(acc[c]) / count);
+            }
+        });
+    }
+};
+
 // Fused attention (cpu/attention.cpp, the kernel _C.sdpa runs): q, k, v with contiguous rows (else copied, as
 // the Python step does); the output memory is (batch[:-1], Lq, batch[-1], Dv), the value its (batch, Lq, Dv) view
 struct SdpaStep : Step {
@@ -935,6 +984,11 @@ struct ExecPlan {
                 if (t.size() != 2) fail("ExecPlan: slice spec");
                 s->fixed.push_back({t[0], t[1]});
             }
+            add(s, d);
+        } else if (kind == "mean") {
+            auto* s = new MeanStep();
+            for (bool b : d["reduced"].cast<std::vector<bool>>()) s->reduced.push_back(b);
+            s->out_shape = shape_of("out_shape");
             add(s, d);
         } else if (kind == "sdpa") {
             auto* s = new SdpaStep();
