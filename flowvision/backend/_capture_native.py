@@ -140,7 +140,7 @@ class _Lowering:
         x, y = op.attrs["ins"][0], op.outs[0]
         xs = list(_phys_shape(g, x))
         if label in ("to_nhwc", "to_nchw"):
-            return "transpose", dict(to_nhwc=label == "to_nhwc") if len(xs) == 4 else None
+            return ("transpose", dict(to_nhwc=label == "to_nhwc")) if len(xs) == 4 else None
         if label == "nhwc_as_permuted":
             return "reshape", dict(mode=0, out_shape=list(_phys_shape(g, y)))
         if label == "permuted_as_nhwc":
