@@ -3,6 +3,7 @@
     python benchmarks/bench_gemm.py                         # all shapes, 1 and 2 threads
     python benchmarks/bench_gemm.py --only swin --threads 1
     python benchmarks/bench_gemm.py --set classic           # 2048^3, ResNet-50 1x1 convs, _C.gemm too
+    python benchmarks/bench_gemm.py --threads 2 --cpu-time --only 2048   # --only searches every set
 
 Every row is a Linear layer C = epilogue(A(M, K) @ W(N, K)^T + bias) with the epilogue the captured model fuses
 (gelu after fc1, the residual add after ViT's proj / fc2 and Swin's fc2):
@@ -11,7 +12,8 @@ Every row is a Linear layer C = epilogue(A(M, K) @ W(N, K)^T + bias) with the ep
 - "numpy": `a @ w.T + b` only (no activation / residual: numpy has no fused or vectorised GELU).
 1 thread: the clock is process CPU time (robust to other users' load on a shared machine), % of the 1-core FMA
 peak (`_C.fma_peak_gflops`). 2 threads: wall clock (indicative under load), % of twice the 1-core peak, and the
-scaling = 1-thread CPU time / 2-thread wall time. Best of N runs each.
+scaling = 1-thread CPU time / 2-thread wall time (--cpu-time: CPU time at every thread count, i.e. GFLOP/s per busy
+core-second, % of one core's peak, no scaling column). Best of N runs each.
 """
 import argparse
 import os
@@ -99,7 +101,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--min-time", type=float, default=0.2)
     ap.add_argument("--set", default="transformer", choices=sorted(SETS))
-    ap.add_argument("--only", default="", help="substring of the shape label (case-insensitive)")
+    ap.add_argument("--only", default="", help="substring of the shape label (case-insensitive), in every set")
+    ap.add_argument("--cpu-time", action="store_true", help="process CPU time at every thread count")
     args = ap.parse_args()
     import torch
     from flowvision.backend import _C
@@ -111,29 +114,32 @@ def main():
           f"torch {torch.__version__} | numpy {np.__version__}")
     head = "| shape | M | K | N | epilogue | contender |"
     for t in threads:
-        head += " 1-thr CPU ms | GFLOP/s | % peak |" if t == 1 else f" {t}-thr wall ms | GFLOP/s | % peak | scaling |"
+        head += (f" {t}-thr CPU ms | GFLOP/s | % peak |" if t == 1 or args.cpu_time
+                 else f" {t}-thr wall ms | GFLOP/s | % peak | scaling |")
     print(head + "\n" + "|---" * (head.count("|") - 1) + "|")
-    for label, M, K, N, ep in SETS[args.set]:
+    shapes = [r for rows in SETS.values() for r in rows] if args.only else SETS[args.set]
+    for label, M, K, N, ep in shapes:
         if args.only.lower() not in label.lower():
             continue
         flops = 2.0 * M * N * K
-        fns = contenders(label, M, K, N, ep, rng, args.set == "classic")
+        fns = contenders(label, M, K, N, ep, rng, (label, M, K, N, ep) in SETS["classic"])
         cells = {name: "" for name in fns}
         t1 = {}
         for t in threads:
             _C.set_num_threads(t)
             torch.set_num_threads(t)
-            clock = time.process_time if t == 1 else time.perf_counter
+            cpu = t == 1 or args.cpu_time
+            clock = time.process_time if cpu else time.perf_counter
             for name, fn in fns.items():
                 if name == "numpy" and t != threads[0]:
-                    cells[name] += " | | |" + ("" if t == 1 else " |")
+                    cells[name] += " | | |" + ("" if cpu else " |")
                     continue  # OpenBLAS keeps the thread count it started with
                 s = best(fn, args.repeat, args.min_time, clock)
                 g = flops / s * 1e-9
-                cells[name] += f" {s * 1e3:.2f} | {g:.0f} | {100 * g / (peak1 * t):.0f}% |"
+                cells[name] += f" {s * 1e3:.2f} | {g:.0f} | {100 * g / (peak1 * (1 if cpu else t)):.0f}% |"
                 if t == 1:
                     t1[name] = s
-                else:
+                elif not cpu:
                     cells[name] += f" {t1[name] / s:.2f}x |" if name in t1 else " |"
         for name in fns:
             print(f"| {label} | {M} | {K} | {N} | {ep} | {name} |{cells[name]}", flush=True)
