@@ -59,12 +59,11 @@ static inline vf vexp(vf x) {
 // up to WF (zero padded); stored k-major (K rows of `width` floats) at offset c0 * K.
 static inline int64_t panel_width(int64_t c0, int64_t N) { return mn<int64_t>(kNR, ceil_div(N - c0, WF) * WF); }
 
-// C[i][0, NV*WF) = sum_k A[i*rsa + k] * Bp[k][.] for rows i < mr (C row stride ldc). Rows >= mr re-read row
+// C[i][0, NV*WF) = sum_k A[i*rsa + k] * B[k*ldb + .] for rows i < mr (C row stride ldc). Rows >= mr re-read row
 // mr-1 (valid memory) and are not stored.
 template <int NV>
 static inline void micro_tile(int64_t K, const float* A, int64_t rsa, int mr, const float* __restrict Bp,
-                              float* C, int64_t ldc) {
-    constexpr int NR = NV * WF;
+                              int64_t ldb, float* C, int64_t ldc) {
     const float* a[kMR];
     for (int i = 0; i < kMR; ++i) a[i] = A + (i < mr ? i : mr - 1) * rsa;
     vf c[kMR][NV];
@@ -76,7 +75,7 @@ static inline void micro_tile(int64_t K, const float* A, int64_t rsa, int mr, co
     for (int64_t k = 0; k < K; ++k) {
         vf b[NV];
 #pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) b[j] = vload<vf>(Bp + k * NR + j * WF);
+        for (int j = 0; j < NV; ++j) b[j] = vload<vf>(Bp + k * ldb + j * WF);
 #pragma GCC unroll 8
         for (int i = 0; i < kMR; ++i) {
             const float s = a[i][k];
@@ -92,16 +91,16 @@ static inline void micro_tile(int64_t K, const float* A, int64_t rsa, int mr, co
     }
 }
 
-static inline void micro_tile_any(int nv, int64_t K, const float* A, int64_t rsa, int mr, const float* Bp, float* C,
-                                  int64_t ldc) {
+static inline void micro_tile_any(int nv, int64_t K, const float* A, int64_t rsa, int mr, const float* Bp,
+                                  int64_t ldb, float* C, int64_t ldc) {
     switch (nv) {
-        case 1: micro_tile<1>(K, A, rsa, mr, Bp, C, ldc); break;
+        case 1: micro_tile<1>(K, A, rsa, mr, Bp, ldb, C, ldc); break;
 #if defined(__AVX512F__)
-        case 2: micro_tile<2>(K, A, rsa, mr, Bp, C, ldc); break;
-        case 3: micro_tile<3>(K, A, rsa, mr, Bp, C, ldc); break;
-        default: micro_tile<4>(K, A, rsa, mr, Bp, C, ldc); break;
+        case 2: micro_tile<2>(K, A, rsa, mr, Bp, ldb, C, ldc); break;
+        case 3: micro_tile<3>(K, A, rsa, mr, Bp, ldb, C, ldc); break;
+        default: micro_tile<4>(K, A, rsa, mr, Bp, ldb, C, ldc); break;
 #else
-        default: micro_tile<2>(K, A, rsa, mr, Bp, C, ldc); break;
+        default: micro_tile<2>(K, A, rsa, mr, Bp, ldb, C, ldc); break;
 #endif
     }
 }
@@ -258,7 +257,10 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
         return;
     }
     const int64_t ldS = ceil_div(Lk, WF) * WF;
-    const int64_t kt_floats = ceil_div(Lk, kNR) * kNR * D, v_floats = ceil_div(Dv, kNR) * kNR * Lk;
+    // v is read in place when its panels need no padding (Dv a multiple of the vector width): its rows are then
+    // exactly the k-steps of the P v micro-GEMM, at the row stride
+    const bool pack_values = Dv % WF != 0;
+    const int64_t kt_floats = ceil_div(Lk, kNR) * kNR * D, v_floats = pack_values ? ceil_div(Dv, kNR) * kNR * Lk : 0;
     // Query rows per task: a multiple of kMR, fixed by the shape (never by the thread count), so that small batch
     // counts still give every thread work while each task amortises its k/v packing over many rows.
     const int64_t row_tiles = ceil_div(Lq, kMR);
@@ -277,7 +279,7 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
             const Offsets o = batch_offsets(p, b);
             if (b != packed_b) {
                 pack_kt(k + o.k, p.k_rs, Lk, D, kt.get());
-                pack_v(v + o.v, p.v_rs, Lk, Dv, vp.get());
+                if (pack_values) pack_v(v + o.v, p.v_rs, Lk, Dv, vp.get());
                 packed_b = b;
             }
             // The last task of a batch index prefetches the next one's q/k/v rows, spread over its row tiles:
@@ -300,7 +302,7 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
                 // S = q k^T over the key panels
                 for (int64_t c0 = 0; c0 < Lk; c0 += kNR) {
                     const int64_t w = panel_width(c0, Lk);
-                    micro_tile_any((int)(w / WF), D, q + o.q + i0 * p.q_rs, p.q_rs, mr, kt.get() + c0 * D,
+                    micro_tile_any((int)(w / WF), D, q + o.q + i0 * p.q_rs, p.q_rs, mr, kt.get() + c0 * D, w,
                                    S.get() + c0, ldS);
                 }
                 softmax_tile(S.get(), ldS, mr, Lk, i0, p.causal, p.scale, mask ? mask + o.mask + i0 * p.mask_rs : nullptr,
@@ -315,7 +317,10 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
                 // O = E v, scaled by 1/rowsum on the way out
                 for (int64_t c0 = 0; c0 < Dv; c0 += kNR) {
                     const int64_t w = panel_width(c0, Dv), n = mn<int64_t>(w, Dv - c0);
-                    micro_tile_any((int)(w / WF), Lk, S.get(), ldS, mr, vp.get() + c0 * Lk, tile, kNR);
+                    if (pack_values)
+                        micro_tile_any((int)(w / WF), Lk, S.get(), ldS, mr, vp.get() + c0 * Lk, w, tile, kNR);
+                    else
+                        micro_tile_any((int)(w / WF), Lk, S.get(), ldS, mr, v + o.v + c0, p.v_rs, tile, kNR);
                     for (int i = 0; i < mr; ++i) {
                         float* dst = out + o.out + (i0 + i) * p.out_rs + c0;
                         const float* src = tile + i * kNR;
