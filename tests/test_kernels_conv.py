@@ -189,12 +189,15 @@ def test_adaptive_avg_pool_nhwc_matches_torch(isa, osz):
     np.testing.assert_array_equal(y, _C.adaptive_avg_pool2d_forward(x, list(osz)))
 
 
-def test_layout_transposes(isa):
-    for shape in [(2, 5, 3, 7), (1, 64, 17, 19), (3, 3, 16, 16)]:
+def test_layout_transposes(isa, threads):
+    # (2, 3, 37, 41): 3 rows of 1517 columns, split into 256-column tasks (6 per image, the last partial)
+    for shape in [(2, 5, 3, 7), (1, 64, 17, 19), (3, 3, 16, 16), (2, 3, 37, 41), (1, 600, 1, 3)]:
         x = np.random.default_rng(8).standard_normal(shape, dtype=np.float32)
-        y = _C.nchw_to_nhwc(x)
-        np.testing.assert_array_equal(y, x.transpose(0, 2, 3, 1))
-        np.testing.assert_array_equal(_C.nhwc_to_nchw(y), x)
+        for nt in (1, 2, 3):
+            _C.set_num_threads(nt)
+            y = _C.nchw_to_nhwc(x)
+            np.testing.assert_array_equal(y, x.transpose(0, 2, 3, 1))
+            np.testing.assert_array_equal(_C.nhwc_to_nchw(y), x)
 
 
 # ---------------------------------------------------------------------------------------------- SE gate

@@ -599,17 +599,19 @@ void conv_narrow_grouped(const float* x, const float* wp, float* y, const ConvNh
 }
 
 // y (B, cols, rows) = x (B, rows, cols) transposed per batch: NCHW <-> NHWC. 16 x 16 tiles (both the reads
-// and the writes touch 16 cache lines), tasks over (batch, tile row).
+// and the writes touch 16 cache lines), tasks over (batch, tile row, run of 16 tile columns): an RGB image
+// (3 rows of 50176) is 196 tasks, not one.
 void transpose_batched(const float* x, float* y, int64_t B, int64_t rows, int64_t cols) {
-    constexpr int64_t T = 16;
-    const int64_t rt = ceil_div(rows, T);
-    parallel_for(0, B * rt, grain_for(T * cols, 1 << 15), [&](int64_t t0, int64_t t1) {
+    constexpr int64_t T = 16, CC = 16 * T;
+    const int64_t rt = ceil_div(rows, T), ct = ceil_div(cols, CC);
+    parallel_for(0, B * rt * ct, grain_for(T * CC, 1 << 15), [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
-            const int64_t b = t / rt, r0 = (t % rt) * T, r1 = mn<int64_t>(rows, r0 + T);
+            const int64_t b = t / (rt * ct), r0 = ((t / ct) % rt) * T, r1 = mn<int64_t>(rows, r0 + T);
+            const int64_t cb = (t % ct) * CC, ce = mn<int64_t>(cols, cb + CC);
             const float* xb = x + b * rows * cols;
             float* yb = y + b * rows * cols;
-            for (int64_t c0 = 0; c0 < cols; c0 += T) {
-                const int64_t c1 = mn<int64_t>(cols, c0 + T);
+            for (int64_t c0 = cb; c0 < ce; c0 += T) {
+                const int64_t c1 = mn<int64_t>(ce, c0 + T);
                 if (r1 - r0 == T && c1 - c0 == T) {
                     float tile[T][T];
                     for (int64_t r = 0; r < T; ++r)
