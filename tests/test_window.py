@@ -261,3 +261,23 @@ def test_small_swin_trains_with_drop_path():
         ref = ours.forward_head(ours.norm(y)).numpy()
     assert len(blocks) == 4
     np.testing.assert_allclose(fused, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [1, 2])
+def test_swin_tiny_224_compiled_matches_timm(batch):
+    """Full-size Swin-T (shifted 56/28/14 maps, unshifted 7x7 stage), eager and compiled, against timm."""
+    import flowvision.models as M
+    torch.manual_seed(0)
+    ref = timm.create_model("swin_tiny_patch4_window7_224", pretrained=False).eval()
+    ours = M.create_model("swin_tiny_patch4_window7_224", pretrained=False).eval()
+    ours.load_state_dict({k: flow.from_numpy(v.detach().numpy().copy()) for k, v in ref.state_dict().items()})
+    x = np.random.default_rng(8).standard_normal((batch, 3, 224, 224)).astype(np.float32)
+    with torch.no_grad():
+        expected = ref(torch.from_numpy(x))
+    with flow.no_grad():
+        _close(ours(flow.from_numpy(x)), expected)
+    compiled = flowvision.compile(ours, flow.from_numpy(x))
+    _close(compiled(flow.from_numpy(x)), expected)
+    steps = compiled.explain(flow.from_numpy(x))
+    assert steps.count("WindowPartition") == 12 and steps.count("WindowReverse") == 12 and "Roll" not in steps
