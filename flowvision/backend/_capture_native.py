@@ -31,7 +31,7 @@ _GELU, _GELU_TANH, _SILU = 100, 101, 102
 # step kinds whose output is a new contiguous array (arena-planned); the view kinds alias their input
 _COMPUTE = {"conv", "linear", "transpose", "pool", "binary", "unary", "layer_norm", "softmax", "matmul", "cat", "roll",
             "window", "mean"}
-# compute steps whose new output is not C-contiguous: attention's (batch, Lq, Dv) view of (.., Lq, H, Dv) memory
+# compute steps whose new output may not be C-contiguous: attention's (.., H, Lq, Dv) view of (.., Lq, H, Dv) memory
 _COMPUTE_STRIDED = {"sdpa"}
 
 
@@ -327,7 +327,7 @@ class _Lowering:
             self.layout[y] = _contig(ys)
             return
         if kind == "sdpa":
-            if len(ys) > 2:  # memory (batch[:-1], Lq, batch[-1], Dv)
+            if len(ys) > 3:  # memory (batch[:-1], Lq, batch[-1], Dv) (>= 2 batch dims, as _ops/attention.py)
                 mem = _contig(tuple(ys[:-3]) + (ys[-2], ys[-3], ys[-1]))
                 self.layout[y] = tuple(mem[:-3]) + (mem[-2], mem[-3], mem[-1])
             else:

@@ -609,11 +609,13 @@ struct SdpaStep : Step {
             p.mask_rs = m.strides[mr - 2];
             p.mask_cs = m.strides[mr - 1];
         }
-        // memory (batch[:-1], Lq, batch[-1], Dv) viewed as (batch, Lq, Dv)
+        // >= 2 batch dims: memory (batch[:-1], Lq, batch[-1], Dv) viewed as (batch, Lq, Dv), as _ops/attention.py
+        // allocates it; fewer: plain (batch, Lq, Dv)
         Shape oshape(batch.end() - nbo, batch.end());
         Shape mem(oshape);
-        if (nbo == 0) {
-            mem = {Lq, Dv};
+        if (nbo < 2) {
+            mem.push_back(Lq);
+            mem.push_back(Dv);
         } else {
             mem.insert(mem.end() - 1, Lq);
             mem.push_back(Dv);
@@ -622,7 +624,7 @@ struct SdpaStep : Step {
         Val& o = r.vals[outs[0]];
         oshape.push_back(Lq);
         oshape.push_back(Dv);
-        if (nbo > 0) {
+        if (nbo >= 2) {
             const Shape ms = contiguous_strides(mem);
             Shape st(ms);
             std::swap(st[st.size() - 2], st[st.size() - 3]);
