@@ -415,3 +415,21 @@ def test_native_glue_steps_match_python_executor_on_every_isa(isa):
             _close(o.numpy(), r.numpy(), f"glue model on {isa}")
     finally:
         _C._set_isa_for_testing(native_isa)
+
+
+class _Sdpa(nn.Module):
+    def forward(self, x):  # x (B, L, 3 * C) -> q, k, v of (B, L, C) (3-dim) or (B, 2, L, C / 2) (4-dim)
+        q, k, v = x.chunk(3, dim=-1)
+        heads = [t.reshape(t.shape[0], t.shape[1], 2, -1).transpose(1, 2) for t in (q, k, v)]
+        return nn.functional.scaled_dot_product_attention(q, k, v), nn.functional.scaled_dot_product_attention(*heads)
+
+
+def test_native_attention_step_matches_the_python_step_layout():
+    """The native sdpa step allocates its output like _ops/attention.py does (same strides, same values)."""
+    model = _Sdpa().eval()
+    x = _input((2, 5, 24))
+    cm, py = flow.compile(model, x), flow.compile(model, x, executor="python")
+    assert "native ScaledDotProductAttention" in cm.explain(x)
+    for o, p in zip(cm(x), py(x)):
+        np.testing.assert_array_equal(o.numpy(), p.numpy())
+        assert o.numpy().strides == p.numpy().strides
