@@ -1,12 +1,14 @@
 """KxK / grouped / depthwise / stem convolution: flowvision's NHWC direct kernel vs PyTorch (issue 4).
 
-    python benchmarks/bench_conv.py [--threads 1] [--cpu-time] [--repeat 5] [--only resnet50,stem,...] [--batch 1,8]
+    python benchmarks/bench_conv.py [--threads 1] [--cpu-time] [--repeat 5] [--only resnet50,stem,...,gate] [--batch 1,8]
 
 Columns per shape: PyTorch F.conv2d (NCHW, its default oneDNN path), `_C.conv2d_nhwc` alone (NHWC in, NHWC out,
 weights packed once), flowvision eager `F.conv2d` (NCHW tensors: the transposes around the NHWC kernel included)
 and the previous eager path (im2col + GEMM, `_C.conv2d_forward`); ms, GFLOP/s and % of the measured FMA peak of
 the thread count used. With --cpu-time the clock is process CPU time (robust to other load on a shared machine):
-ms are CPU-ms and % is of one core's peak times the threads.
+ms are CPU-ms and % is of one core's peak times the threads. Group "gate": the squeeze-excitation gate
+x * sigmoid(gate) on NHWC maps of EfficientNet-B0 / MobileNetV3 -- `_C.channel_gate_nhwc` vs the two steps it
+replaces (`_C.pointwise` on the gate, then numpy's broadcast multiply) vs torch (channels-last x * sigmoid(g)).
 """
 import argparse
 import os
@@ -69,7 +71,7 @@ def main():
     ap.add_argument("--cpu-time", action="store_true", help="time with process CPU time instead of wall clock")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--batch", default="1,8", help="batch sizes of the ResNet-50 and stem shapes (others: the first)")
-    ap.add_argument("--only", default="", help="comma-separated groups: resnet50,stem,depthwise,grouped,dilated")
+    ap.add_argument("--only", default="", help="comma-separated groups: resnet50,stem,depthwise,grouped,dilated,gate")
     ap.add_argument("--no-old", action="store_true", help="skip the previous im2col path column")
     args = ap.parse_args()
 
@@ -117,6 +119,26 @@ def main():
                 line += f" | {t_old * 1e3:9.2f}"
             print(line, flush=True)
     print("x = torch ms / ours (>1: faster than torch); %pk = % of the measured FMA peak")
+    if not only or "gate" in only:
+        gate_bench(args, clock, rng, batches[0])
+
+
+def gate_bench(args, clock, rng, n):
+    import torch
+    from flowvision.backend import _C
+    print(f"\nSE gate y = x * sigmoid(g), batch {n}: ms")
+    print(f"{'map (H, W, C)':22s} | {'torch':>7s} | {'pointwise+mul':>13s} | {'channel_gate':>12s} {'x torch':>7s} {'x 2-step':>8s}")
+    for h, c in [(112, 32), (56, 96), (56, 144), (28, 240), (14, 480), (14, 672), (7, 1152), (28, 72), (7, 960)]:
+        x = rng.standard_normal((n, h, h, c), dtype=np.float32)
+        g = rng.standard_normal((n, c), dtype=np.float32)
+        out = np.empty_like(x)
+        tx = torch.from_numpy(x).permute(0, 3, 1, 2)  # an NCHW view of channels-last memory
+        tg = torch.from_numpy(g)[:, :, None, None]
+        t_torch = best(lambda: tx * torch.sigmoid(tg), args.repeat, clock)
+        t_two = best(lambda: x * _C.pointwise(g, "sigmoid")[:, None, None, :], args.repeat, clock)
+        t_gate = best(lambda: _C.channel_gate_nhwc(x, g, "sigmoid", out), args.repeat, clock)
+        print(f"{str((h, h, c)):22s} | {t_torch * 1e3:7.3f} | {t_two * 1e3:13.3f} | {t_gate * 1e3:12.3f} "
+              f"{t_torch / t_gate:7.2f} {t_two / t_gate:8.2f}", flush=True)
 
 
 if __name__ == "__main__":

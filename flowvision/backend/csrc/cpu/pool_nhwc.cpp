@@ -146,8 +146,10 @@ void adaptive_avg_pool(const float* x, float* y, int64_t N, int64_t H, int64_t W
 // broadcast x * g bit for bit). y may be x. Tasks over pixel rows.
 void channel_scale(const float* x, const float* g, float* y, int64_t N, int64_t P, int64_t C) {
     parallel_for(0, N * P, grain_for(C, 1 << 15), [&](int64_t r0, int64_t r1) {
+        int64_t n = r0 / P, next = (n + 1) * P;  // the image of row r, stepped (no division per row)
         for (int64_t r = r0; r < r1; ++r) {
-            const float* gn = g + (r / P) * C;
+            if (r == next) { ++n; next += P; }
+            const float* gn = g + n * C;
             const float* xr = x + r * C;
             float* yr = y + r * C;
             int64_t c = 0;
