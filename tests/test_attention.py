@@ -8,18 +8,9 @@ import flowvision.backend as flow
 from flowvision.backend import _C
 from flowvision.backend.nn import functional as F
 
-ISAS = list(_C.supported_isas())
-NATIVE_ISA = _C.cpu_isa()
 # The kernel sums D (then Lk) products in its own blocked, FMA-contracted order: float32 differences of ~1e-6 for
 # O(1) inputs.
 ATOL = 2e-5
-
-
-@pytest.fixture(params=ISAS)
-def isa(request):
-    _C._set_isa_for_testing(request.param)
-    yield request.param
-    _C._set_isa_for_testing(NATIVE_ISA)
 
 
 def randn(rng, *shape):

@@ -29,13 +29,6 @@ NATIVE_ISA = _C.cpu_isa()
 GEMM_ATOL = 1e-4
 
 
-@pytest.fixture(params=ISAS)
-def isa(request):
-    _C._set_isa_for_testing(request.param)
-    yield request.param
-    _C._set_isa_for_testing(NATIVE_ISA)
-
-
 def rng(seed=0):
     return np.random.default_rng(seed)
 

@@ -20,21 +20,6 @@ EPILOGUES = {
 }
 
 
-@pytest.fixture(params=ISAS)
-def isa(request):
-    old = _C.cpu_isa()
-    _C._set_isa_for_testing(request.param)
-    yield request.param
-    _C._set_isa_for_testing(old)
-
-
-@pytest.fixture
-def threads():
-    old = _C.get_num_threads()
-    yield
-    _C.set_num_threads(old)
-
-
 def nhwc(a):
     return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
 

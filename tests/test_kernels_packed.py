@@ -19,14 +19,6 @@ EPILOGUES = {
 }
 
 
-@pytest.fixture(params=ISAS)
-def isa(request):
-    old = _C.cpu_isa()
-    _C._set_isa_for_testing(request.param)
-    yield request.param
-    _C._set_isa_for_testing(old)
-
-
 @pytest.mark.parametrize("shape", [(1, 1000, 300), (2, 130, 600), (3, 5, 7), (4, 70, 260), (7, 70, 3), (197, 130, 300), (300, 77, 513),
                                    (400, 257, 260)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

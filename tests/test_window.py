@@ -14,7 +14,6 @@ from flowvision import backend as flow  # noqa: E402
 from flowvision.layers import window_partition, window_reverse  # noqa: E402
 from flowvision.models.swin_transformer import SwinTransformer  # noqa: E402
 
-ISAS = list(_C.supported_isas())
 
 # (B, H, W, C, window, shift): exact tiling, padding on one / both sides, non-square windows, channels 3/96/100
 CASES = [
@@ -25,21 +24,6 @@ CASES = [
     (3, 5, 6, 100, (7, 7), (0, 0)),
     (1, 8, 12, 3, (4, 4), (0, 2)),
 ]
-
-
-@pytest.fixture(params=ISAS)
-def isa(request):
-    old = _C.cpu_isa()
-    _C._set_isa_for_testing(request.param)
-    yield request.param
-    _C._set_isa_for_testing(old)
-
-
-@pytest.fixture
-def threads():
-    old = _C.get_num_threads()
-    yield
-    _C.set_num_threads(old)
 
 
 def torch_partition(x, window, shift):

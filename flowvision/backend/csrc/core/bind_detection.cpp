@@ -1,17 +1,13 @@
 // Bindings of the detection kernels (cpu/detection.cpp): nms, roi_align_forward/backward,
 // roi_pool_forward/backward. numpy in, numpy out, float32 or float64 (float64 when any float
 // input is float64), shapes validated here, GIL released while the kernels run.
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
+#include "core/bind_util.h"
 
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-namespace py = pybind11;
 
 namespace fv {
 namespace det {
@@ -33,34 +29,7 @@ void roi_pool_backward(const T*, const int64_t*, const T*, T*, int64_t, int64_t,
 
 namespace {
 
-template <class T> using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
 using I64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-
-[[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
-
-std::string shp(const py::array& a) {
-    std::ostringstream os;
-    os << "(";
-    for (py::ssize_t i = 0; i < a.ndim(); ++i) os << (i ? ", " : "") << a.shape(i);
-    if (a.ndim() == 1) os << ",";
-    os << ")";
-    return os.str();
-}
-
-bool is_f64(const py::handle& h) {
-    if (h.is_none() || !py::isinstance<py::array>(h)) return false;
-    auto dt = py::reinterpret_borrow<py::array>(h).dtype();
-    return dt.kind() == 'f' && dt.itemsize() == 8;
-}
-
-template <class T> Arr<T> as(const py::handle& h, const char* fn, const char* name) {
-    auto a = Arr<T>::ensure(h);
-    if (!a) {
-        PyErr_Clear();
-        fail(std::string(fn) + ": '" + name + "' is not convertible to a numeric array");
-    }
-    return a;
-}
 
 void check_rois(const py::array& rois, const char* fn) {
     if (rois.ndim() != 2 || rois.shape(1) != 5)

@@ -24,36 +24,6 @@ constexpr int kNV = 2;  // 12 ymm / xmm accumulators
 #endif
 constexpr int64_t kNR = kNV * WF;  // widest panel
 
-static inline vf vsplat(float a) { return vf{} + a; }
-
-// exp over a vector: the same Cephes-style polynomial as softmax.cpp (~1 ulp), so our softmax rounds alike.
-static inline vf vexp(vf x) {
-    const vf hi = vsplat(88.0f), lo = vsplat(-87.3365447504f);
-    const vf under = x < lo ? vsplat(1.0f) : vsplat(0.0f);
-    vf xc = x > hi ? hi : x;
-    xc = xc < lo ? lo : xc;
-    const vf magic = vsplat(12582912.0f);  // 1.5 * 2^23: round to nearest
-    vf t = xc * 1.44269504088896341f + magic;
-    vi ni;
-    memcpy(&ni, &t, sizeof(ni));
-    const vf n = t - magic;
-    ni = ni - 0x4B400000;  // bit pattern of magic
-    vf r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    vf p = vsplat(1.9875691500e-4f);
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
-    vi bits = (ni + 127) << 23;
-    vf pow2;
-    memcpy(&pow2, &bits, sizeof(pow2));
-    vf res = p * pow2;
-    res = under != vsplat(0.0f) ? vsplat(0.0f) : res;
-    return res;
-}
 
 // Panels: columns [c0, c0 + width) of a (K x N) right operand, width = kNR for full panels and the tail rounded
 // up to WF (zero padded); stored k-major (K rows of `width` floats) at offset c0 * K.

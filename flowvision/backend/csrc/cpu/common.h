@@ -40,6 +40,37 @@ template <class T> constexpr int vec_width() { return kVecBytes / (int)sizeof(T)
 template <class V, class T> static inline V vload(const T* p) { V v; memcpy(&v, p, sizeof(V)); return v; }
 template <class V, class T> static inline void vstore(T* p, V v) { memcpy(p, &v, sizeof(V)); }
 
+static inline vec_t<float> vsplat(float a) { return vec_t<float>{} + a; }
+
+// exp over a float vector: Cephes-style polynomial (~1 ulp), 0 below -87.34 (softmax, attention, GELU/SiLU)
+static inline vec_t<float> vexp(vec_t<float> x) {
+    const vec_t<float> hi = vsplat(88.0f), lo = vsplat(-87.3365447504f);
+    const vec_t<float> under = x < lo ? vsplat(1.0f) : vsplat(0.0f);
+    vec_t<float> xc = x > hi ? hi : x;
+    xc = xc < lo ? lo : xc;
+    const vec_t<float> magic = vsplat(12582912.0f);  // 1.5 * 2^23: round to nearest
+    vec_t<float> t = xc * 1.44269504088896341f + magic;
+    VecT<float>::itype ni;
+    memcpy(&ni, &t, sizeof(ni));
+    const vec_t<float> n = t - magic;
+    ni = ni - 0x4B400000;  // bit pattern of magic
+    vec_t<float> r = xc - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    vec_t<float> p = vsplat(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    VecT<float>::itype bits = (ni + 127) << 23;
+    vec_t<float> pow2;
+    memcpy(&pow2, &bits, sizeof(pow2));
+    vec_t<float> res = p * pow2;
+    res = under != vsplat(0.0f) ? vsplat(0.0f) : res;
+    return res;
+}
+
 template <class T> static inline T mn(T a, T b) { return b < a ? b : a; }
 template <class T> static inline T mx(T a, T b) { return a < b ? b : a; }
 static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

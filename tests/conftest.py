@@ -1,0 +1,24 @@
+"""Fixtures shared by the kernel tests: `isa` runs a test once per kernel ISA this CPU supports (and restores the
+one in use); `threads` restores the kernel thread count a test changes."""
+import pytest
+
+try:
+    from flowvision.backend import _C
+    _ISAS = list(_C.supported_isas())
+except ImportError:  # the tests that need the kernels skip themselves (importorskip)
+    _C, _ISAS = None, []
+
+
+@pytest.fixture(params=_ISAS)
+def isa(request):
+    old = _C.cpu_isa()
+    _C._set_isa_for_testing(request.param)
+    yield request.param
+    _C._set_isa_for_testing(old)
+
+
+@pytest.fixture
+def threads():
+    old = _C.get_num_threads()
+    yield
+    _C.set_num_threads(old)
