@@ -626,6 +626,7 @@ def to_nhwc(g):
         ops.append(_Op("fn", cls, plain_args(op), op.kwargs, op.outs, index=op.index))
     g.outputs = [("v", as_plain(o[1])) if o[0] == "v" else o for o in g.outputs]
     g.ops = _fuse_channels_last_residual(g, ops, nhwc)
+    g.ops = _fuse_channel_gate(g, g.ops, nhwc)
     g.nhwc = nhwc
     return g
 
@@ -666,6 +667,87 @@ def _fuse_channels_last_residual(g, ops, nhwc):
         ops[j:j + 1] = [lin, perm]
         where = {id(op): i for i, op in enumerate(ops) if op is not None}
     return [op for op in ops if op is not None]
+
+# readers of a value that leave it untouched and keep no view of it (their outputs are new arrays)
+_FRESH_READER_CALLS = ("global_avg_pool_nhwc", "adaptive_avg_pool2d_nhwc", "max_pool2d_nhwc", "avg_pool2d_nhwc")
+
+
+def _gate_kind(op):
+    """"sigmoid" / "hardsigmoid" when ``op`` is that recorded activation of one activation input, else None."""
+    from .nn import functional as F
+    from ._ops import elementwise as E
+    if op.kind != "fn" or len(op.args) != 1 or op.args[0][0] != "v" or op.args[0][2] is not None:
+        return None
+    if op.cls is getattr(getattr(E, "sigmoid", None), "Function", None):
+        return "sigmoid"
+    return "hardsigmoid" if op.cls is F._Hardsigmoid else None
+
+
+def _fuse_channel_gate(g, ops, nhwc):
+    """Squeeze-excitation: ``x * act(gate)`` with x NHWC (N, C, H, W) and the gate (N, C, 1, 1), act a sigmoid /
+    hard sigmoid read only by the multiply (or no activation: kind "none") -> one ``channel_gate`` step
+    (``_C.channel_gate_nhwc``). It writes into x's memory when x is an NHWC convolution's output that nothing
+    reads after the multiply and no other reader keeps a view of (the SE block's own pool reads it first)."""
+    if not hasattr(_C, "channel_gate_nhwc"):
+        return ops
+    from ._ops import elementwise as E
+    outputs = _output_slots(g)
+    readers, producer = {}, {}
+    for op in ops:
+        for s in op.inputs():
+            readers.setdefault(s, []).append(op)
+        for s in op.outs:
+            producer[s] = op
+    where = {id(op): i for i, op in enumerate(ops)}
+
+    def f32(s, shape):
+        return tuple(g.meta[s][0]) == tuple(shape) and g.meta[s][1] == np.float32
+
+    for mul in list(ops):
+        if (mul.kind != "fn" or mul.cls is not E.Mul or len(mul.args) != 2 or mul.kwargs
+                or any(a[0] != "v" or a[2] is not None for a in mul.args)):
+            continue
+        y = mul.outs[0]
+        shape = g.meta[y][0]
+        if len(shape) != 4 or y not in nhwc:
+            continue
+        n, c = shape[:2]
+        found = None
+        for k in (1, 0):  # the gate is usually the second operand
+            x, gate = mul.args[k ^ 1][1], mul.args[k][1]
+            if x == gate or x not in nhwc or not f32(x, shape) or not f32(gate, (n, c, 1, 1)) or gate in outputs:
+                continue
+            act = producer.get(gate)
+            kind = _gate_kind(act) if act is not None else None
+            if kind is not None and len(readers.get(gate, [])) == 1:
+                found = (x, act.args[0][1], kind, act)
+                break
+            if found is None:
+                found = (x, gate, "none", None)
+        if found is None:
+            continue
+        x, gate, kind, act = found
+        if not f32(gate, (n, c, 1, 1)) or gate == x:
+            continue
+        i = where[id(mul)]
+        xp = producer.get(x)
+        in_place = (x not in outputs and xp is not None and xp.kind == "conv" and xp.attrs.get("nhwc")
+                    and all(r is mul or (where.get(id(r), i) < i and r.kind == "call"
+                                         and r.attrs["label"] in _FRESH_READER_CALLS) for r in readers[x]))
+
+        def make(kind=kind, in_place=in_place):
+            if in_place:
+                return lambda v, gt: _C.channel_gate_nhwc(v, gt, kind, v)
+            return lambda v, gt: _C.channel_gate_nhwc(v, gt, kind)
+        fused = _call("channel_gate", [x, gate], [y], make, mul.index, dict(gate_kind=kind, in_place=bool(in_place)))
+        ops[i] = fused
+        if act is not None:
+            ops[where[id(act)]] = None
+        where[id(fused)] = i
+        for s, gone in ((x, mul), (gate, act or mul)):
+            readers[s] = [fused if r is gone else r for r in readers[s]]
+    return [op for op in ops if op is not None]
+
 
 # ------------------------------------------------------------------ lowering
 def _lower_fn(g, op):
@@ -849,7 +931,8 @@ def plan_arena(g, last, outputs):
     """The Python executor's arena: preallocated outputs for the NHWC convolutions (the kernel writes into
     ``out=``); convolutions, GEMMs and elementwise ops always return fresh arrays (see plan_buffers)."""
     elementwise = _elementwise_classes()
-    fresh = {id(op) for op in g.ops if op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in elementwise)}
+    fresh = {id(op) for op in g.ops if op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in elementwise)
+             or (op.kind == "call" and op.attrs["label"] == "channel_gate" and not op.attrs["params"]["in_place"])}
     sizes = {id(op): int(np.prod(g.meta[op.outs[0]][0])) for op in g.ops if op.kind == "conv" and op.attrs.get("nhwc")}
     assigned, buf_sizes = plan_buffers(g, last, outputs, sizes, fresh)
     flat = [np.empty(n, np.float32) for n in buf_sizes]

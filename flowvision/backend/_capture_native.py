@@ -151,6 +151,11 @@ class _Lowering:
                                 padding=list(prm["padding"]), dilation=list(prm.get("dilation", (1, 1))),
                                 ceil_mode=bool(prm["ceil_mode"]), count_include_pad=bool(prm.get("count_include_pad", True)),
                                 out_shape=list(_phys_shape(g, y)))
+        if label == "channel_gate":
+            gate = op.attrs["ins"][1]
+            if len(xs) != 4 or int(np.prod(_phys_shape(g, gate))) != xs[0] * xs[3]:
+                return None
+            return "channel_gate", dict(gate_kind=prm["gate_kind"], in_place=bool(prm["in_place"]))
         if label in ("adaptive_avg_pool2d_nhwc", "global_avg_pool_nhwc"):
             o = prm["output_size"]
             o = (o, o) if isinstance(o, int) else tuple(o)
@@ -323,8 +328,8 @@ class _Lowering:
         if kind is None or y is None:
             return
         ys = _phys_shape(g, y)
-        if kind in _COMPUTE or (kind == "reshape" and params["mode"] == 2):
-            self.layout[y] = _contig(ys)
+        if kind in _COMPUTE or (kind == "reshape" and params["mode"] == 2) or kind == "channel_gate":
+            self.layout[y] = _contig(ys)  # a channel_gate in place writes into its convolution's output
             return
         if kind == "sdpa":
             if len(ys) > 3:  # memory (batch[:-1], Lq, batch[-1], Dv) (>= 2 batch dims, as _ops/attention.py)
@@ -375,7 +380,8 @@ def build(g):
     elementwise = CP._elementwise_classes()
     fresh, sizes = set(), {}
     for op, (kind, params) in zip(g.ops, specs):
-        if kind in _COMPUTE or kind in _COMPUTE_STRIDED or (kind == "reshape" and params["mode"] == 2):
+        if kind in _COMPUTE or kind in _COMPUTE_STRIDED or (kind == "reshape" and params["mode"] == 2) or (
+                kind == "channel_gate" and not params["in_place"]):
             fresh.add(id(op))
             sizes[id(op)] = int(np.prod(_phys_shape(g, op.outs[0])))
         elif kind is None and (op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in elementwise)):

@@ -139,6 +139,12 @@ bool conv_nhwc_gathers(const PackedConv& pk, const fv::ConvNhwcParams& p);
 // (N*OH*OW*O) when a 1x1 writes NCHW (p.out_nchw); y must not overlap x or the residual
 void conv_nhwc_compute(const PackedConv& pk, const fv::ConvNhwcParams& p, const float* x, const float* bias,
                        const float* res, float* y, int act, float lo, float hi, float* gathered, float* nhwc_tmp);
+// channel_gate_nhwc's kind (sigmoid, hardsigmoid, none) -> pointwise code, -1 for none (throws on another name)
+int channel_gate_act(const char* fn, const std::string& kind);
+// channel_gate_nhwc's compute (no GIL needed): y (N, P, C) = x * act(gate (N, C)); act_tmp (N*C floats) when
+// act >= 0; y may be x (in place)
+void channel_gate_compute(const float* x, const float* gate, float* y, float* act_tmp, int64_t N, int64_t P,
+                          int64_t C, int act);
 // the Epilogue code of a gemm_packed / conv2d_nhwc epilogue name (throws on an unknown name)
 int epilogue_code(const std::string& name);
 // pooling output size and checks for an (N, C, H, W) input (max/avg pool)

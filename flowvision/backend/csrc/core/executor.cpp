@@ -339,6 +339,41 @@ struct UnaryStep : Step {
     }
 };
 
+// squeeze-excitation gate over NHWC x (N, H, W, C): y = x * act(gate), gate one value per (image, channel); the
+// binding's compute (channel_gate_compute). in_place: y is x's memory (the lowering checked that nothing reads x
+// afterwards and that x is a convolution's own, contiguous output)
+struct ChannelGateStep : Step {
+    int act = -1;
+    bool in_place = false;
+    StoragePtr xs, gs, act_tmp;
+    void run(Run& r) override {
+        const Val& x = in(r, *this, 0);
+        const Val& g = in(r, *this, 1);
+        if (x.shape.size() != 4 || numel(g.shape) != x.shape[0] * x.shape[3] || g.shape.empty() ||
+            g.shape[0] != x.shape[0])
+            internal(*this, "x " + vstr(x.shape) + " / gate " + vstr(g.shape));
+        const int64_t N = x.shape[0], P = x.shape[1] * x.shape[2], C = x.shape[3];
+        const float* gp = contiguous(r, g, gs);
+        if (act >= 0 && (!act_tmp || act_tmp->n < N * C)) act_tmp = std::make_shared<Storage>(N * C);
+        float* y;
+        const float* xp;
+        if (in_place) {
+            if (!x.contiguous()) internal(*this, "in-place input is not contiguous");
+            Val v = x;  // y shares x's memory (and keeps its owner alive)
+            r.retain(v);
+            xp = x.data;
+            r.drop(outs[0]);
+            r.vals[outs[0]] = std::move(v);
+            y = const_cast<float*>(xp);
+        } else {
+            xp = contiguous(r, x, xs);
+            y = out(r, *this, x.shape);
+        }
+        if (r.dry) return;
+        channel_gate_compute(xp, gp, y, act >= 0 ? act_tmp->p : nullptr, N, P, C, act);
+    }
+};
+
 struct LayerNormStep : Step {
     py::object w_obj, b_obj;
     const float* w = nullptr;
@@ -921,6 +956,12 @@ struct ExecPlan {
             s->kind = d["unary"].cast<int>();
             s->lo = d["lo"].cast<float>();
             s->hi = d["hi"].cast<float>();
+            add(s, d);
+        } else if (kind == "channel_gate") {
+            auto* s = new ChannelGateStep();
+            s->act = channel_gate_act("ExecPlan channel_gate", d["gate_kind"].cast<std::string>());
+            s->in_place = d["in_place"].cast<bool>();
+            if (s->in_place && d.contains("buf") && d["buf"].cast<int>() >= 0) fail("ExecPlan: an in-place channel_gate step has no arena buffer");
             add(s, d);
         } else if (kind == "layer_norm") {
             auto* s = new LayerNormStep();

@@ -691,6 +691,23 @@ void conv_nhwc_compute(const PackedConv& pk, const fv::ConvNhwcParams& p, const 
     }
 }
 
+// shared with core/executor.cpp (the plan's channel_gate step)
+int channel_gate_act(const char* fn, const std::string& kind) {
+    if (kind == "sigmoid") return fv::kPwSigmoid;
+    if (kind == "hardsigmoid") return fv::kPwHardsigmoid;
+    if (kind != "none") fail(std::string(fn) + ": unknown kind '" + kind + "' (sigmoid, hardsigmoid, none)");
+    return -1;
+}
+
+void channel_gate_compute(const float* x, const float* gate, float* y, float* act_tmp, int64_t N, int64_t P,
+                          int64_t C, int act) {
+    if (act >= 0) {
+        ks<float>().pointwise(act, gate, act_tmp, N * C, 0.0f, 0.0f);
+        gate = act_tmp;
+    }
+    table().nhwc.channel_scale(x, gate, y, N, P, C);
+}
+
 namespace {
 
 py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias_, std::vector<int64_t> stride_,
@@ -835,10 +852,7 @@ py::object channel_gate_nhwc_impl(py::handle x_, py::handle gate_, const std::st
     if (g.ndim() < 1 || g.shape(0) != N || g.size() != N * C)
         fail(std::string(fn) + ": gate must hold one value per (image, channel) of x " + shp(x) +
              ", e.g. (N, C) or (N, 1, 1, C), got " + shp(g));
-    int act = -1;
-    if (kind == "sigmoid") act = fv::kPwSigmoid;
-    else if (kind == "hardsigmoid") act = fv::kPwHardsigmoid;
-    else if (kind != "none") fail(std::string(fn) + ": unknown kind '" + kind + "' (sigmoid, hardsigmoid, none)");
+    const int act = channel_gate_act(fn, kind);
     py::array y;
     if (out_.is_none()) {
         y = empty<float>({x.shape(0), x.shape(1), x.shape(2), C});
@@ -852,16 +866,11 @@ py::object channel_gate_nhwc_impl(py::handle x_, py::handle gate_, const std::st
         if (y.data() != x.data() && overlaps(y, x)) fail(std::string(fn) + ": out must be x itself or not overlap it");
     }
     Arr<float> ga;
-    const float* gp = g.data();
-    if (act >= 0) {
-        ga = empty<float>({N * C});
-        py::gil_scoped_release rel;
-        ks<float>().pointwise(act, g.data(), ga.mutable_data(), N * C, 0.0f, 0.0f);
-        gp = ga.data();
-    }
+    if (act >= 0) ga = empty<float>({N * C});
     {
         py::gil_scoped_release rel;
-        table().nhwc.channel_scale(x.data(), gp, static_cast<float*>(y.mutable_data()), N, P, C);
+        channel_gate_compute(x.data(), g.data(), static_cast<float*>(y.mutable_data()),
+                             act >= 0 ? ga.mutable_data() : nullptr, N, P, C, act);
     }
     return std::move(y);
 }
