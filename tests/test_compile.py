@@ -98,6 +98,12 @@ def test_captured_equals_eager(name, size, kwargs):
         assert names.count("conv+residual+relu") == 16, names
         assert not any(n in names for n in ("BatchNormEval", "Relu", "Add")), names
     assert plan.executor == "native", plan.native_error
+    if name in ("efficientnet_b0", "mobilenetv3_large_100"):  # each SE block: one gate step, in place, native
+        gates = [op.attrs["params"] for op in plan.graph.ops if op.kind == "call" and op.attrs["label"] == "channel_gate"]
+        kind = "sigmoid" if name == "efficientnet_b0" else "hardsigmoid"
+        assert gates == [dict(gate_kind=kind, in_place=True)] * (16 if kind == "sigmoid" else 8), gates
+        assert not {"Mul", "Sigmoid", "Hardsigmoid"} & set(names), names
+        assert "PYTHON" not in cm.explain(example)
     x = _input((2, 3, size, size), seed=2)
     with flow.no_grad():
         ref = model(x).numpy()
@@ -433,3 +439,45 @@ def test_native_attention_step_matches_the_python_step_layout():
     for o, p in zip(cm(x), py(x)):
         np.testing.assert_array_equal(o.numpy(), p.numpy())
         assert o.numpy().strides == p.numpy().strides
+
+
+class _Gates(nn.Module):
+    """Squeeze-excitation gates in every form the channel_gate pass handles: sigmoid (in place into the conv
+    output, which only the SE pool read before), hard sigmoid with the gate as the first operand and x read
+    again afterwards (not in place), a plain gate (kind "none": the gate has other readers), a sigmoid read twice
+    (not fused into the gate: "none" on its output)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv0 = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc1, self.fc2 = nn.Conv2d(8, 4, 1), nn.Conv2d(4, 8, 1)
+        self.conv1 = nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        F = nn.functional
+        a = self.conv0(x)
+        g = self.fc2(F.relu(self.fc1(a.mean((2, 3), keepdim=True))))
+        b = a * F.sigmoid(g)
+        c = self.conv1(b)
+        e = F.hardsigmoid(g) * c + c
+        s = F.sigmoid(g)
+        return (e * g) * s + s
+
+
+def test_channel_gate_steps_equal_eager_and_python_executor():
+    model = _Gates().eval()
+    _randomize(model)
+    x, x2 = _input((2, 3, 6, 7)), _input((2, 3, 6, 7), seed=4)
+    cm, py = flow.compile(model, x), flow.compile(model, x, executor="python")
+    plan = _plan(cm, x)
+    assert plan.executor == "native" and "PYTHON" not in cm.explain(x), cm.explain(x)
+    gates = [(op.attrs["params"]["gate_kind"], op.attrs["params"]["in_place"])
+             for op in plan.graph.ops if op.kind == "call" and op.attrs["label"] == "channel_gate"]
+    assert gates == [("sigmoid", True), ("hardsigmoid", False), ("none", False), ("none", False)], gates
+    assert "Mul" not in _step_names(plan) and "Hardsigmoid" not in _step_names(plan), _step_names(plan)
+    with flow.no_grad():
+        ref = model(x2).numpy()
+    for _ in range(2):  # in place into an arena buffer: the second call must not see the first one's writes
+        out = cm(x2).numpy()
+        _close(out, ref, "channel gates captured vs eager")
+        np.testing.assert_array_equal(out, py(x2).numpy())
