@@ -481,3 +481,31 @@ def test_channel_gate_steps_equal_eager_and_python_executor():
         out = cm(x2).numpy()
         _close(out, ref, "channel gates captured vs eager")
         np.testing.assert_array_equal(out, py(x2).numpy())
+
+
+class _GateOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):  # the gated map is what the plan returns (as the NHWC array, permuted for free)
+        a = self.conv(x)
+        return (a * nn.functional.hardsigmoid(self.fc(a.mean((2, 3), keepdim=True)))).permute(0, 2, 3, 1)
+
+
+def test_channel_gate_in_place_output_survives_the_next_call():
+    model = _GateOut().eval()
+    _randomize(model)
+    x, x2 = _input((2, 3, 5, 6)), _input((2, 3, 5, 6), seed=3)
+    cm, py = flow.compile(model, x), flow.compile(model, x, executor="python")
+    assert [op.attrs["params"] for op in _plan(cm, x).graph.ops if op.kind == "call"
+            and op.attrs["label"] == "channel_gate"] == [dict(gate_kind="hardsigmoid", in_place=True)]
+    with flow.no_grad():
+        ref = model(x2).numpy()
+    first = cm(x2).numpy()
+    kept = first.copy()
+    second = cm(x).numpy()  # a returned value never lives in the arena: the first result must be intact
+    np.testing.assert_array_equal(first, kept)
+    assert not np.shares_memory(first, second)
+    _close(first, ref, "gated output captured vs eager")
+    np.testing.assert_array_equal(first, py(x2).numpy())
