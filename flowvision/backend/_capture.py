@@ -631,18 +631,24 @@ def to_nhwc(g):
     return g
 
 
-def _fuse_channels_last_residual(g, ops, nhwc):
-    """Linear (channels-last) -> permute back to NCHW (zero-copy: ``permuted_as_nhwc``) -> add an NHWC shortcut
-    (ConvNeXt blocks): the shortcut's NHWC array has the Linear output's (N, H, W, C) layout, so the add becomes
-    the GEMM's residual epilogue."""
-    from ._ops import elementwise as E
-    outputs = _output_slots(g)
+def _readers_and_producers(ops):
+    """value slot -> the ops reading it (in order), and value slot -> the op producing it."""
     readers, producer = {}, {}
     for op in ops:
         for s in op.inputs():
             readers.setdefault(s, []).append(op)
         for s in op.outs:
             producer[s] = op
+    return readers, producer
+
+
+def _fuse_channels_last_residual(g, ops, nhwc):
+    """Linear (channels-last) -> permute back to NCHW (zero-copy: ``permuted_as_nhwc``) -> add an NHWC shortcut
+    (ConvNeXt blocks): the shortcut's NHWC array has the Linear output's (N, H, W, C) layout, so the add becomes
+    the GEMM's residual epilogue."""
+    from ._ops import elementwise as E
+    outputs = _output_slots(g)
+    readers, producer = _readers_and_producers(ops)
     where = {id(op): i for i, op in enumerate(ops)}
     for perm in list(ops):
         if perm is None or perm.kind != "call" or perm.attrs["label"] != "permuted_as_nhwc":
@@ -692,12 +698,7 @@ def _fuse_channel_gate(g, ops, nhwc):
         return ops
     from ._ops import elementwise as E
     outputs = _output_slots(g)
-    readers, producer = {}, {}
-    for op in ops:
-        for s in op.inputs():
-            readers.setdefault(s, []).append(op)
-        for s in op.outs:
-            producer[s] = op
+    readers, producer = _readers_and_producers(ops)
     where = {id(op): i for i, op in enumerate(ops)}
 
     def f32(s, shape):
