@@ -53,24 +53,8 @@ def build_pair(name):
     return ref.cuda(), ours.cuda()
 
 
-def _time_torch(fn, warmup, repeat):
-    import torch
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
-
-
-def _time_fv(fn, warmup, repeat):
-    from flowvision.backend import cuda
+def _time_events(cuda, fn, warmup, repeat):
+    """Median ms of fn() between CUDA events of `cuda` (torch.cuda or flowvision.backend.cuda: same API)."""
     for _ in range(warmup):
         fn()
     cuda.synchronize()
@@ -83,6 +67,16 @@ def _time_fv(fn, warmup, repeat):
         b.synchronize()
         times.append(a.elapsed_time(b))
     return statistics.median(times)
+
+
+def _time_torch(fn, warmup, repeat):
+    import torch
+    return _time_events(torch.cuda, fn, warmup, repeat)
+
+
+def _time_fv(fn, warmup, repeat):
+    from flowvision.backend import cuda
+    return _time_events(cuda, fn, warmup, repeat)
 
 
 def _dtypes(precision):
