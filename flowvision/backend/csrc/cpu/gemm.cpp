@@ -315,28 +315,9 @@ struct TileEpilogue {
     T lo, hi;
 };
 
-// float32 exp / GELU / SiLU on a register, so the GEMM's last store applies them with no second pass over C.
-// exp: x = n ln2 + r (|r| <= ln2 / 2), e^r by its degree-6 Taylor-like minimax polynomial, 2^n built in the
-// exponent bits; inputs clamped to the normal range (NaN passes through the comparisons unchanged).
+// float32 GELU / SiLU on a register, so the GEMM's last store applies them with no second pass over C; exp is
+// common.h's vexp (the one softmax, attention and the standalone GELU/SiLU kernels use).
 typedef vec_t<float> VecF;
-typedef VecT<float>::itype VecI;
-static inline VecF exp_vec(VecF x) {
-    const VecF hi = VecF{} + 88.3762626647949f, lo = VecF{} + -87.3365447504f;
-    x = x > hi ? hi : (x < lo ? lo : x);
-    const VecF magic = VecF{} + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-    const VecF n = (x * 1.44269504088896341f + magic) - magic;
-    VecF r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    VecF p = VecF{} + 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
-    const VecI e = (__builtin_convertvector(n, VecI) + 127) << 23;
-    return p * reinterpret_cast<const VecF&>(e);
-}
 // erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7), the approximation of the standalone GELU kernel
 static inline VecF erf_vec(VecF x) {
     const VecF z = VecF{};
@@ -347,13 +328,13 @@ static inline VecF erf_vec(VecF x) {
     p = p * t + 1.421413741f;
     p = p * t - 0.284496736f;
     p = p * t + 0.254829592f;
-    const VecF r = 1.0f - (p * t) * exp_vec(-ax * ax);
+    const VecF r = 1.0f - (p * t) * vexp(-ax * ax);
     return x < z ? -r : r;
 }
 static inline VecF gelu_vec(VecF v, bool tanh_approx) {
     if (tanh_approx) {
         const VecF u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-        const VecF th = 1.0f - 2.0f / (exp_vec(2.0f * u) + 1.0f);
+        const VecF th = 1.0f - 2.0f / (vexp(2.0f * u) + 1.0f);
         return 0.5f * v * (1.0f + th);
     }
     return 0.5f * v * (1.0f + erf_vec(v * 0.7071067811865476f));
@@ -377,7 +358,7 @@ __attribute__((noinline)) void act_tile(int act, T* C, int64_t ldc, int rows, in
 #pragma GCC unroll 1
             for (int j = 0; j < cols; j += W) {
                 const VecF v = vload<VecF>(c + j);
-                vstore(c + j, act == kEpSilu ? v / (1.0f + exp_vec(-v)) : gelu_vec(v, act == kEpGeluTanh));
+                vstore(c + j, act == kEpSilu ? v / (1.0f + vexp(-v)) : gelu_vec(v, act == kEpGeluTanh));
             }
         }
     }
