@@ -1,5 +1,6 @@
-"""Fixtures shared by the kernel tests: `isa` runs a test once per kernel ISA this CPU supports (and restores the
-one in use); `threads` restores the kernel thread count a test changes."""
+"""Fixtures shared by the tests: `isa` runs a test once per kernel ISA this CPU supports (and restores the one in
+use); `threads` restores the kernel thread count a test changes; `torch_two_threads` runs the torch reference of a
+module at 2 threads (the parity modules use it through `pytestmark`)."""
 import pytest
 
 try:
@@ -22,3 +23,12 @@ def threads():
     old = _C.get_num_threads()
     yield
     _C.set_num_threads(old)
+
+
+@pytest.fixture(scope="module")
+def torch_two_threads():
+    torch = pytest.importorskip("torch")
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(old)

@@ -18,12 +18,8 @@ import torchvision.ops as torch_ops  # noqa: E402
 from test_detection_models import KW, _calibrate, _images, _load  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _threads():
-    old = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(old)
+# torch at 2 threads (the CI machine's cores) for the whole module: tests/conftest.py
+pytestmark = pytest.mark.usefixtures("torch_two_threads")
 
 
 # sampling made deterministic in both: batch sizes above the number of candidates keep every one

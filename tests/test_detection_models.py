@@ -12,12 +12,8 @@ import flowvision.backend as flow  # noqa: E402
 import flowvision.models.detection as det  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _threads():
-    old = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(old)
+# torch at 2 threads (the CI machine's cores) for the whole module: tests/conftest.py
+pytestmark = pytest.mark.usefixtures("torch_two_threads")
 
 
 KW = dict(weights=None, weights_backbone=None, num_classes=5, min_size=64, max_size=96, box_score_thresh=0.0,

@@ -19,12 +19,8 @@ EVAL_KW = dict(weights=None, weights_backbone=None, num_classes=5, score_thresh=
                detections_per_img=40)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _threads():
-    old = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(old)
+# torch at 2 threads (the CI machine's cores) for the whole module: tests/conftest.py
+pytestmark = pytest.mark.usefixtures("torch_two_threads")
 
 
 def _randomize_bn(ref):

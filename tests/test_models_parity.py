@@ -18,12 +18,8 @@ from flowvision import backend as flow  # noqa: E402
 RTOL = 1e-4
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _threads():
-    old = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(old)
+# torch at 2 threads (the CI machine's cores) for the whole module: tests/conftest.py
+pytestmark = pytest.mark.usefixtures("torch_two_threads")
 
 
 def _randomize(model, seed=0):

@@ -9,12 +9,8 @@ import flowvision.backend as flow  # noqa: E402
 import flowvision.models.segmentation as seg  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _threads():
-    old = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(old)
+# torch at 2 threads (the CI machine's cores) for the whole module: tests/conftest.py
+pytestmark = pytest.mark.usefixtures("torch_two_threads")
 
 
 def _randomize_bn(model, seed=0):
