@@ -19,8 +19,10 @@ pass in a fresh subprocess (2 threads) and its VmHWM is reported -- flowvision e
 (compile included), torch, ONNX Runtime; the flowvision children do not import torch.
 """
 import argparse
+import atexit
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -207,7 +209,8 @@ def main():
     print(hdr)
     print("|" + "---|" * (hdr.count("|") - 1))
     rss_rows = []
-    tmp = tempfile.mkdtemp(prefix="fvbench")
+    tmp = tempfile.mkdtemp(prefix="fvbench")  # weights + ONNX exports for the RSS/ORT runs: ~1.5 GB
+    atexit.register(shutil.rmtree, tmp, True)
     for name in names:
         if not M.is_model(name):
             print(f"| {name} | (not in flowvision.models) |")
