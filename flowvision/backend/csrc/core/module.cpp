@@ -36,18 +36,31 @@ const char* kIsaNames[] = {"portable", "avx2", "avx512"};
 KernelTable g_tables[3];
 std::atomic<const KernelTable*> g_current{nullptr};
 int g_supported = kPortable;
+std::string g_isa_reason;  // why the table in use was chosen (flowvision info prints it)
 
-int detect_isa() {
+// The highest kernel ISA this CPU and OS support, and why. __builtin_cpu_supports also checks that the OS saves the
+// wider registers (XCR0), so a VM that hides AVX-512 state is reported as AVX2.
+int detect_isa(std::string& why) {
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(FV_PORTABLE_ONLY)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const bool f16c = __builtin_cpu_supports("f16c");
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    if (avx512 && avx2 && f16c) {
+        why = "the CPU has AVX-512 F/BW/DQ/VL";
         return kAvx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    }
+    if (avx2 && f16c) {
+        why = avx512 ? "the CPU has AVX-512 F/BW/DQ/VL but not F16C" : "the CPU has AVX2, FMA and F16C but not AVX-512 F/BW/DQ/VL";
         return kAvx2;
-#endif
+    }
+    why = "the CPU lacks AVX2, FMA or F16C";
     return kPortable;
+#else
+    why = "this build has portable kernels only";
+    return kPortable;
+#endif
 }
 
 int parse_isa(const std::string& s) {
@@ -56,30 +69,40 @@ int parse_isa(const std::string& s) {
     throw std::invalid_argument("unknown ISA '" + s + "' (expected portable, avx2 or avx512)");
 }
 
+// cpuid first; then only the tables of supported ISAs are filled, so no code compiled for a higher ISA is ever
+// reachable on this CPU (the other tables stay null and _set_isa_for_testing refuses them).
 void init_dispatch() {
+    std::string why;
+    g_supported = detect_isa(why);
     g_tables[kPortable].isa = kIsaNames[kPortable];
     fv::portable::fill_table(g_tables[kPortable]);
-#ifdef FV_PORTABLE_ONLY
-    g_tables[kAvx2] = g_tables[kAvx512] = g_tables[kPortable];
-    g_supported = kPortable;
-#else
-    g_tables[kAvx2].isa = kIsaNames[kAvx2];
-    fv::avx2::fill_table(g_tables[kAvx2]);
-    g_tables[kAvx512].isa = kIsaNames[kAvx512];
-    fv::avx512::fill_table(g_tables[kAvx512]);
-    g_supported = detect_isa();
+#ifndef FV_PORTABLE_ONLY
+    if (g_supported >= kAvx2) {
+        g_tables[kAvx2].isa = kIsaNames[kAvx2];
+        fv::avx2::fill_table(g_tables[kAvx2]);
+    }
+    if (g_supported >= kAvx512) {
+        g_tables[kAvx512].isa = kIsaNames[kAvx512];
+        fv::avx512::fill_table(g_tables[kAvx512]);
+    }
 #endif
     int chosen = g_supported;
+    g_isa_reason = why;
     if (const char* env = std::getenv("FLOWVISION_ISA")) {
         std::string s(env);
         if (!s.empty()) {
-            int want = kPortable;
+            int want = -1;
             try {
                 want = parse_isa(s);
             } catch (const std::invalid_argument&) {
-                want = g_supported;  // unknown value: ignore
+                g_isa_reason = why + "; FLOWVISION_ISA=" + s + " is not an ISA (portable, avx2, avx512) and was ignored";
             }
-            if (want < chosen) chosen = want;  // can only force a lower level
+            if (want >= 0 && want < chosen) {
+                chosen = want;
+                g_isa_reason = "FLOWVISION_ISA=" + s + " (" + why + ")";
+            } else if (want > chosen) {
+                g_isa_reason = why + "; FLOWVISION_ISA=" + s + " asks for more than the CPU has and was ignored";
+            }
         }
     }
     g_current.store(&g_tables[chosen]);
@@ -1291,6 +1314,7 @@ PYBIND11_MODULE(_C, m) {
     using hnd = py::handle;
 
     m.def("cpu_isa", []() { return std::string(table().isa); }, "ISA of the kernel table in use");
+    m.def("cpu_isa_reason", []() { return g_isa_reason; }, "why the kernel table in use was chosen");
     m.def("supported_isas", []() {
         std::vector<std::string> r;
         for (int i = 0; i <= g_supported; ++i) r.push_back(kIsaNames[i]);

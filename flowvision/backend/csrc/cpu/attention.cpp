@@ -307,7 +307,7 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
 
 }  // namespace
 
-void fill_attention(KernelTable& t) {
+FV_REGISTRATION void fill_attention(KernelTable& t) {
     t.attn.sdpa_f32 = &sdpa_f32;
 }
 

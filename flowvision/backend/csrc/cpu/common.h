@@ -181,12 +181,12 @@ static inline int64_t grain_for(int64_t work_per_iter, int64_t min_work = 32768)
 }
 
 // ---- per-TU kernel entry points (defined in the .cpp files, gathered by table.cpp) ----
-void fill_gemm(KernelTable& t);
-void fill_conv(KernelTable& t);
-void fill_pool(KernelTable& t);
-void fill_norm(KernelTable& t);
-void fill_softmax(KernelTable& t);
-void fill_interp(KernelTable& t);
+FV_REGISTRATION void fill_gemm(KernelTable& t);
+FV_REGISTRATION void fill_conv(KernelTable& t);
+FV_REGISTRATION void fill_pool(KernelTable& t);
+FV_REGISTRATION void fill_norm(KernelTable& t);
+FV_REGISTRATION void fill_softmax(KernelTable& t);
+FV_REGISTRATION void fill_interp(KernelTable& t);
 
 // internal GEMM used by conv: C(M,N; row stride ldc) (+)= A(M,K) B(K,N) with
 // A(i,k) = A[i*rsa + k*csa], B(k,j) = B[k*rsb + j*csb]. Parallel unless nested.

@@ -367,7 +367,7 @@ void col2im_k(const T* cols, T* x, const ConvParams& p) {
 
 }  // namespace
 
-void fill_conv(KernelTable& t) {
+FV_REGISTRATION void fill_conv(KernelTable& t) {
     t.f32.conv2d_forward = &conv_forward<float>;
     t.f64.conv2d_forward = &conv_forward<double>;
     t.f32.conv2d_backward_input = &conv_backward_input<float>;

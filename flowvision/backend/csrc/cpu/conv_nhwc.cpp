@@ -23,7 +23,7 @@
 namespace fv {
 namespace FV_ISA_NAMESPACE {
 
-void fill_conv_nhwc(KernelTable& t);
+FV_REGISTRATION void fill_conv_nhwc(KernelTable& t);
 
 namespace {
 
@@ -659,7 +659,7 @@ void conv_forward(const float* x, const float* wp, const float* bias, const floa
 
 }  // namespace
 
-void fill_conv_nhwc(KernelTable& t) {
+FV_REGISTRATION void fill_conv_nhwc(KernelTable& t) {
     t.nhwc.transpose = &transpose_batched;
     t.nhwc.conv_packed_size = &packed_size;
     t.nhwc.conv_pack = &pack;

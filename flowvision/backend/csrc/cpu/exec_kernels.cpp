@@ -107,7 +107,7 @@ void binary_nd(int op, const float* a, const int64_t* as, const float* b, const 
 
 }  // namespace
 
-void fill_exec(KernelTable& t) {
+FV_REGISTRATION void fill_exec(KernelTable& t) {
     t.exec.copy = copy_nd;
     t.exec.binary = binary_nd;
 }

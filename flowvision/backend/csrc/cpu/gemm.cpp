@@ -836,7 +836,7 @@ double fma_loop(int64_t iters) {
 }
 }  // namespace
 
-void fill_gemm(KernelTable& t) {
+FV_REGISTRATION void fill_gemm(KernelTable& t) {
     t.fma_loop = &fma_loop;
     t.f32.gemm = &gemm_batched<float>;
     t.f32.packed_b_size = &packed_b_size<float>;

@@ -261,7 +261,7 @@ void interp_bwd(const T* gy, T* gx, const InterpParams& p) {
 
 }  // namespace
 
-void fill_interp(KernelTable& t) {
+FV_REGISTRATION void fill_interp(KernelTable& t) {
     t.f32.interpolate_forward = &interp_fwd<float>;
     t.f64.interpolate_forward = &interp_fwd<double>;
     t.f32.interpolate_backward = &interp_bwd<float>;

@@ -194,10 +194,20 @@ struct KernelTable {
     ExecKernels exec;
 };
 
-#ifndef FV_PORTABLE_ONLY
-namespace avx512 { void fill_table(KernelTable& t); }
-namespace avx2 { void fill_table(KernelTable& t); }
+// Table registration only stores function addresses, but it lives in the per-ISA translation units, whose -m flags
+// would let the compiler use AVX-512 stores even there. FV_REGISTRATION pins every fill_* function to the baseline
+// x86-64 ISA, so filling a table can never execute an instruction the CPU lacks; core/module.cpp still fills only
+// the tables of the ISAs cpuid reports (tests/test_isa_audit.py checks both in the built module).
+#if defined(__x86_64__) || defined(__i386__)
+#define FV_REGISTRATION __attribute__((target("arch=x86-64,tune=generic,no-avx,no-avx2,no-fma,no-f16c,no-avx512f")))
+#else
+#define FV_REGISTRATION
 #endif
-namespace portable { void fill_table(KernelTable& t); }
+
+#ifndef FV_PORTABLE_ONLY
+namespace avx512 { FV_REGISTRATION void fill_table(KernelTable& t); }
+namespace avx2 { FV_REGISTRATION void fill_table(KernelTable& t); }
+#endif
+namespace portable { FV_REGISTRATION void fill_table(KernelTable& t); }
 
 }  // namespace fv

@@ -231,7 +231,7 @@ void gn_bwd(const T* gy, const T* x, const T* w, const T* mean, const T* rstd, T
 
 }  // namespace
 
-void fill_norm(KernelTable& t) {
+FV_REGISTRATION void fill_norm(KernelTable& t) {
 #define FV_SET(name, fn) t.f32.name = &fn<float>; t.f64.name = &fn<double>;
     FV_SET(batch_norm_train_forward, bn_train_fwd)
     FV_SET(batch_norm_infer_forward, bn_infer_fwd)

@@ -193,7 +193,7 @@ void adaptive_max_fwd(const T* x, T* y, int64_t* idx, int64_t planes, int64_t H,
 
 }  // namespace
 
-void fill_pool(KernelTable& t) {
+FV_REGISTRATION void fill_pool(KernelTable& t) {
 #define FV_SET(name, fn) t.f32.name = &fn<float>; t.f64.name = &fn<double>;
     FV_SET(max_pool2d_forward, max_pool_fwd)
     FV_SET(max_pool2d_backward, max_pool_bwd)

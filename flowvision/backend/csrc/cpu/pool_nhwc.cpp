@@ -6,7 +6,7 @@
 namespace fv {
 namespace FV_ISA_NAMESPACE {
 
-void fill_pool_nhwc(KernelTable& t);
+FV_REGISTRATION void fill_pool_nhwc(KernelTable& t);
 
 namespace {
 
@@ -165,7 +165,7 @@ void channel_scale(const float* x, const float* g, float* y, int64_t N, int64_t 
 
 }  // namespace
 
-void fill_pool_nhwc(KernelTable& t) {
+FV_REGISTRATION void fill_pool_nhwc(KernelTable& t) {
     t.nhwc.channel_scale = &channel_scale;
     t.nhwc.max_pool = &max_pool;
     t.nhwc.avg_pool = &avg_pool;

@@ -375,7 +375,7 @@ void act_inplace<double>(int act, double* p, int64_t n) {
     else if (act == kEpSilu) silu_fwd<double>(p, p, n);
 }
 
-void fill_softmax(KernelTable& t) {
+FV_REGISTRATION void fill_softmax(KernelTable& t) {
     t.f32.softmax_forward = &softmax_f32;
     t.f64.softmax_forward = &softmax_f64;
     t.f32.softmax_backward = &softmax_bwd_f32;

@@ -3,13 +3,13 @@
 namespace fv {
 namespace FV_ISA_NAMESPACE {
 
-void fill_conv_nhwc(KernelTable& t);  // cpu/conv_nhwc.cpp
-void fill_pool_nhwc(KernelTable& t);  // cpu/pool_nhwc.cpp
-void fill_attention(KernelTable& t);  // cpu/attention.cpp
-void fill_window(KernelTable& t);  // cpu/window.cpp
-void fill_exec(KernelTable& t);  // cpu/exec_kernels.cpp
+FV_REGISTRATION void fill_conv_nhwc(KernelTable& t);  // cpu/conv_nhwc.cpp
+FV_REGISTRATION void fill_pool_nhwc(KernelTable& t);  // cpu/pool_nhwc.cpp
+FV_REGISTRATION void fill_attention(KernelTable& t);  // cpu/attention.cpp
+FV_REGISTRATION void fill_window(KernelTable& t);  // cpu/window.cpp
+FV_REGISTRATION void fill_exec(KernelTable& t);  // cpu/exec_kernels.cpp
 
-void fill_table(KernelTable& t) {
+FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_gemm(t);
     fill_conv(t);
     fill_pool(t);

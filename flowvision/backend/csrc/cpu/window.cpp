@@ -89,7 +89,7 @@ void reverse(const T* windows, const T* shortcut, T* y, const WindowParams& p) {
 
 }  // namespace
 
-void fill_window(KernelTable& t) {
+FV_REGISTRATION void fill_window(KernelTable& t) {
     t.window.partition_f32 = &partition<float>;
     t.window.partition_f64 = &partition<double>;
     t.window.reverse_f32 = &reverse<float>;
