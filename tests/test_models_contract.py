@@ -27,6 +27,8 @@ CONTRACT_CASES = [
     ("swin_tiny_patch4_window7_224", 64, dict(img_size=64)),
     ("mixer_s32_224", 64, dict(img_size=64)), ("resmlp_12_224", 32, dict(img_size=32)),
     ("gmlp_ti16_224", 32, dict(img_size=32)),
+    # families matching the original flowvision zoo
+    ("res2net50_48w_2s", 32, {}),
 ]
 
 

@@ -1,0 +1,57 @@
+"""The methods every classification model shares (timm's model contract), written once.
+
+A family's model class inherits ``ClassifierContract`` and names its head through two class attributes:
+``head_attr`` (the attribute holding the final classifier, ``'head'``/``'fc'``/``'classifier'``) and, where the
+pooling is a separate module, ``pool_attr``. Families whose head is not a single pool + linear override
+``reset_classifier``; everything else (``get_classifier``, ``no_weight_decay``, ``set_grad_checkpointing``,
+``forward``, the input check) is inherited.
+"""
+from typing import Optional, Set
+
+from flowvision.backend import nn
+
+__all__ = ["ClassifierContract", "check_input_channels"]
+
+
+def check_input_channels(x, in_chans: int) -> None:
+    """A clear error for a non-4-D input or the wrong channel count (instead of a kernel shape error)."""
+    if x.ndim != 4:
+        raise ValueError(f"expected a (B, C, H, W) tensor, got shape {tuple(x.shape)}")
+    if x.shape[1] != in_chans:
+        raise ValueError(f"input has {x.shape[1]} channels, the model expects {in_chans} "
+                         f"(create it with in_chans={x.shape[1]})")
+
+
+class ClassifierContract:
+    """Mixin: ``get_classifier``, ``no_weight_decay``, ``set_grad_checkpointing`` and ``forward``."""
+
+    head_attr = "head"
+    no_weight_decay_names: Set[str] = set()
+
+    def get_classifier(self, name_only: bool = False):
+        """The final classifier module (or its attribute name with ``name_only=True``)."""
+        return self.head_attr if name_only else getattr(self, self.head_attr)
+
+    def no_weight_decay(self) -> Set[str]:
+        """Parameter names an optimizer should not decay (position embeddings, tokens, scales)."""
+        names = {n for n, _ in self.named_parameters()}
+        return {n for n in self.no_weight_decay_names if n in names}
+
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """Records the flag. The engine has no activation recomputation, so ``True`` saves no memory: the model
+        computes the same values either way (asking for it is allowed so timm training scripts run)."""
+        self.grad_checkpointing = bool(enable)
+
+    def forward(self, x):
+        return self.forward_head(self.forward_features(x))
+
+
+def linear_head(num_features: int, num_classes: int) -> nn.Module:
+    """``Linear(num_features, num_classes)``, or Identity for a headless model (``num_classes=0``)."""
+    return nn.Linear(num_features, num_classes) if num_classes > 0 else nn.Identity()
+
+
+def classifier_or_none(num_classes: Optional[int]) -> int:
+    if not isinstance(num_classes, int) or num_classes < 0:
+        raise ValueError(f"num_classes must be a non-negative int, got {num_classes!r}")
+    return num_classes
