@@ -712,6 +712,20 @@ def test_dropout_on_device(backend):
     assert F.dropout2d(fb.ones(2, 4, 3, 3).cuda(), 0.5, training=True).is_cuda
 
 
+def test_drop_path_and_drop_block_masks_on_device(backend):
+    """timm's and torchvision's stochastic depth / DropBlock draw their masks on the input's device."""
+    from flowvision import layers as L, ops
+    x = fb.tensor(np.ones((64, 2, 8, 8), np.float32)).cuda().requires_grad_(True)
+    for y in (L.drop_path(x, 0.5, training=True), ops.stochastic_depth(x, 0.5, "row"),
+              L.drop_block_2d(x, 0.2, 3), ops.drop_block2d(x, 0.2, 3), L.drop_block_2d(x, 0.2, 3, with_noise=True)):
+        assert y.is_cuda
+    kept = L.drop_path(x, 0.5, training=True)
+    kept.sum().backward()
+    mask = kept.detach().cpu().numpy()
+    assert set(np.unique(mask)) <= {0.0, 2.0} and (mask == 0).any() and (mask != 0).any()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), mask)
+
+
 def test_mixed_device_error(backend):
     a, b = fb.ones(3).cuda(), fb.ones(3)
     with pytest.raises(RuntimeError, match="same device"):

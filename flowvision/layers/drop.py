@@ -1,7 +1,10 @@
-"""Stochastic depth (DropPath) and DropBlock (arXiv:1810.12890)."""
-from flowvision import backend as flow
+"""Stochastic depth (DropPath) and DropBlock (arXiv:1810.12890) with timm's signatures.
+
+Both run the kernels of ``flowvision.ops.stochastic_depth`` (one implementation for timm's and torchvision's
+APIs), so the masks are drawn on the input's device.
+"""
 from flowvision.backend import nn
-from flowvision.backend.nn import functional as F
+from flowvision.ops.stochastic_depth import block_drop, sample_drop
 
 
 def drop_block_2d(x, drop_prob=0.1, block_size=7, gamma_scale=1.0, with_noise=False, inplace=False,
@@ -17,20 +20,8 @@ def drop_block_2d(x, drop_prob=0.1, block_size=7, gamma_scale=1.0, with_noise=Fa
     B, C, H, W = x.shape
     kh, kw = min(block_size, H), min(block_size, W)
     gamma = float(gamma_scale * drop_prob * H * W) / float(kh * kw) / float((H - kh + 1) * (W - kw + 1))
-    with flow.no_grad():
-        seeds = flow.bernoulli(flow.full((B, 1 if couple_channels else C, H, W), min(gamma, 1.0), dtype=x.dtype))
-        block_mask = F.max_pool2d(seeds, kernel_size=(kh, kw), stride=1, padding=(kh // 2, kw // 2))
-        if kh % 2 == 0 or kw % 2 == 0:  # an even window pads one more row/col than it consumes
-            block_mask = block_mask[..., (kh + 1) % 2:, (kw + 1) % 2:]
-        keep_mask = 1.0 - block_mask
-    if with_noise:
-        with flow.no_grad():
-            noise = flow.randn(tuple(keep_mask.shape), dtype=x.dtype) * block_mask
-        return x.mul_(keep_mask).add_(noise) if inplace else x * keep_mask + noise
-    if scale_by_keep:
-        with flow.no_grad():
-            keep_mask = keep_mask * (keep_mask.numel() / (float(keep_mask.sum()) + 1e-7))
-    return x.mul_(keep_mask) if inplace else x * keep_mask
+    return block_drop(x, gamma, kh, kw, couple_channels=couple_channels, with_noise=with_noise,
+                      scale=scale_by_keep, eps=1e-7, inplace=inplace)
 
 
 class DropBlock2d(nn.Module):
@@ -61,12 +52,7 @@ def drop_path(x, drop_prob=0.0, training=False, scale_by_keep=True):
     """Drop whole samples of a residual branch with probability ``drop_prob`` (training only)."""
     if drop_prob == 0.0 or not training:
         return x
-    keep_prob = 1.0 - drop_prob
-    shape = (x.shape[0],) + (1,) * (x.ndim - 1)
-    mask = flow.bernoulli(flow.full(shape, keep_prob, dtype=x.dtype))
-    if keep_prob > 0.0 and scale_by_keep:
-        mask = mask / keep_prob
-    return x * mask
+    return sample_drop(x, drop_prob, per_sample=True, scale_by_keep=scale_by_keep)
 
 
 class DropPath(nn.Module):
