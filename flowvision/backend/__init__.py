@@ -42,6 +42,12 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is
 from ._threads import set_num_threads, get_num_threads, cpu_isa  # noqa: F401
 from .serialization import save, load  # noqa: F401
 from ._capture import compile, CompiledModule  # noqa: F401,A004  (the captured inference path)
+from ._flags import (  # noqa: F401
+    use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision, get_float32_matmul_precision, set_deterministic_debug_mode,
+    get_deterministic_debug_mode,
+)
+from ._extras import *  # noqa: F401,F403  (torch top-level functions composed from the ops above)
 
 
 def is_tensor(obj):
@@ -56,11 +62,23 @@ def numel(input):
     return input.numel()
 
 
+_LAZY = ("nn", "optim", "cuda", "utils", "accelerator", "backends", "amp", "jit", "onnx", "hub", "linalg", "fft",
+         "distributions", "multiprocessing", "distributed")
+
+
 def __getattr__(name):
     # heavier subpackages load on first use
     import importlib
-    if name in ("nn", "optim", "cuda", "utils"):
-        mod = importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY:
+        try:
+            mod = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module 'flowvision.backend' has no attribute {name!r}") from None
         globals()[name] = mod
         return mod
+    if name in ("autocast", "GradScaler"):
+        from . import amp
+        return getattr(amp, name)
     raise AttributeError(f"module 'flowvision.backend' has no attribute {name!r}")

@@ -26,6 +26,21 @@ def _size(size):
     return tuple(out)
 
 
+def _size_kw(fn):
+    """Accept torch's ``size=`` keyword and ``pin_memory=`` (host memory here is always directly usable)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*size, **kwargs):
+        kwargs.pop("pin_memory", None)
+        if "size" in kwargs:
+            if size:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument 'size'")
+            size = (kwargs.pop("size"),)
+        return fn(*size, **kwargs)
+    return wrapper
+
+
 def _finish(arr, dtype, requires_grad=False, device=None):
     """Wrap ``arr`` (already holding values of ``dtype``'s compute type) as a tensor."""
     if dtype is D.bfloat16:
@@ -133,14 +148,17 @@ def _filled(size, value, dtype, requires_grad, device):
     return _finish(arr, dt, requires_grad, device)
 
 
+@_size_kw
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     return _filled(size, 0, dtype, requires_grad, device)
 
 
+@_size_kw
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     return _filled(size, 1, dtype, requires_grad, device)
 
 
+@_size_kw
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None, pin_memory=False):
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     return _finish(np.empty(_size(size), _compute_np(dt)), dt, requires_grad, device)
@@ -271,12 +289,14 @@ def _random_dtype(dtype):
     return dt
 
 
+@_size_kw
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _random_dtype(dtype)
     arr = _rng(generator).random(_size(size), dtype=np.float64 if dt is D.float64 else np.float32)
     return _finish(arr.astype(_compute_np(dt), copy=False), dt, requires_grad, device)
 
 
+@_size_kw
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _random_dtype(dtype)
     arr = _rng(generator).standard_normal(_size(size), dtype=np.float64 if dt is D.float64 else np.float32)

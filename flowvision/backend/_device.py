@@ -27,6 +27,9 @@ class device:
             other = device(other)
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 
+    def __reduce__(self):  # slots + immutability: rebuild through the constructor
+        return (device, (self.type, self.index))
+
     def __hash__(self):
         return hash((self.type, self.index))
 

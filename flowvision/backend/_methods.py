@@ -123,5 +123,32 @@ def _bind():
     for name in ("softmax", "log_softmax", "relu", "relu_"):
         setattr(Tensor, name, _nn_method(name))
 
+    # a range index is a list of positions in torch (x[range(3)] == x[[0, 1, 2]])
+    def _ranges(index):
+        if type(index) is range:
+            return list(index)
+        if type(index) is tuple and any(type(i) is range for i in index):
+            return tuple(list(i) if type(i) is range else i for i in index)
+        return index
+    Tensor.__getitem__ = lambda self, index: S.getitem(self, _ranges(index))
+    Tensor.__setitem__ = lambda self, index, value: I.setitem(self, _ranges(index), value)
+
+    # host memory is directly usable by every device path here: pinning returns the tensor itself
+    Tensor.pin_memory = lambda self, device=None: self
+    Tensor.is_pinned = lambda self, device=None: False
+    for flag in ("is_xpu", "is_mps", "is_meta", "is_sparse", "is_quantized", "is_mkldnn", "is_nested"):
+        setattr(Tensor, flag, property(lambda self: False))
+
+    def share_memory_(self):
+        """Move the storage into shared memory in place (see ``flowvision.backend.multiprocessing``)."""
+        from .multiprocessing._shared import share_memory_ as share
+        return share(self)
+
+    def is_shared(self):
+        from .multiprocessing._shared import is_shared as shared
+        return shared(self)
+    Tensor.share_memory_ = share_memory_
+    Tensor.is_shared = is_shared
+
 
 _bind()

@@ -561,6 +561,13 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def share_memory(self):
+        """Move every parameter, gradient and buffer into shared memory in place, so processes that receive
+        this module (``torch.multiprocessing``) update the same storage."""
+        from ...multiprocessing._shared import share_memory_
+        for t in list(self.parameters()) + list(self.buffers()):
+            share_memory_(t)
+            if t.grad is not None:
+                share_memory_(t.grad)
         return self
 
     # ------------------------------------------------------------------ state dict

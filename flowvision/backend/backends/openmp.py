@@ -1,0 +1,5 @@
+"""``torch.backends.openmp``: the engine runs its own thread pool."""
+
+
+def is_available() -> bool:
+    return False
