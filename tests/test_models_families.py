@@ -19,8 +19,13 @@ pytestmark = pytest.mark.usefixtures("torch_two_threads")
 CI_CASES = [
     ("res2net50_48w_2s", 32, {}),
     ("res2next50", 32, dict(num_classes=10)),
+    ("resnest14d", 32, {}),
+    ("resnest50d_4s2x40d", 32, {}),  # radix 4, cardinality 2, pooling before the split-attention conv
+    ("resnest50d_1s4x24d", 32, {}),  # radix 1: sigmoid gate
+    ("legacy_seresnet18", 32, {}),
+    ("legacy_seresnext26_32x4d", 32, {}),
 ]
-FAMILIES = ["res2net"]
+FAMILIES = ["res2net", "resnest", "senet"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -28,7 +33,7 @@ def test_family_parity(name, size, kwargs):
     check_parity(name, size, **kwargs)
 
 
-FEATURE_CASES = [("res2net50_48w_2s", None, 32)]
+FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("legacy_seresnet18", None, 32)]
 
 
 @pytest.mark.parametrize("name,out_indices,size", FEATURE_CASES, ids=[c[0] for c in FEATURE_CASES])

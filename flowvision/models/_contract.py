@@ -9,6 +9,7 @@ pooling is a separate module, ``pool_attr``. Families whose head is not a single
 from typing import Optional, Set
 
 from flowvision.backend import nn
+from flowvision.layers import create_classifier
 
 __all__ = ["ClassifierContract", "check_input_channels"]
 
@@ -26,7 +27,21 @@ class ClassifierContract:
     """Mixin: ``get_classifier``, ``no_weight_decay``, ``set_grad_checkpointing`` and ``forward``."""
 
     head_attr = "head"
+    pool_attr: Optional[str] = None
     no_weight_decay_names: Set[str] = set()
+
+    def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
+        """A new ``num_classes`` head (0: none, forward returns pre-logits) and optionally a new pooling.
+
+        This default serves CNN heads built by ``create_classifier`` (``pool_attr`` + ``head_attr``).
+        """
+        if self.pool_attr is None:
+            raise NotImplementedError(f"{type(self).__name__} must define reset_classifier")
+        self.num_classes = classifier_or_none(num_classes)
+        pool_type = global_pool if global_pool is not None else getattr(self, self.pool_attr).pool_type
+        pool, head = create_classifier(self.num_features, num_classes, pool_type=pool_type)
+        setattr(self, self.pool_attr, pool)
+        setattr(self, self.head_attr, head)
 
     def get_classifier(self, name_only: bool = False):
         """The final classifier module (or its attribute name with ``name_only=True``)."""
