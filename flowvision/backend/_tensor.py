@@ -270,6 +270,24 @@ class Tensor:
             self._accum.register_prehook(0, hook)
         return _LeafHookHandle(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` each time backward has accumulated a gradient into this leaf's ``.grad``.
+
+        Args:
+            hook: a callable taking the leaf tensor; its return value is ignored.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self.__dict__.setdefault("_post_accumulate_hooks", {})
+        key = object()
+        hooks[key] = hook
+        return _DictHookHandle(hooks, key)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         from .autograd import backward as _backward
         _backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs)
@@ -478,6 +496,14 @@ class _LeafHookHandle:
             hooks = t._accum.pre_hooks.get(0, [])
             if self._hook in hooks:
                 hooks.remove(self._hook)
+
+
+class _DictHookHandle:
+    def __init__(self, hooks, key):
+        self._hooks, self._key = hooks, key
+
+    def remove(self):
+        self._hooks.pop(self._key, None)
 
 
 def _wrap_dim(dim, ndim):

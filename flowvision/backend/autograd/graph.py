@@ -343,6 +343,10 @@ def run_backward(roots, retain_graph, capture=None):
         if isinstance(node, AccumulateGrad):
             if not capture and grads[0] is not None:
                 node.accumulate(grads[0])
+                post = node.variable.__dict__.get("_post_accumulate_hooks")
+                if post:  # e.g. DistributedDataParallel starts a gradient bucket's all-reduce here
+                    for hook in list(post.values()):
+                        hook(node.variable)
             continue
         if all(g is None for g in grads):
             in_grads = (None,) * len(node.next_functions)
