@@ -3,6 +3,16 @@ from .optimizer import Optimizer  # noqa: F401
 from .sgd import SGD  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .others import RMSprop, Adagrad, Lamb, LAMB  # noqa: F401
+from .adaptive import Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop  # noqa: F401
+from .lbfgs import LBFGS  # noqa: F401
 from . import lr_scheduler  # noqa: F401
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Lamb", "LAMB", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Lamb", "LAMB", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "ASGD", "Rprop", "LBFGS", "lr_scheduler", "swa_utils"]
+
+
+def __getattr__(name):
+    if name == "swa_utils":
+        from . import swa_utils
+        return swa_utils
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
