@@ -1,0 +1,22 @@
+"""flowvision.datasets: torchvision's datasets, reading the original on-disk formats without torch.
+
+Every dataset is a :class:`VisionDataset` (a :class:`flowvision.backend.utils.data.Dataset`) returning PIL
+images and Python/numpy targets, so it feeds flowvision's DataLoader and torch's alike. ``download=True``
+fetches through :mod:`flowvision.hub`'s downloader (md5-verified, resumable, atomic) and extracts archives
+safely; see ``docs/datasets.md`` for the list and the differences from torchvision.
+"""
+from .cifar import CIFAR10, CIFAR100
+from .fakedata import FakeData
+from .folder import DatasetFolder, ImageFolder
+from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
+from .stl10 import STL10
+from .svhn import SVHN
+from .usps import SEMEION, USPS
+from .vision import StandardTransform, VisionDataset
+from . import utils  # noqa: F401
+
+__all__ = [
+    "VisionDataset", "StandardTransform", "DatasetFolder", "ImageFolder", "FakeData",
+    "MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10", "USPS",
+    "SEMEION",
+]
