@@ -29,7 +29,7 @@ CONTRACT_CASES = [
     ("gmlp_ti16_224", 32, dict(img_size=32)),
     # families matching the original flowvision zoo
     ("res2net50_48w_2s", 32, {}),
-    ("resnest14d", 32, {}), ("legacy_seresnet18", 32, {}),
+    ("resnest14d", 32, {}), ("legacy_seresnet18", 32, {}), ("ghostnet_050", 32, {}),
 ]
 
 

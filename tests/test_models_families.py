@@ -5,13 +5,17 @@ Same random weights (timm's state_dict loaded unchanged, strict), same input, ev
 forward_features and pre-logits within 1e-4 x max|timm|. CI runs the smallest variant of each family at a
 small input; ``pytest -m slow`` runs every registered name of these families at its native size.
 """
+import re
+
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 timm = pytest.importorskip("timm")
 
 import flowvision.models as M  # noqa: E402
-from test_models_parity import check_features_only, check_parity  # noqa: E402
+from flowvision import backend as flow  # noqa: E402
+from test_models_parity import _close, _randomize, check_parity  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("torch_two_threads")
 
@@ -24,8 +28,10 @@ CI_CASES = [
     ("resnest50d_1s4x24d", 32, {}),  # radix 1: sigmoid gate
     ("legacy_seresnet18", 32, {}),
     ("legacy_seresnext26_32x4d", 32, {}),
+    ("ghostnet_050", 32, {}),
+    ("ghostnetv2_100", 64, {}),  # DFC attention pools the input by 2: 64 keeps the last stage 1x1
 ]
-FAMILIES = ["res2net", "resnest", "senet"]
+FAMILIES = ["res2net", "resnest", "senet", "ghostnet"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -33,12 +39,40 @@ def test_family_parity(name, size, kwargs):
     check_parity(name, size, **kwargs)
 
 
-FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("legacy_seresnet18", None, 32)]
+FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("legacy_seresnet18", None, 32),
+                 ("ghostnet_050", None, 32)]
 
 
 @pytest.mark.parametrize("name,out_indices,size", FEATURE_CASES, ids=[c[0] for c in FEATURE_CASES])
 def test_family_features_only(name, out_indices, size):
     check_features_only(name, out_indices, size)
+
+
+def check_features_only(name, out_indices, size, **kwargs):
+    """features_only maps equal timm's; timm flattens some top-level Sequentials (blocks_0): keys mapped back."""
+    torch.manual_seed(0)
+    if out_indices is not None:
+        kwargs["out_indices"] = out_indices
+    ref = timm.create_model(name, features_only=True, **kwargs).eval()
+    _randomize(ref)
+    ours = M.create_model(name, features_only=True, **kwargs).eval()
+    ours_keys = set(ours.state_dict())
+    sd = {}
+    for k, v in ref.state_dict().items():
+        if k not in ours_keys:
+            k = re.sub(r"^(\w+?)_(\d+)\.", r"\1.\2.", k)
+        sd[k] = flow.from_numpy(v.numpy().copy())
+    ours.load_state_dict(sd, strict=True)
+    assert ours.feature_info.channels() == ref.feature_info.channels()
+    assert ours.feature_info.reduction() == ref.feature_info.reduction()
+    x = np.random.RandomState(1).randn(1, 3, size, size).astype(np.float32)
+    with torch.no_grad():
+        t_out = ref(torch.from_numpy(x))
+    with flow.no_grad():
+        f_out = ours(flow.from_numpy(x))
+    assert len(t_out) == len(f_out) == len(ref.feature_info.channels())
+    for i, (t, f) in enumerate(zip(t_out, f_out)):
+        _close(t.numpy(), f.numpy(), f"{name} features[{i}]")
 
 
 def _native(name):
