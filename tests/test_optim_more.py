@@ -117,3 +117,79 @@ def test_lbfgs_matches_torch(line_search):
         xs[name], results[name] = x.detach().numpy().copy(), losses
     np.testing.assert_allclose(xs["ours"], xs["ref"], rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(results["ours"], results["ref"], rtol=1e-9)
+
+
+def _lr_trace(lib, make, steps=25, opt_name="SGD", **okw):
+    p = (nn.Parameter(fb.zeros(2)) if lib is fb else torch.nn.Parameter(torch.zeros(2)))
+    opt = getattr(optim if lib is fb else torch.optim, opt_name)([p], lr=0.1, **okw)
+    sched = make(lib, opt)
+    out = []
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+        g = opt.param_groups[0]
+        out.append((g["lr"], g.get("momentum", g.get("betas", (None,))[0])))
+    return out
+
+
+def _sched(lib):
+    return (optim if lib is fb else torch.optim).lr_scheduler
+
+
+SCHED_CASES = {
+    "cyclic-triangular": (lambda lib, o: _sched(lib).CyclicLR(o, 0.01, 0.1, step_size_up=4), "SGD", dict(momentum=0.9)),
+    "cyclic-triangular2": (lambda lib, o: _sched(lib).CyclicLR(o, [0.01], 0.1, step_size_up=3, step_size_down=5,
+                                                                mode="triangular2"), "SGD", dict(momentum=0.9)),
+    "cyclic-exp-adam": (lambda lib, o: _sched(lib).CyclicLR(o, 0.001, 0.01, step_size_up=3, mode="exp_range",
+                                                             gamma=0.9), "Adam", {}),
+    "cyclic-no-momentum": (lambda lib, o: _sched(lib).CyclicLR(o, 0.001, 0.01, step_size_up=2, cycle_momentum=False),
+                           "Adadelta", {}),
+    "onecycle": (lambda lib, o: _sched(lib).OneCycleLR(o, max_lr=0.5, total_steps=30), "SGD", dict(momentum=0.9)),
+    "onecycle-3phase-linear": (lambda lib, o: _sched(lib).OneCycleLR(o, max_lr=0.5, epochs=3, steps_per_epoch=10,
+                                                                     anneal_strategy="linear", three_phase=True),
+                               "Adam", {}),
+    "swalr-cos": (lambda lib, o: (optim if lib is fb else torch.optim).swa_utils.SWALR(o, swa_lr=0.05, anneal_epochs=5),
+                  "SGD", {}),
+    "swalr-linear-0": (lambda lib, o: (optim if lib is fb else torch.optim).swa_utils.SWALR(
+        o, swa_lr=[0.02], anneal_epochs=0, anneal_strategy="linear"), "SGD", {}),
+}
+
+
+@pytest.mark.parametrize("case", list(SCHED_CASES))
+def test_scheduler_matches_torch(case):
+    make, opt_name, okw = SCHED_CASES[case]
+    ours = _lr_trace(fb, make, opt_name=opt_name, **okw)
+    ref = _lr_trace(torch, make, opt_name=opt_name, **okw)
+    np.testing.assert_allclose(np.array(ours, dtype=float), np.array(ref, dtype=float), rtol=1e-12)
+
+
+def _avg_models(lib, avg_kw):
+    rng = np.random.default_rng(5)
+    L = lib.nn
+    model = L.Sequential(L.Linear(3, 4), L.BatchNorm1d(4), L.ReLU(), L.Linear(4, 2))
+    for p in model.parameters():
+        p.data.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+    swa = lib.optim.swa_utils
+    kw = {k: (getattr(swa, v[0])(*v[1:]) if isinstance(v, tuple) else v) for k, v in avg_kw.items()}
+    avg = swa.AveragedModel(model, **kw)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    data = [lib.tensor(rng.standard_normal((8, 3)).astype(np.float32)) for _ in range(4)]
+    for x in data:
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+        avg.update_parameters(model)
+    swa.update_bn([(x,) for x in data], avg)
+    return [t.detach().numpy() for t in avg.state_dict().values()], avg(data[0]).detach().numpy()
+
+
+@pytest.mark.parametrize("avg_kw", [{}, {"multi_avg_fn": ("get_ema_multi_avg_fn", 0.9)},
+                                    {"avg_fn": ("get_ema_avg_fn", 0.8), "use_buffers": True},
+                                    {"multi_avg_fn": ("get_swa_multi_avg_fn",)}],
+                         ids=["swa", "ema-multi", "ema-buffers", "swa-multi"])
+def test_averaged_model_and_update_bn_match_torch(avg_kw):
+    (ours, out), (ref, ref_out) = _avg_models(fb, avg_kw), _avg_models(torch, avg_kw)
+    assert len(ours) == len(ref)
+    for a, b in zip(ours, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-5, atol=1e-5)

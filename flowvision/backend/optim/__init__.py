@@ -12,7 +12,7 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Lamb", "L
 
 
 def __getattr__(name):
-    if name == "swa_utils":
-        from . import swa_utils
-        return swa_utils
+    if name == "swa_utils":  # loads nn, so only on first use
+        import importlib
+        return importlib.import_module(f"{__name__}.swa_utils")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

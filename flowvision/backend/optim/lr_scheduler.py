@@ -9,7 +9,7 @@ from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "LinearLR", "ExponentialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
-           "PolynomialLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau"]
+           "PolynomialLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR"]
 
 
 def _check_optimizer(optimizer):
@@ -397,6 +397,75 @@ class OneCycleLR(LRScheduler):
                     group["betas"] = (computed_momentum, *group["betas"][1:])
                 else:
                     group["momentum"] = computed_momentum
+        return lrs
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rate (Smith 2017) between ``base_lr`` and ``max_lr``, stepped per batch; momentum cycles
+    inversely when ``cycle_momentum``. Modes: "triangular", "triangular2", "exp_range" or a custom ``scale_fn``."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        _check_optimizer(optimizer)
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else ("iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m_mom, group in zip(self.max_momentums, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (m_mom, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m_mom
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x):
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def state_dict(self):
+        state = super().state_dict()
+        state.pop("_scale_fn_custom", None)  # functions are not state; a custom one is passed again on resume
+        return state
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [base_lr + (max_lr - base_lr) * scale_factor * self.scale_fn(at)
+               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, b_mom, m_mom in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                momentum = m_mom - (m_mom - b_mom) * scale_factor * self.scale_fn(at)
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
         return lrs
 
 
