@@ -43,6 +43,8 @@ def main(argv=None):
     m.set_defaults(func=_models)
     from flowvision.hub.cli import add_subcommands
     add_subcommands(sub)  # download, cache
+    from flowvision.serve._cli import add_subcommand as add_serve
+    add_serve(sub)  # serve
     args = parser.parse_args(argv)
     return args.func(args)
 
