@@ -138,18 +138,21 @@ def _missing_message(missing, reason: str) -> str:
 def _fetch_verified(url: str, fpath: str, md5: Optional[str]) -> None:
     """Download ``url`` to ``fpath`` through the hub downloader; verify ``md5`` before the file takes its name."""
     tmp = fpath + ".download"
-    with file_lock(fpath + ".lock", url):
-        if check_integrity(fpath, md5):
-            return  # another process finished it while this one waited for the lock
-        download_url_to_file(url, tmp, progress=True)
-        if md5 is not None:
-            got = calculate_md5(tmp)
-            if got != md5.lower():
-                os.remove(tmp)
-                raise DownloadError(f"md5 mismatch for {url}: expected {md5}, got {got}; the download was discarded "
-                                    f"and nothing was written to {fpath}", url=url, path=fpath)
-        os.replace(tmp, fpath)
-    _remove_quietly(fpath + ".lock", tmp + ".lock")
+    try:
+        with file_lock(fpath + ".lock", url):
+            if check_integrity(fpath, md5):
+                return  # another process finished it while this one waited for the lock
+            download_url_to_file(url, tmp, progress=True)
+            if md5 is not None:
+                got = calculate_md5(tmp)
+                if got != md5.lower():
+                    os.remove(tmp)
+                    raise DownloadError(f"md5 mismatch for {url}: expected {md5}, got {got}; the download was "
+                                        f"discarded and nothing was written to {fpath}", url=url, path=fpath)
+            os.replace(tmp, fpath)
+    finally:
+        # the locks only serialise this download; a waiter re-checks the verified file after taking the lock
+        _remove_quietly(fpath + ".lock", tmp + ".lock")
 
 
 def _remove_quietly(*paths: str) -> None:
