@@ -30,8 +30,10 @@ CI_CASES = [
     ("legacy_seresnext26_32x4d", 32, {}),
     ("ghostnet_050", 32, {}),
     ("ghostnetv2_100", 64, {}),  # DFC attention pools the input by 2: 64 keeps the last stage 1x1
+    ("rexnet_100", 32, {}),
+    ("rexnetr_100", 32, dict(num_classes=10)),  # channels rounded to 8
 ]
-FAMILIES = ["res2net", "resnest", "senet", "ghostnet"]
+FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -40,7 +42,8 @@ def test_family_parity(name, size, kwargs):
 
 
 FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("legacy_seresnet18", None, 32),
-                 ("ghostnet_050", None, 32)]
+                 ("ghostnet_050", None, 32),
+                 ("rexnet_100", None, 32)]
 
 
 @pytest.mark.parametrize("name,out_indices,size", FEATURE_CASES, ids=[c[0] for c in FEATURE_CASES])
