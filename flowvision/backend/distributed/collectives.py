@@ -282,7 +282,11 @@ def broadcast(tensor: Tensor, src: int, group: Optional[ProcessGroup] = None,
     a = tensor._data
     buf = a if a.flags["C_CONTIGUOUS"] else np.ascontiguousarray(a)
     req = pg.comm.Ibcast([buf.reshape(-1).view(np.uint8), _MPI.BYTE], root=src)
-    return _finish_or_wait(_MPI, [req], lambda: _write_back(tensor, buf), pg, "broadcast", async_op)
+    def finish():  # raw storage went over the wire (bfloat16 included): copy it back as is
+        if buf is not a:
+            a[...] = buf
+        tensor._version[0] += 1
+    return _finish_or_wait(_MPI, [req], finish, pg, "broadcast", async_op)
 
 
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group: Optional[ProcessGroup] = None,
@@ -342,9 +346,17 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: O
     if tuple(output_tensor.shape) != want or output_tensor._dtype is not input_tensor._dtype:
         raise ValueError(f"output_tensor must be {input_tensor._dtype}{list(want)}, got "
                          f"{output_tensor._dtype}{list(output_tensor.shape)}")
-    parts = list(output_tensor.reshape((n,) + tuple(input_tensor.shape)).unbind(0)) if input_tensor.ndim else \
-        list(output_tensor.unbind(0))
-    return all_gather(parts, input_tensor, group, async_op)
+    a, out = input_tensor._data, output_tensor._data
+    send = a if a.flags["C_CONTIGUOUS"] else np.ascontiguousarray(a)
+    recv = out if out.flags["C_CONTIGUOUS"] else np.empty(out.shape, out.dtype)
+    req = pg.comm.Iallgather([send.reshape(-1).view(np.uint8), _MPI.BYTE], [recv.reshape(-1).view(np.uint8),
+                                                                              _MPI.BYTE])
+
+    def finish():
+        if recv is not out:
+            out[...] = recv
+        output_tensor._version[0] += 1
+    return _finish_or_wait(_MPI, [req], finish, pg, "all_gather_into_tensor", async_op)
 
 
 def reduce_scatter(output: Tensor, input_list: List[Tensor], op=ReduceOp.SUM,
@@ -380,12 +392,15 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group:
                           async_op: bool = False) -> Optional[Work]:
     """Reduce ``input`` (dim 0 = world size x output's dim 0) over ranks; rank r keeps the r-th block."""
     _check_tensor(input, "input")
+    _check_tensor(output, "output")
     pg = _group(group)
     n = pg.size()
-    if input.ndim == 0 or input.shape[0] != n * (output.shape[0] if output.ndim else 1):
-        raise ValueError(f"input's dim 0 ({list(input.shape)}) must be world size ({n}) x output's "
-                         f"({list(output.shape)})")
-    parts = list(input.reshape((n,) + tuple(output.shape)).unbind(0))
+    if input.ndim == 0 or input.shape[0] != n * (output.shape[0] if output.ndim else 1) or \
+            tuple(input.shape[1:]) != tuple(output.shape[1:] if output.ndim else ()):
+        raise ValueError(f"input ({list(input.shape)}) must be output ({list(output.shape)}) stacked world size "
+                         f"({n}) times along dim 0")
+    blocks = input._data.reshape((n,) + tuple(output.shape))
+    parts = [Tensor._wrap(blocks[r], input._dtype) for r in range(n)]
     return reduce_scatter(output, parts, op, group, async_op)
 
 
