@@ -5,3 +5,4 @@ from .modules import Module  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from . import functional  # noqa: F401
+from . import parallel  # noqa: F401  (DistributedDataParallel loads mpi4py only when constructed)

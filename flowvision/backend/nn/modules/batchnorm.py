@@ -1,4 +1,4 @@
-"""BatchNorm1d/2d/3d and SyncBatchNorm (single-process: behaves as BatchNorm)."""
+"""BatchNorm1d/2d/3d and SyncBatchNorm (statistics over every MPI rank in training; BatchNorm otherwise)."""
 from .module import Module
 from ..parameter import Parameter
 from .. import init
@@ -123,7 +123,11 @@ class BatchNorm3d(_BatchNorm):
 
 
 class SyncBatchNorm(_BatchNorm):
-    """On a single process (the only mode flowvision runs) this is exactly BatchNorm over the local batch."""
+    """BatchNorm whose training statistics cover the batches of every rank of ``process_group``.
+
+    With an initialised process group of several ranks (``flowvision.backend.distributed``), training-mode
+    forward all-reduces the per-channel moments; on one process and in eval mode it is exactly BatchNorm.
+    """
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  process_group=None, device=None, dtype=None, *, bias=True):
@@ -133,6 +137,23 @@ class SyncBatchNorm(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() < 2:
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        from ... import distributed as dist
+        if not (self.training and dist.is_initialized() and dist.get_world_size(self.process_group) > 1):
+            return super().forward(input)
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            nbt = self.num_batches_tracked
+            nbt._data[...] = nbt._data + 1
+            nbt._version[0] += 1
+            if self.momentum is None:
+                factor = 1.0 / float(nbt.item())
+        from ..parallel._sync_batchnorm import sync_batch_norm
+        track = self.track_running_stats
+        return sync_batch_norm(input, self.weight, self.bias, self.running_mean if track else None,
+                               self.running_var if track else None, self.eps, factor, self.process_group)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
