@@ -32,8 +32,11 @@ CI_CASES = [
     ("ghostnetv2_100", 64, {}),  # DFC attention pools the input by 2: 64 keeps the last stage 1x1
     ("rexnet_100", 32, {}),
     ("rexnetr_100", 32, dict(num_classes=10)),  # channels rounded to 8
+    ("dla46_c", 32, {}),
+    ("dla34", 32, dict(num_classes=10)),  # basic blocks, 1x1-conv classifier
+    ("dla60_res2next", 32, {}),  # Res2Net blocks inside the trees
 ]
-FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet"]
+FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -43,7 +46,8 @@ def test_family_parity(name, size, kwargs):
 
 FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("legacy_seresnet18", None, 32),
                  ("ghostnet_050", None, 32),
-                 ("rexnet_100", None, 32)]
+                 ("rexnet_100", None, 32),
+                 ("dla46_c", None, 32)]
 
 
 @pytest.mark.parametrize("name,out_indices,size", FEATURE_CASES, ids=[c[0] for c in FEATURE_CASES])
@@ -76,6 +80,29 @@ def check_features_only(name, out_indices, size, **kwargs):
     assert len(t_out) == len(f_out) == len(ref.feature_info.channels())
     for i, (t, f) in enumerate(zip(t_out, f_out)):
         _close(t.numpy(), f.numpy(), f"{name} features[{i}]")
+
+
+INTERMEDIATE_CASES = [("dla46_c", dict(indices=(1, 3))), ("dla46_c", dict(indices=2, stop_early=True))]
+
+
+@pytest.mark.parametrize("name,kwargs", INTERMEDIATE_CASES, ids=[f"{c[0]}-{i}" for i, c in
+                                                                 enumerate(INTERMEDIATE_CASES)])
+def test_family_forward_intermediates(name, kwargs):
+    """forward_intermediates: the final output and every intermediate equal timm's."""
+    torch.manual_seed(0)
+    ref = timm.create_model(name).eval()
+    _randomize(ref)
+    ours = M.create_model(name).eval()
+    ours.load_state_dict({k: flow.from_numpy(v.numpy().copy()) for k, v in ref.state_dict().items()})
+    x = np.random.RandomState(2).randn(1, 3, 32, 32).astype(np.float32)
+    with torch.no_grad():
+        t_final, t_inter = ref.forward_intermediates(torch.from_numpy(x), **kwargs)
+    with flow.no_grad():
+        f_final, f_inter = ours.forward_intermediates(flow.from_numpy(x), **kwargs)
+    _close(t_final.numpy(), f_final.numpy(), f"{name} final")
+    assert len(t_inter) == len(f_inter)
+    for i, (t, f) in enumerate(zip(t_inter, f_inter)):
+        _close(t.numpy(), f.numpy(), f"{name} intermediate[{i}]")
 
 
 def _native(name):

@@ -15,7 +15,23 @@ from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_d
 from ._registry import register_model
 from .resnet import ResNet
 
-__all__ = ["Bottle2neck"]
+__all__ = ["Bottle2neck", "res2_scales"]
+
+
+def res2_scales(block, x):
+    """The hierarchical 3x3 stage of a Res2Net block: ``x`` split into ``block.width``-channel groups, each
+    group after the first convolved together with the previous group's output (independently in the first,
+    strided block of a stage, whose last group is average-pooled instead)."""
+    spx = flow.split(x, block.width, 1)
+    spo = []
+    sp = spx[0]
+    for i, (conv, bn) in enumerate(zip(block.convs, block.bns)):
+        sp = spx[i] if i == 0 or block.is_first else sp + spx[i]
+        sp = block.relu(bn(conv(sp)))
+        spo.append(sp)
+    if block.scale > 1:
+        spo.append(block.pool(spx[-1]) if block.pool is not None else spx[-1])
+    return flow.cat(spo, 1)
 
 
 class Bottle2neck(nn.Module):
@@ -58,17 +74,7 @@ class Bottle2neck(nn.Module):
 
     def forward(self, x):
         shortcut = x
-        out = self.relu(self.bn1(self.conv1(x)))
-        spx = flow.split(out, self.width, 1)
-        spo = []
-        sp = spx[0]
-        for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):
-            sp = spx[i] if i == 0 or self.is_first else sp + spx[i]
-            sp = self.relu(bn(conv(sp)))
-            spo.append(sp)
-        if self.scale > 1:
-            spo.append(self.pool(spx[-1]) if self.pool is not None else spx[-1])
-        out = self.bn3(self.conv3(self.drop_block(flow.cat(spo, 1))))
+        out = self.bn3(self.conv3(self.drop_block(res2_scales(self, self.relu(self.bn1(self.conv1(x)))))))
         if self.se is not None:
             out = self.se(out)
         if self.drop_path is not None:
