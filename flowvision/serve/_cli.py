@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 
@@ -89,6 +90,10 @@ def serve_main(args) -> int:
                          max_pixels=args.max_pixels, max_images=args.max_images, threads=args.threads)
     common = dict(host=args.host, port=args.port, log_level=args.log_level, timeout_keep_alive=5,
                   timeout_graceful_shutdown=int(args.timeout) + 5)
+    # uvicorn drains on SIGTERM, then re-raises it with the handler that was installed before it started: with
+    # Python's default that kills the process (status -15) after a clean drain. A no-op handler makes a
+    # requested, graceful stop exit 0, as process supervisors expect.
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     if args.workers == 1:
         uvicorn.run(create_app(config), **common)
         return 0
