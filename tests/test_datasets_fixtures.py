@@ -257,3 +257,148 @@ def test_idx_writer_round_trip(tmp_path):
     assert raw[:4] == b"\x00\x00\x0c\x03" and struct.unpack(">3I", raw[4:16]) == (2, 3, 4)
     np.testing.assert_array_equal(np.frombuffer(raw[16:], ">i4").reshape(2, 3, 4), arr)
     assert io.BytesIO(raw).read(1) == b"\x00"
+
+
+# ---------------------------------------------------------------------------------------------
+# ImageNet, VOC, COCO
+
+def _tar(path, files, mode="w"):
+    """A tar holding ``{arcname: bytes}``."""
+    import tarfile
+    with tarfile.open(path, mode) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _jpeg_bytes(seed, size=(20, 16)):
+    buf = io.BytesIO()
+    rng = np.random.default_rng(seed)
+    Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)).save(buf, format="JPEG")
+    return buf.getvalue()
+
+
+def make_imagenet_archives(root, n_val=5):
+    """ILSVRC2012_devkit_t12.tar.gz (meta.mat + val ground truth), ILSVRC2012_img_train.tar (a tar per wnid)
+    and ILSVRC2012_img_val.tar. Returns {"devkit"|"train"|"val": (file name, md5)}."""
+    import scipy.io as sio
+    os.makedirs(root, exist_ok=True)
+    wnids = ["n01440764", "n01443537", "n01484850"]
+    words = ["tench, Tinca tinca", "goldfish, Carassius auratus", "great white shark"]
+    fields = ["ILSVRC2012_ID", "WNID", "words", "gloss", "num_children", "children", "wordnet_height",
+              "num_train_images"]
+    synsets = np.zeros((4, 1), dtype=[(f, "O") for f in fields])
+    for i, (w, name) in enumerate(zip(wnids, words)):
+        synsets[i, 0] = (np.array([[i + 1]], np.uint16), np.array([w]), np.array([name]), np.array(["a fish"]),
+                         np.array([[0]], np.uint8), np.zeros((1, 0), np.uint8), np.array([[0]], np.uint8),
+                         np.array([[1300]], np.uint16))
+    synsets[3, 0] = (np.array([[1001]], np.uint16), np.array(["n00001740"]), np.array(["entity"]),
+                     np.array(["root"]), np.array([[3]], np.uint8), np.array([[1, 2, 3]], np.uint16),
+                     np.array([[19]], np.uint8), np.array([[0]], np.uint16))
+    mat = io.BytesIO()
+    sio.savemat(mat, {"synsets": synsets})
+    rng = np.random.default_rng(RNG_SEED)
+    val_ids = [int(x) for x in rng.integers(1, 4, n_val)]
+    _tar(os.path.join(root, "ILSVRC2012_devkit_t12.tar.gz"), {
+        "ILSVRC2012_devkit_t12/data/meta.mat": mat.getvalue(),
+        "ILSVRC2012_devkit_t12/data/ILSVRC2012_validation_ground_truth.txt":
+            ("\n".join(str(v) for v in val_ids) + "\n").encode()}, "w:gz")
+    inner = {}
+    for k, w in enumerate(wnids):
+        buf = io.BytesIO()
+        import tarfile
+        with tarfile.open(fileobj=buf, mode="w") as t:
+            for j in range(2):
+                data = _jpeg_bytes(k * 10 + j)
+                info = tarfile.TarInfo(f"{w}_{j + 10}.JPEG")
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        inner[f"{w}.tar"] = buf.getvalue()
+    _tar(os.path.join(root, "ILSVRC2012_img_train.tar"), inner)
+    _tar(os.path.join(root, "ILSVRC2012_img_val.tar"),
+         {f"ILSVRC2012_val_{i + 1:08d}.JPEG": _jpeg_bytes(100 + i) for i in range(n_val)})
+    return {k: (n, md5(os.path.join(root, n))) for k, n in
+            (("devkit", "ILSVRC2012_devkit_t12.tar.gz"), ("train", "ILSVRC2012_img_train.tar"),
+             ("val", "ILSVRC2012_img_val.tar"))}
+
+
+VOC_XML = """<annotation>
+\t<folder>VOC2012</folder>
+\t<filename>{name}.jpg</filename>
+\t<source><database>The VOC2007 Database</database><annotation>PASCAL VOC2007</annotation></source>
+\t<size><width>{w}</width><height>{h}</height><depth>3</depth></size>
+\t<segmented>{seg}</segmented>
+{objects}</annotation>
+"""
+VOC_OBJ = """\t<object>
+\t\t<name>{cls}</name><pose>Unspecified</pose><truncated>0</truncated><difficult>{diff}</difficult>
+\t\t<bndbox><xmin>{x0}</xmin><ymin>{y0}</ymin><xmax>{x1}</xmax><ymax>{y1}</ymax></bndbox>
+\t</object>
+"""
+
+
+def make_voc(root, year="2012", names=("2008_000001", "2008_000002", "2008_000003"), n_objects=(1, 2, 3)):
+    base = os.path.join(root, "VOCdevkit", f"VOC{year}")
+    rng = np.random.default_rng(RNG_SEED)
+    classes = ["aeroplane", "bicycle", "bird", "person", "tvmonitor"]
+    for sub in ("JPEGImages", "Annotations", "SegmentationClass", "ImageSets/Main", "ImageSets/Segmentation"):
+        os.makedirs(os.path.join(base, sub), exist_ok=True)
+    palette = (rng.integers(0, 256, 768)).astype(np.uint8).tolist()
+    for k, name in enumerate(names):
+        w, h = 24 + k, 18 + k
+        with open(os.path.join(base, "JPEGImages", name + ".jpg"), "wb") as f:
+            f.write(_jpeg_bytes(k, (w, h)))
+        objs = ""
+        for j in range(n_objects[k % len(n_objects)]):
+            x0, y0 = int(rng.integers(1, w // 2)), int(rng.integers(1, h // 2))
+            objs += VOC_OBJ.format(cls=classes[(k + j) % len(classes)], diff=j % 2, x0=x0, y0=y0,
+                                   x1=x0 + int(rng.integers(2, w // 2)), y1=y0 + int(rng.integers(2, h // 2)))
+        with open(os.path.join(base, "Annotations", name + ".xml"), "w") as f:
+            f.write(VOC_XML.format(name=name, w=w, h=h, seg=k % 2, objects=objs))
+        mask = Image.fromarray(rng.choice([0, 1, 15, 255], (h, w)).astype(np.uint8), mode="P")
+        mask.putpalette(palette)
+        mask.save(os.path.join(base, "SegmentationClass", name + ".png"))
+    for split, sel in (("train", names[:2]), ("val", names[2:]), ("trainval", names)):
+        for kind in ("Main", "Segmentation"):
+            with open(os.path.join(base, "ImageSets", kind, split + ".txt"), "w") as f:
+                f.write("\n".join(sel) + "\n")
+    return base
+
+
+def make_coco(root, n_images=4, captions=False):
+    """``images/`` and an ``instances``-style (or ``captions``-style) json. Returns (image dir, json path)."""
+    import json
+    rng = np.random.default_rng(RNG_SEED)
+    img_dir = os.path.join(root, "images")
+    os.makedirs(img_dir, exist_ok=True)
+    images, anns = [], []
+    ann_id = 100
+    for i in range(n_images):
+        w, h = 30 + i, 20 + i
+        image_id = [42, 7, 1000, 3][i % 4] + i // 4
+        name = f"{image_id:012d}.jpg"
+        with open(os.path.join(img_dir, name), "wb") as f:
+            f.write(_jpeg_bytes(i, (w, h)))
+        images.append({"id": image_id, "file_name": name, "width": w, "height": h, "license": 1})
+        for j in range(i % 3):  # image 0 has no annotation
+            ann_id += 1
+            if captions:
+                anns.append({"id": ann_id, "image_id": image_id, "caption": f"a picture {i} {j}"})
+                continue
+            x, y = float(rng.uniform(0, w / 2)), float(rng.uniform(0, h / 2))
+            bw, bh = float(rng.uniform(1, w / 2)), float(rng.uniform(1, h / 2))
+            anns.append({"id": ann_id, "image_id": image_id, "category_id": int(rng.choice([1, 3, 18])),
+                         "bbox": [x, y, bw, bh], "area": bw * bh, "iscrowd": 0,
+                         "segmentation": [[x, y, x + bw, y, x + bw, y + bh, x, y + bh]]})
+    rng.shuffle(anns)  # annotations of one image are not contiguous in real files
+    data = {"info": {"year": 2017}, "licenses": [{"id": 1, "name": "x"}], "images": images, "annotations": anns}
+    if not captions:
+        data["categories"] = [{"id": 1, "name": "person", "supercategory": "person"},
+                              {"id": 3, "name": "car", "supercategory": "vehicle"},
+                              {"id": 18, "name": "dog", "supercategory": "animal"}]
+    path = os.path.join(root, "captions.json" if captions else "instances.json")
+    with open(path, "w") as f:
+        json.dump(data, f)
+    return img_dir, path

@@ -5,18 +5,23 @@ images and Python/numpy targets, so it feeds flowvision's DataLoader and torch's
 fetches through :mod:`flowvision.hub`'s downloader (md5-verified, resumable, atomic) and extracts archives
 safely; see ``docs/datasets.md`` for the list and the differences from torchvision.
 """
+from ._tv2_wrapper import wrap_dataset_for_transforms_v2
 from .cifar import CIFAR10, CIFAR100
+from .coco import CocoCaptions, CocoDetection
 from .fakedata import FakeData
 from .folder import DatasetFolder, ImageFolder
+from .imagenet import ImageNet
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
 from .stl10 import STL10
 from .svhn import SVHN
 from .usps import SEMEION, USPS
 from .vision import StandardTransform, VisionDataset
+from .voc import VOCDetection, VOCSegmentation
 from . import utils  # noqa: F401
 
 __all__ = [
     "VisionDataset", "StandardTransform", "DatasetFolder", "ImageFolder", "FakeData",
     "MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10", "USPS",
-    "SEMEION",
+    "SEMEION", "ImageNet", "VOCDetection", "VOCSegmentation", "CocoDetection", "CocoCaptions",
+    "wrap_dataset_for_transforms_v2",
 ]
