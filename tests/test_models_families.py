@@ -35,8 +35,10 @@ CI_CASES = [
     ("dla46_c", 32, {}),
     ("dla34", 32, dict(num_classes=10)),  # basic blocks, 1x1-conv classifier
     ("dla60_res2next", 32, {}),  # Res2Net blocks inside the trees
+    ("cait_xxs24_224", 64, dict(img_size=64)),
+    ("cait_xxs24_224", 64, dict(img_size=64, global_pool="avg", num_classes=7)),
 ]
-FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla"]
+FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -47,12 +49,14 @@ def test_family_parity(name, size, kwargs):
 FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("legacy_seresnet18", None, 32),
                  ("ghostnet_050", None, 32),
                  ("rexnet_100", None, 32),
-                 ("dla46_c", None, 32)]
+                 ("dla46_c", None, 32),
+                 ("cait_xxs24_224", None, 64, dict(img_size=64))]
 
 
-@pytest.mark.parametrize("name,out_indices,size", FEATURE_CASES, ids=[c[0] for c in FEATURE_CASES])
-def test_family_features_only(name, out_indices, size):
-    check_features_only(name, out_indices, size)
+@pytest.mark.parametrize("name,out_indices,size,kwargs", [c if len(c) == 4 else (*c, {}) for c in FEATURE_CASES],
+                         ids=[c[0] for c in FEATURE_CASES])
+def test_family_features_only(name, out_indices, size, kwargs):
+    check_features_only(name, out_indices, size, **kwargs)
 
 
 def check_features_only(name, out_indices, size, **kwargs):
@@ -82,17 +86,20 @@ def check_features_only(name, out_indices, size, **kwargs):
         _close(t.numpy(), f.numpy(), f"{name} features[{i}]")
 
 
-INTERMEDIATE_CASES = [("dla46_c", dict(indices=(1, 3))), ("dla46_c", dict(indices=2, stop_early=True))]
+# (name, model kwargs, forward_intermediates kwargs)
+INTERMEDIATE_CASES = [("dla46_c", {}, dict(indices=(1, 3))), ("dla46_c", {}, dict(indices=2, stop_early=True)),
+                      ("cait_xxs24_224", dict(img_size=32), dict(indices=(0, 5), norm=True)),
+                      ("cait_xxs24_224", dict(img_size=32), dict(indices=2, output_fmt="NLC"))]
 
 
-@pytest.mark.parametrize("name,kwargs", INTERMEDIATE_CASES, ids=[f"{c[0]}-{i}" for i, c in
-                                                                 enumerate(INTERMEDIATE_CASES)])
-def test_family_forward_intermediates(name, kwargs):
+@pytest.mark.parametrize("name,model_kwargs,kwargs", INTERMEDIATE_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(INTERMEDIATE_CASES)])
+def test_family_forward_intermediates(name, model_kwargs, kwargs):
     """forward_intermediates: the final output and every intermediate equal timm's."""
     torch.manual_seed(0)
-    ref = timm.create_model(name).eval()
+    ref = timm.create_model(name, **model_kwargs).eval()
     _randomize(ref)
-    ours = M.create_model(name).eval()
+    ours = M.create_model(name, **model_kwargs).eval()
     ours.load_state_dict({k: flow.from_numpy(v.numpy().copy()) for k, v in ref.state_dict().items()})
     x = np.random.RandomState(2).randn(1, 3, 32, 32).astype(np.float32)
     with torch.no_grad():
