@@ -21,8 +21,13 @@ import numpy as np
 
 from ._tensor import Tensor, Size
 from . import _dtype as D
+from ._safe_objects import (  # noqa: F401  (torch.serialization's allow-list API)
+    add_safe_globals, get_safe_globals, clear_safe_globals, safe_globals, encode_object, decode_object,
+    UnsafeObjectError,
+)
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
+_POLICY = "__load_policy__"  # key in the decode cache carrying load()'s weights_only
 
 _META_KEY = "flowvision"
 _FORMAT_VERSION = 1
@@ -114,9 +119,13 @@ class _Encoder:
             return {"L": [self.encode(v, path + (i,)) for i, v in enumerate(obj)]}
         if isinstance(obj, (set, frozenset)):
             return {"S": [self.encode(v, path + (i,)) for i, v in enumerate(sorted(obj, key=repr))]}
+        node = encode_object(self, obj, path)
+        if node is not None:
+            return node
         raise TypeError(f"flowvision.save can't store an object of type {type(obj).__module__}.{type(obj).__qualname__} "
                         f"(at {'/'.join(map(str, path)) or 'the top level'}); it stores tensors, numpy arrays, "
-                        "numbers, strings, None and dict/list/tuple containers of them")
+                        "numbers, strings, None, dict/list/tuple containers, argparse.Namespace, devices, modules and "
+                        "objects whose attributes are among these (never functions)")
 
     def encode_key(self, k):
         if isinstance(k, (str, bool)) or k is None:
@@ -186,6 +195,9 @@ def _decode(node, arrays, cache):
         return [_decode(v, arrays, cache) for v in node["L"]]
     if "S" in node:
         return set(_decode(v, arrays, cache) for v in node["S"])
+    obj = decode_object(node, lambda n: _decode(n, arrays, cache), cache.get(_POLICY, {}))
+    if obj is not None:
+        return obj
     raise ValueError(f"corrupt flowvision metadata node: {node!r}")
 
 
@@ -199,11 +211,19 @@ def _decode_key(k):
 
 # ---------------------------------------------------------------------- save
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False):
-    """Save ``obj`` (tensors, arrays, numbers, strings, None and dict/list/tuple nests) to ``f``.
+         _disable_byteorder_record=False, *, format="flowvision"):
+    """Save ``obj`` to ``f`` (a path or a writable binary file object).
 
-    ``f`` is a path or a writable binary file object. The file is safetensors.
+    ``format="flowvision"`` (default) writes safetensors: tensors, arrays, numbers, strings, None, containers,
+    ``argparse.Namespace``, devices, whole modules and plain objects (class path + attributes; see
+    ``_safe_objects``), never pickle. ``format="torch"`` writes torch's zip checkpoint layout, which
+    ``torch.load(f, weights_only=True)`` reads: tensors, parameters, numbers, strings and containers.
     """
+    if format == "torch":
+        from ._torch_format import save_torch
+        return save_torch(obj, f)
+    if format != "flowvision":
+        raise ValueError(f"format must be 'flowvision' or 'torch', got {format!r}")
     flat = isinstance(obj, dict) and all(isinstance(k, str) for k in obj) and \
         all(isinstance(v, Tensor) for v in obj.values())
     enc = _Encoder(flat_names=flat)
@@ -299,7 +319,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             doc = json.loads(metadata[_META_KEY])
             if doc.get("version", 0) > _FORMAT_VERSION:
                 raise RuntimeError(f"this file was written by a newer flowvision (format {doc['version']})")
-            return _decode(doc["root"], arrays, {})
+            return _decode(doc["root"], arrays, {_POLICY: {"weights_only": weights_only is not False}})
         out = OrderedDict()
         for name, arr in arrays.items():
             out[name] = Tensor._wrap(arr, D.bfloat16 if name in bf16 else None)

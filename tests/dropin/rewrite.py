@@ -9,8 +9,8 @@ changes.
 
 copies SRC_DIR to a temporary directory, rewrites every ``.py`` file in it (for ``--engine torch`` the files
 are left as they are, which checks that a script is valid torch code), runs SCRIPT.py there with ARGS and
-exits with its status.  ``tests/dropin/standin`` goes on ``PYTHONPATH`` so stand-in datasets are available to
-the script and to any process it spawns.
+exits with its status.  The run is offline (``FLOWVISION_OFFLINE=1``): datasets come from files the caller puts
+in place (see ``tests/dropin/fixtures.py``).
 """
 from __future__ import annotations
 
@@ -84,15 +84,11 @@ def rewrite_source(text: str) -> str:
 
 def prepare(src_dir: Path, dst_dir: Path, engine: str = "flowvision") -> Path:
     """Copy ``src_dir`` to ``dst_dir`` and rewrite its ``.py`` files' imports for ``engine``."""
-    shutil.copytree(src_dir, dst_dir, dirs_exist_ok=True)
+    shutil.copytree(src_dir, dst_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     if engine == "flowvision":
         for p in dst_dir.rglob("*.py"):
             p.write_text(rewrite_source(p.read_text()))
     return dst_dir
-
-
-def standin_path() -> str:
-    return str(Path(__file__).resolve().parent / "standin")
 
 
 def run(src_dir: Path, script: str, args: list[str], engine: str = "flowvision", timeout: float = 600,
@@ -101,7 +97,8 @@ def run(src_dir: Path, script: str, args: list[str], engine: str = "flowvision",
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="dropin_"))
     code = prepare(Path(src_dir), tmp / "code", engine)
     e = dict(os.environ if env is None else env)
-    e["PYTHONPATH"] = os.pathsep.join([standin_path(), str(code)] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
+    e["PYTHONPATH"] = os.pathsep.join([str(code)] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
+    e["FLOWVISION_OFFLINE"] = "1"
     e.setdefault("FLOWVISION_NUM_THREADS", "2")
     e.setdefault("OMP_NUM_THREADS", "2")
     e["DROPIN_ENGINE"] = engine
@@ -115,6 +112,12 @@ def main() -> None:
     ap.add_argument("script")
     ap.add_argument("--engine", default="flowvision", choices=("flowvision", "torch"))
     ap.add_argument("--show", action="store_true", help="print the rewritten import lines and exit")
+    ap.add_argument("--mnist", nargs="?", const="../data", metavar="REL",
+                    help="write tiny MNIST idx files under this path relative to the script directory "
+                         "(default ../data, the pytorch/examples path)")
+    ap.add_argument("--image-folder", action="append", default=[], metavar="REL[:C1,C2]",
+                    help="write a tiny ImageFolder tree (sub-folders C1, C2; default a,b) at this path relative "
+                         "to the script directory")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     args = a.args[1:] if a.args[:1] == ["--"] else a.args
@@ -125,7 +128,15 @@ def main() -> None:
                 if o != n:
                     print(f"{p}: {o!r} -> {n!r}")
         return
-    r = run(Path(a.src_dir), a.script, args, a.engine)
+    from .fixtures import write_image_folder, write_mnist_raw
+    work = Path(tempfile.mkdtemp(prefix="dropin_"))
+    (work / "code").mkdir()
+    if a.mnist:
+        write_mnist_raw(str(work / "code" / a.mnist))
+    for spec in a.image_folder:
+        rel, _, classes = spec.partition(":")
+        write_image_folder(str(work / "code" / rel), tuple(classes.split(",")) if classes else ("a", "b"))
+    r = run(Path(a.src_dir), a.script, args, a.engine, workdir=work)
     sys.stdout.write(r.stdout)
     sys.stderr.write(r.stderr)
     sys.exit(r.returncode)
