@@ -402,3 +402,154 @@ def make_coco(root, n_images=4, captions=False):
     with open(path, "w") as f:
         json.dump(data, f)
     return img_dir, path
+
+
+# ---------------------------------------------------------------------------------------------
+# file-list datasets
+
+def make_food101(root):
+    import json
+    base = os.path.join(root, "food-101")
+    meta = {"train": {"apple_pie": ["apple_pie/1", "apple_pie/7"], "sushi": ["sushi/3"]},
+            "test": {"apple_pie": ["apple_pie/9"], "sushi": ["sushi/4", "sushi/5"]}}
+    os.makedirs(os.path.join(base, "meta"), exist_ok=True)
+    k = 0
+    for split, d in meta.items():
+        with open(os.path.join(base, "meta", f"{split}.json"), "w") as f:
+            json.dump(d, f)
+        for paths in d.values():
+            for p in paths:
+                write_image(os.path.join(base, "images", p + ".jpg"), seed=k, fmt="JPEG")
+                k += 1
+    with open(os.path.join(base, "meta", "classes.txt"), "w") as f:
+        f.write("apple_pie\nsushi\n")
+
+
+def make_dtd(root):
+    base = os.path.join(root, "dtd", "dtd")
+    os.makedirs(os.path.join(base, "labels"), exist_ok=True)
+    files = {"banded": ["banded_0002.jpg", "banded_0004.jpg"], "zigzagged": ["zigzagged_0010.jpg"],
+             "dotted": ["dotted_0001.jpg"]}
+    k = 0
+    for cls, names in files.items():
+        for n in names:
+            write_image(os.path.join(base, "images", cls, n), seed=k, fmt="JPEG")
+            k += 1
+    allf = [f"{c}/{n}" for c, ns in files.items() for n in ns]
+    for split, sel in (("train1", allf[:3]), ("val1", allf[3:]), ("test1", allf[1:]), ("train2", allf)):
+        with open(os.path.join(base, "labels", split + ".txt"), "w") as f:
+            f.write("\n".join(sel) + "\n")
+
+
+def make_fgvc(root):
+    base = os.path.join(root, "fgvc-aircraft-2013b", "data")
+    os.makedirs(os.path.join(base, "images"), exist_ok=True)
+    variants, families, makers = ["707-320", "A300B4", "Cessna 172"], ["Boeing 707", "A300", "Cessna 172"], \
+        ["Boeing", "Airbus", "Cessna"]
+    for name, vals in (("variants.txt", variants), ("families.txt", families), ("manufacturers.txt", makers)):
+        with open(os.path.join(base, name), "w") as f:
+            f.write("\n".join(vals) + "\n")
+    ids = ["0034309", "0034958", "0037511", "0037512"]
+    for i, image_id in enumerate(ids):
+        write_image(os.path.join(base, "images", image_id + ".jpg"), seed=i, fmt="JPEG")
+    for level, vals in (("variant", variants), ("family", families), ("manufacturer", makers)):
+        for split, sel in (("train", ids[:2]), ("val", ids[2:]), ("trainval", ids), ("test", ids[1:3])):
+            with open(os.path.join(base, f"images_{level}_{split}.txt"), "w") as f:
+                f.write("".join(f"{i} {vals[int(i) % 3]}\n" for i in sel))
+
+
+def make_sun397(root):
+    base = os.path.join(root, "SUN397")
+    classes = ["/a/abbey", "/b/bakery/shop", "/z/zen_garden"]
+    with open(os.path.join(makedirs(base), "ClassName.txt"), "w") as f:
+        f.write("\n".join(classes) + "\n")
+    k = 0
+    for c in classes:
+        for j in range(2):
+            write_image(os.path.join(base, c.strip("/"), f"sun_a{k:04d}.jpg"), seed=k, fmt="JPEG")
+            k += 1
+
+
+def makedirs(path):
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def make_gtsrb(root):
+    base = os.path.join(root, "gtsrb")
+    k = 0
+    for cls in ("00000", "00001", "00042"):
+        for j in range(2):
+            write_image(os.path.join(base, "GTSRB", "Training", cls, f"00000_{j:05d}.ppm"), seed=k, fmt="PPM")
+            k += 1
+    rows = []
+    for j in range(3):
+        write_image(os.path.join(base, "GTSRB", "Final_Test", "Images", f"{j:05d}.ppm"), seed=50 + j, fmt="PPM")
+        rows.append(f"{j:05d}.ppm;12;13;1;1;11;12;{[3, 0, 42][j]}")
+    with open(os.path.join(base, "GT-final_test.csv"), "w") as f:
+        f.write("Filename;Width;Height;Roi.X1;Roi.Y1;Roi.X2;Roi.Y2;ClassId\n" + "\n".join(rows) + "\n")
+
+
+def make_fer2013(root, kind="split"):
+    """``train.csv``/``test.csv`` (kind="split"), ``fer2013.csv`` (kind="fer") or ``icml_face_data.csv``."""
+    base = makedirs(os.path.join(root, "fer2013"))
+    rng = np.random.default_rng(RNG_SEED)
+
+    def pixels():
+        return " ".join(str(v) for v in rng.integers(0, 256, 48 * 48))
+    if kind == "split":
+        with open(os.path.join(base, "train.csv"), "w") as f:
+            f.write("emotion,pixels\n" + "".join(f"{i % 7},{pixels()}\n" for i in range(3)))
+        with open(os.path.join(base, "test.csv"), "w") as f:
+            f.write("pixels\n" + "".join(f"{pixels()}\n" for _ in range(2)))
+        return [os.path.join(base, "train.csv"), os.path.join(base, "test.csv")]
+    usage = ["Training", "PublicTest", "Training", "PrivateTest"]
+    if kind == "fer":
+        path = os.path.join(base, "fer2013.csv")
+        body = "emotion,pixels,Usage\n" + "".join(f"{i % 7},{pixels()},{u}\n" for i, u in enumerate(usage))
+    else:
+        path = os.path.join(base, "icml_face_data.csv")
+        body = "emotion, Usage, pixels\n" + "".join(f"{i % 7},{u},{pixels()}\n" for i, u in enumerate(usage))
+    with open(path, "w") as f:
+        f.write(body)
+    return [path]
+
+
+def make_pets(root):
+    base = os.path.join(root, "oxford-iiit-pet")
+    ids = [("Abyssinian_1", 1, 1), ("Abyssinian_10", 1, 1), ("american_bulldog_100", 2, 2), ("yorkshire_terrier_9", 37, 2)]
+    rng = np.random.default_rng(RNG_SEED)
+    for k, (i, _, _) in enumerate(ids):
+        write_image(os.path.join(base, "images", i + ".jpg"), seed=k, fmt="JPEG")
+        makedirs(os.path.join(base, "annotations", "trimaps"))
+        Image.fromarray(rng.integers(1, 4, (10, 12)).astype(np.uint8)).save(
+            os.path.join(base, "annotations", "trimaps", i + ".png"))
+    for split, sel in (("trainval", ids[:3]), ("test", ids[1:])):
+        with open(os.path.join(base, "annotations", split + ".txt"), "w") as f:
+            f.write("".join(f"{i} {c} {s} 1\n" for i, c, s in sel))
+
+
+def make_rendered_sst2(root):
+    k = 0
+    for folder in ("train", "valid", "test"):
+        for cls in ("negative", "positive"):
+            for j in range(2):
+                write_image(os.path.join(root, "rendered-sst2", folder, cls, f"{k}.png"), seed=k)
+                k += 1
+
+
+def make_imagenette(root, size_dir="imagenette2-160"):
+    k = 0
+    for split in ("train", "val"):
+        for wnid in ("n01440764", "n03888257", "n02979186"):
+            for j in range(2):
+                write_image(os.path.join(root, size_dir, split, wnid, f"{wnid}_{k}.JPEG"), seed=k, fmt="JPEG")
+                k += 1
+
+
+def make_simple_folders(root, folder, classes=("AnnualCrop", "Forest"), ext=".jpg"):
+    k = 0
+    for c in classes:
+        for j in range(2):
+            write_image(os.path.join(root, folder, c, f"{c}_{j}{ext}"), seed=k, fmt="JPEG")
+            k += 1

@@ -9,6 +9,8 @@ from ._tv2_wrapper import wrap_dataset_for_transforms_v2
 from .cifar import CIFAR10, CIFAR100
 from .coco import CocoCaptions, CocoDetection
 from .fakedata import FakeData
+from .fine_grained import (DTD, FER2013, GTSRB, SUN397, Country211, EuroSAT, FGVCAircraft, Food101, Imagenette,
+                           OxfordIIITPet, RenderedSST2)
 from .folder import DatasetFolder, ImageFolder
 from .imagenet import ImageNet
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
@@ -23,5 +25,6 @@ __all__ = [
     "VisionDataset", "StandardTransform", "DatasetFolder", "ImageFolder", "FakeData",
     "MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10", "USPS",
     "SEMEION", "ImageNet", "VOCDetection", "VOCSegmentation", "CocoDetection", "CocoCaptions",
-    "wrap_dataset_for_transforms_v2",
+    "Food101", "DTD", "FGVCAircraft", "SUN397", "GTSRB", "FER2013", "OxfordIIITPet", "RenderedSST2", "Imagenette",
+    "EuroSAT", "Country211", "wrap_dataset_for_transforms_v2",
 ]

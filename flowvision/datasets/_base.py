@@ -1,0 +1,65 @@
+"""Shared pieces of the file-list datasets: a ``(path, label)`` list read with a loader."""
+import os
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
+from .folder import default_loader
+from .utils import CorruptDatasetError, DatasetNotFoundError
+from .vision import VisionDataset
+
+
+class FileListDataset(VisionDataset):
+    """A dataset over ``self._image_files`` / ``self._labels`` whose samples are ``(loader(path), label)``."""
+
+    _image_files: List[Any]
+    _labels: List[Any]
+    loader: Callable[[str], Any] = staticmethod(default_loader)
+
+    def __len__(self) -> int:
+        return len(self._image_files)
+
+    def _load(self, path: Any) -> Any:
+        try:
+            return self.loader(path)
+        except (OSError, SyntaxError, ValueError) as e:
+            raise CorruptDatasetError(f"cannot load {path}: {type(e).__name__}: {e}") from e
+
+    def __getitem__(self, idx: int) -> Tuple[Any, Any]:
+        """``(loaded sample, label)`` with the transforms applied."""
+        image, label = self._load(self._image_files[idx]), self._labels[idx]
+        if self.transform:
+            image = self.transform(image)
+        if self.target_transform:
+            label = self.target_transform(label)
+        return image, label
+
+
+def require(condition: bool, what: str, url: Optional[str] = None, md5: Optional[str] = None,
+            where: Optional[Union[str, os.PathLike]] = None) -> None:
+    """Raise DatasetNotFoundError naming ``what`` (and the archive to fetch) unless ``condition``."""
+    if condition:
+        return
+    msg = f"Dataset not found: {what} is missing."
+    if url:
+        msg += f" You can use download=True to download {url}" + (f" (md5 {md5})" if md5 else "") + \
+            (f" into {where}" if where else "") + "."
+    raise DatasetNotFoundError(msg)
+
+
+def read_lines(path: Union[str, os.PathLike]) -> List[str]:
+    """The stripped, non-empty lines of a text file; a missing file raises DatasetNotFoundError."""
+    if not os.path.isfile(path):
+        raise DatasetNotFoundError(f"Dataset file {path} not found")
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip()]
+
+
+def split_pairs(lines: Sequence[str], path: Union[str, os.PathLike], sep: Optional[str] = None,
+                maxsplit: int = -1, n: Optional[int] = None) -> List[List[str]]:
+    """Split each line; CorruptDatasetError names the file and line when a line has the wrong field count."""
+    out = []
+    for i, line in enumerate(lines):
+        parts = line.split(sep, maxsplit)
+        if n is not None and len(parts) != n:
+            raise CorruptDatasetError(f"{path}: line {i + 1} {line!r} does not have {n} fields")
+        out.append(parts)
+    return out
