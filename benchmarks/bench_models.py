@@ -5,6 +5,7 @@
     python benchmarks/bench_models.py --models resnet50 --batches 1 --threads 2 --repeat 5
     python benchmarks/bench_models.py --onnx                # + ONNX Runtime on the torch-exported model
     python benchmarks/bench_models.py --no-rss              # skip the per-process peak-RSS measurement
+    python benchmarks/bench_models.py --isa avx2 --onnx     # AVX2 kernels (flowvision and torch) on an AVX-512 CPU
     python benchmarks/bench_models.py --threads 1 --cpu-time --onnx   # the issue-4 table (docs/benchmarks.md)
     python benchmarks/bench_models.py --threads 1 --batches 1,8 --cpu-time --no-rss --repeat 3 --min-time 0 \
         --compare-executors                                 # captured: native (C++) vs Python plan executor
@@ -174,12 +175,20 @@ def main():
                     help="also the captured path with the other plan executor (column 'captured other ms')")
     ap.add_argument("--compare-unpacked", action="store_true",
                     help="also flowvision with the packed-weight Linear/1x1-conv paths off (before/after in one run)")
+    ap.add_argument("--isa", choices=("avx512", "avx2", "portable"),
+                    help="kernel ISA for flowvision (FLOWVISION_ISA) and torch (ATEN_CPU_CAPABILITY, portable = "
+                         "torch's 'default'); ONNX Runtime runs as it chooses")
     args = ap.parse_args()
+    if args.isa:  # both read at import (children inherit it)
+        os.environ["FLOWVISION_ISA"] = args.isa
+        os.environ["ATEN_CPU_CAPABILITY"] = "default" if args.isa == "portable" else args.isa
 
     import torch
     import flowvision.models as M
     from flowvision import backend as flow
     _C = flow._C
+    if args.isa and _C.cpu_isa() != args.isa:
+        sys.exit(f"--isa {args.isa}: this CPU supports only {_C.supported_isas()} ({_C.cpu_isa_reason()})")
     threads = [int(t) for t in args.threads.split(",")]
     batches = [int(b) for b in args.batches.split(",")]
     names = [n for n in args.models.split(",") if n]
@@ -196,7 +205,7 @@ def main():
         measured[t] = _C.fma_peak_gflops(1.0, t)
         peaks[t] = max(measured[t], t * peak1)
     load = os.getloadavg()
-    print(f"# flowvision {_C.cpu_isa()} | torch {torch.__version__} | load avg {load[0]:.1f} {load[1]:.1f} "
+    print(f"# flowvision {_C.cpu_isa()} | torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}) | load avg {load[0]:.1f} {load[1]:.1f} "
           f"{load[2]:.1f} | FMA peak " + ", ".join(f"{t} thr {p:.0f} GFLOP/s (measured {measured[t]:.0f})"
                                                     for t, p in peaks.items()))
     hdr = ("| model | batch | thr | " + ("fv unpacked ms | " if args.compare_unpacked else "") +
