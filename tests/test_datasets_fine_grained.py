@@ -6,7 +6,8 @@ import pytest
 import flowvision.datasets as fds
 from flowvision.datasets.utils import CorruptDatasetError, DatasetNotFoundError
 from test_datasets_classification import assert_same_dataset
-from test_datasets_fixtures import (make_dtd, make_fer2013, make_fgvc, make_food101, make_gtsrb, make_imagenette,
+from test_datasets_fixtures import (make_caltech101, make_caltech256, make_dtd, make_fer2013, make_fgvc,
+                                    make_flowers102, make_food101, make_gtsrb, make_imagenette, make_stanford_cars,
                                     make_pets, make_rendered_sst2, make_simple_folders, make_sun397, md5)
 
 tvd = pytest.importorskip("torchvision.datasets")
@@ -113,3 +114,35 @@ def test_missing_dataset_names_url(tmp_path):
         fds.Food101(str(tmp_path))
     with pytest.raises(DatasetNotFoundError, match="dtd-r1.0.1.tar.gz"):
         fds.DTD(str(tmp_path))
+
+
+@pytest.mark.parametrize("split", ["train", "val", "test"])
+def test_flowers102(tmp_path, monkeypatch, split):
+    md5s = make_flowers102(str(tmp_path))
+    for cls in (fds.Flowers102, tvd.Flowers102):
+        d = dict(cls._file_dict)
+        for k, v in md5s.items():
+            d[k] = (d[k][0], v)
+        monkeypatch.setattr(cls, "_file_dict", d)
+    assert_same_dataset(*both("Flowers102", str(tmp_path), split=split))
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_stanford_cars(tmp_path, split):
+    make_stanford_cars(str(tmp_path))
+    assert_same_dataset(*both("StanfordCars", str(tmp_path), split=split))
+
+
+@pytest.mark.parametrize("target_type", ["category", "annotation", ["category", "annotation"]])
+def test_caltech101(tmp_path, target_type):
+    make_caltech101(str(tmp_path))
+    fv, tv = both("Caltech101", str(tmp_path), target_type=target_type)
+    assert fv.categories == tv.categories
+    assert_same_dataset(fv, tv)
+
+
+def test_caltech256(tmp_path):
+    make_caltech256(str(tmp_path))
+    fv, tv = both("Caltech256", str(tmp_path))
+    assert fv.categories == tv.categories
+    assert_same_dataset(fv, tv)

@@ -553,3 +553,62 @@ def make_simple_folders(root, folder, classes=("AnnualCrop", "Forest"), ext=".jp
         for j in range(2):
             write_image(os.path.join(root, folder, c, f"{c}_{j}{ext}"), seed=k, fmt="JPEG")
             k += 1
+
+
+def make_flowers102(root, n=8):
+    import scipy.io as sio
+    base = makedirs(os.path.join(root, "flowers-102"))
+    rng = np.random.default_rng(RNG_SEED)
+    for i in range(1, n + 1):
+        write_image(os.path.join(base, "jpg", f"image_{i:05d}.jpg"), seed=i, fmt="JPEG")
+    sio.savemat(os.path.join(base, "imagelabels.mat"), {"labels": rng.integers(1, 103, (1, n)).astype(np.uint8)})
+    perm = rng.permutation(np.arange(1, n + 1))
+    sio.savemat(os.path.join(base, "setid.mat"), {"trnid": perm[None, :3].astype(np.uint16),
+                                                  "valid": perm[None, 3:5].astype(np.uint16),
+                                                  "tstid": perm[None, 5:].astype(np.uint16)})
+    return {k: md5(os.path.join(base, f)) for k, f in (("label", "imagelabels.mat"), ("setid", "setid.mat"))}
+
+
+def make_stanford_cars(root):
+    import scipy.io as sio
+    base = os.path.join(root, "stanford_cars")
+    devkit = makedirs(os.path.join(base, "devkit"))
+    names = np.empty((1, 3), dtype=object)
+    names[0, :] = ["AM General Hummer SUV 2000", "Acura RL Sedan 2012", "smart fortwo Convertible 2012"]
+    sio.savemat(os.path.join(devkit, "cars_meta.mat"), {"class_names": names})
+    fields = ["bbox_x1", "bbox_y1", "bbox_x2", "bbox_y2", "class", "fname"]
+    for split, folder, mat, n in (("train", "cars_train", os.path.join(devkit, "cars_train_annos.mat"), 4),
+                                  ("test", "cars_test", os.path.join(base, "cars_test_annos_withlabels.mat"), 3)):
+        ann = np.zeros((1, n), dtype=[(f, "O") for f in fields])
+        for i in range(n):
+            fname = f"{i + 1:05d}.jpg"
+            write_image(os.path.join(base, folder, fname), seed=i, fmt="JPEG")
+            ann[0, i] = (np.array([[1]]), np.array([[2]]), np.array([[10]]), np.array([[9]]),
+                         np.array([[(i % 3) + 1]], np.uint8), np.array([fname]))
+        sio.savemat(mat, {"annotations": ann})
+
+
+def make_caltech101(root):
+    import scipy.io as sio
+    base = os.path.join(root, "caltech101")
+    k = 0
+    for cls, n in (("BACKGROUND_Google", 1), ("Faces", 2), ("accordion", 3), ("airplanes", 1)):
+        ann_cls = {"Faces": "Faces_2", "airplanes": "Airplanes_Side_2"}.get(cls, cls)
+        for i in range(1, n + 1):
+            write_image(os.path.join(base, "101_ObjectCategories", cls, f"image_{i:04d}.jpg"), seed=k, fmt="JPEG",
+                        mode="L" if k % 3 == 0 else "RGB")
+            k += 1
+            sio.savemat(os.path.join(makedirs(os.path.join(base, "Annotations", ann_cls)), f"annotation_{i:04d}.mat"),
+                        {"box_coord": np.array([[1, 9, 2, 11]], np.uint16),
+                         "obj_contour": np.random.default_rng(k).uniform(0, 9, (2, 5))})
+
+
+def make_caltech256(root):
+    base = os.path.join(root, "caltech256", "256_ObjectCategories")
+    k = 0
+    for c, n in (("001.ak47", 2), ("002.american-flag", 1), ("003.clutter", 2)):
+        for i in range(1, n + 1):
+            write_image(os.path.join(base, c, f"{c[:3]}_{i:04d}.jpg"), seed=k, fmt="JPEG")
+            k += 1
+    with open(os.path.join(base, "001.ak47", "Thumbs.db"), "wb") as f:
+        f.write(b"junk")

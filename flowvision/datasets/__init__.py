@@ -6,11 +6,13 @@ fetches through :mod:`flowvision.hub`'s downloader (md5-verified, resumable, ato
 safely; see ``docs/datasets.md`` for the list and the differences from torchvision.
 """
 from ._tv2_wrapper import wrap_dataset_for_transforms_v2
+from .caltech import Caltech101, Caltech256
 from .cifar import CIFAR10, CIFAR100
 from .coco import CocoCaptions, CocoDetection
 from .fakedata import FakeData
 from .fine_grained import (DTD, FER2013, GTSRB, SUN397, Country211, EuroSAT, FGVCAircraft, Food101, Imagenette,
                            OxfordIIITPet, RenderedSST2)
+from .flowers_cars import Flowers102, StanfordCars
 from .folder import DatasetFolder, ImageFolder
 from .imagenet import ImageNet
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
@@ -26,5 +28,5 @@ __all__ = [
     "MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10", "USPS",
     "SEMEION", "ImageNet", "VOCDetection", "VOCSegmentation", "CocoDetection", "CocoCaptions",
     "Food101", "DTD", "FGVCAircraft", "SUN397", "GTSRB", "FER2013", "OxfordIIITPet", "RenderedSST2", "Imagenette",
-    "EuroSAT", "Country211", "wrap_dataset_for_transforms_v2",
+    "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "wrap_dataset_for_transforms_v2",
 ]
