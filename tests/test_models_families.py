@@ -37,8 +37,12 @@ CI_CASES = [
     ("dla60_res2next", 32, {}),  # Res2Net blocks inside the trees
     ("cait_xxs24_224", 64, dict(img_size=64, depth=4)),  # 4 of 24 self-attention blocks keep CI fast
     ("cait_xxs24_224", 32, dict(img_size=32, depth=2, global_pool="avg", num_classes=7)),
+    ("poolformer_s12", 32, {}),
+    ("poolformerv2_s12", 32, dict(num_classes=10)),
+    ("convformer_s18", 32, {}),  # separable-conv mixer, StarReLU, MLP head
+    ("caformer_s18", 64, {}),  # attention stages on (B, N, C) tokens
 ]
-FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait"]
+FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -50,7 +54,8 @@ FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("leg
                  ("ghostnet_050", None, 32),
                  ("rexnet_100", None, 32),
                  ("dla46_c", None, 32),
-                 ("cait_xxs24_224", None, 64, dict(img_size=64, depth=4))]
+                 ("cait_xxs24_224", None, 64, dict(img_size=64, depth=4)),
+                 ("poolformer_s12", (1, 3), 32)]
 
 
 @pytest.mark.parametrize("name,out_indices,size,kwargs", [c if len(c) == 4 else (*c, {}) for c in FEATURE_CASES],
@@ -89,7 +94,8 @@ def check_features_only(name, out_indices, size, **kwargs):
 # (name, model kwargs, forward_intermediates kwargs)
 INTERMEDIATE_CASES = [("dla46_c", {}, dict(indices=(1, 3))), ("dla46_c", {}, dict(indices=2, stop_early=True)),
                       ("cait_xxs24_224", dict(img_size=32, depth=6), dict(indices=(0, 5), norm=True)),
-                      ("cait_xxs24_224", dict(img_size=32, depth=4), dict(indices=2, output_fmt="NLC"))]
+                      ("cait_xxs24_224", dict(img_size=32, depth=4), dict(indices=2, output_fmt="NLC")),
+                      ("caformer_s18", {}, dict(indices=(0, 2)))]
 
 
 @pytest.mark.parametrize("name,model_kwargs,kwargs", INTERMEDIATE_CASES,
