@@ -8,7 +8,8 @@ def _info(args):
     from flowvision import backend as fb
     from flowvision.backend import cuda
     print(f"flowvision {flowvision.__version__}")
-    print(f"kernel ISA: {fb.cpu_isa()}  threads: {fb.get_num_threads()}")
+    print(f"kernel ISA: {fb.cpu_isa()} ({fb.cpu_isa_reason()}); this CPU supports: {', '.join(fb.supported_isas())}")
+    print(f"threads: {fb.get_num_threads()}")
     print(f"CUDA: built={cuda.is_built()} available={cuda.is_available()}")
     x = fb.randn(2, 3, requires_grad=True)
     (x * x).sum().backward()

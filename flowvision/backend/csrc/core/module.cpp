@@ -99,7 +99,7 @@ void init_dispatch() {
             }
             if (want >= 0 && want < chosen) {
                 chosen = want;
-                g_isa_reason = "FLOWVISION_ISA=" + s + " (" + why + ")";
+                g_isa_reason = "forced by FLOWVISION_ISA=" + s + "; " + why;
             } else if (want > chosen) {
                 g_isa_reason = why + "; FLOWVISION_ISA=" + s + " asks for more than the CPU has and was ignored";
             }
