@@ -286,3 +286,19 @@ def test_cli_refuses_bad_arguments(capsys, tmp_path):
     assert main(["serve", "--max-batch", "0"]) == 2
     assert "--max-batch" in capsys.readouterr().err
 
+
+
+def test_two_workers_share_the_port_and_sum_metrics():
+    args = ["--model", CLS, "--no-pretrained", "--input-size", "64", "--workers", "2", "--threads", "1",
+            "--max-batch", "2", "--log-level", "warning"]
+    srv = ServerProcess(args).start()
+    try:
+        data = _image(30)
+        with ThreadPoolExecutor(4) as pool:
+            codes = list(pool.map(lambda _: _post(srv, [data]).status_code, range(12)))
+        assert codes == [200] * 12
+        m = _metrics(srv)  # whichever worker answers, the counts are summed over both
+        assert _sample(m, "flowvision_requests_total", model=CLS, status="200") == 12
+        assert _sample(m, "flowvision_images_total", model=CLS) == 12
+    finally:
+        assert srv.stop() == 0, srv.log()

@@ -279,6 +279,10 @@ def create_app(config: Optional[ServeConfig] = None) -> FastAPI:
     async def _predict(pred: Predictor, batcher: DynamicBatcher, images: List[bytes], topk: int, thresh: float,
                        timeout: float):
         loop = asyncio.get_running_loop()
+        busy = ApiError(503, "queue_full", f"the server is busy ({batcher.max_queue} images queued); retry shortly",
+                        headers={"Retry-After": "1"})
+        if batcher.free_slots() < len(images):  # refuse before spending CPU on decoding
+            raise busy
 
         def prepare(data: bytes):
             im = decode_image(data, config.max_pixels)
@@ -290,9 +294,8 @@ def create_app(config: Optional[ServeConfig] = None) -> FastAPI:
             raise ApiError(400, "bad_image", str(e)) from None
         except ImageTooLarge as e:
             raise ApiError(413, "image_too_large", str(e)) from None
-        if batcher.free_slots() < len(prepared):
-            raise ApiError(503, "queue_full", f"the server is busy ({batcher.max_queue} images queued); retry "
-                           "shortly", headers={"Retry-After": "1"})
+        if batcher.free_slots() < len(prepared):  # it may have filled up while these were decoded
+            raise busy
         try:
             futures = [batcher.enqueue(x) for _, x in prepared]
         except (QueueFull, ShuttingDown) as e:

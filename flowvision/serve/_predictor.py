@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import base64
 import io
-import logging
 import threading
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-logger = logging.getLogger("flowvision.serve")
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -50,27 +47,22 @@ def decode_image(data: bytes, max_pixels: int):
     if not data:
         raise BadImage("empty image payload")
     try:
-        with warnings.catch_warnings():
-            # our own limit applies; Pillow's warning/error threshold must not fire first with a vaguer message
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            im = Image.open(io.BytesIO(data))
-            w, h = im.size
-            if w * h > max_pixels:
-                raise ImageTooLarge(f"image is {w}x{h} = {w * h} pixels, over this server's limit of "
-                                    f"{max_pixels} pixels")
-            if w < 1 or h < 1:
-                raise BadImage(f"image has an empty size {w}x{h}")
-            old, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
-            try:
-                im = im.convert("RGB")
-            finally:
-                Image.MAX_IMAGE_PIXELS = old
+        im = Image.open(io.BytesIO(data))  # reads the header only
+        w, h = im.size
+        if w * h > max_pixels:
+            raise ImageTooLarge(f"image is {w}x{h} = {w * h} pixels, over this server's limit of "
+                                f"{max_pixels} pixels")
+        if w < 1 or h < 1:
+            raise BadImage(f"image has an empty size {w}x{h}")
+        im = im.convert("RGB")
     except (ImageTooLarge, BadImage):
         raise
+    except Image.DecompressionBombError as e:  # Pillow's own, larger, limit (2 x Image.MAX_IMAGE_PIXELS)
+        raise ImageTooLarge(str(e)) from None
     except UnidentifiedImageError:
         raise BadImage("the payload is not an image Pillow can identify (expected JPEG, PNG, WebP, BMP, GIF "
                        "or TIFF)") from None
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
+    except (OSError, ValueError, SyntaxError) as e:
         raise BadImage(f"the image could not be decoded: {e}") from None
     return im
 
