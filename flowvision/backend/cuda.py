@@ -285,3 +285,26 @@ def _index(device) -> int:
     if getattr(device, "type", None) == "cuda":
         return 0 if idx is None else int(idx)
     raise ValueError(f"invalid CUDA device {device!r}")
+
+
+# ---------------------------------------------------------------------------------------- torch.cuda.amp
+def _amp_module():
+    """``torch.cuda.amp`` (``autocast`` and ``GradScaler`` defaulting to CUDA), importable as a submodule."""
+    import sys
+    import types
+    mod = types.ModuleType(__name__ + ".amp", "torch.cuda.amp: CUDA defaults of flowvision.backend.amp")
+
+    def amp_autocast(enabled=True, dtype=None, cache_enabled=True):
+        from .amp import autocast as _ac
+        return _ac("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    def grad_scaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                    enabled=True):
+        from .amp import GradScaler
+        return GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+    mod.autocast, mod.GradScaler = amp_autocast, grad_scaler
+    sys.modules[mod.__name__] = mod
+    return mod
+
+
+amp = _amp_module()
