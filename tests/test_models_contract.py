@@ -31,7 +31,7 @@ CONTRACT_CASES = [
     ("res2net50_48w_2s", 32, {}),
     ("resnest14d", 32, {}), ("legacy_seresnet18", 32, {}), ("ghostnet_050", 32, {}),
     ("rexnet_100", 32, {}), ("dla46_c", 32, {}), ("cait_xxs24_224", 32, dict(img_size=32)),
-    ("poolformer_s12", 32, {}), ("caformer_s18", 32, {}),
+    ("poolformer_s12", 32, {}), ("caformer_s18", 32, {}), ("convmixer_768_32", 14, {}),
 ]
 
 

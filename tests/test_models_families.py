@@ -41,8 +41,9 @@ CI_CASES = [
     ("poolformerv2_s12", 32, dict(num_classes=10)),
     ("convformer_s18", 32, {}),  # separable-conv mixer, StarReLU, MLP head
     ("caformer_s18", 64, {}),  # attention stages on (B, N, C) tokens
+    ("convmixer_768_32", 14, {}),  # timm fixes the width: a 2x2-patch input keeps it fast
 ]
-FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer"]
+FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer", "convmixer"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
