@@ -42,8 +42,10 @@ CI_CASES = [
     ("convformer_s18", 32, {}),  # separable-conv mixer, StarReLU, MLP head
     ("caformer_s18", 64, {}),  # attention stages on (B, N, C) tokens
     ("convmixer_768_32", 14, {}),  # timm fixes the width: a 2x2-patch input keeps it fast
+    ("pvt_v2_b0", 64, {}),
+    ("pvt_v2_b2_li", 64, dict(num_classes=10)),  # linear attention: 7x7 pooled keys/values
 ]
-FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer", "convmixer"]
+FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer", "convmixer", "pvt_v2"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -56,7 +58,8 @@ FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("leg
                  ("rexnet_100", None, 32),
                  ("dla46_c", None, 32),
                  ("cait_xxs24_224", None, 64, dict(img_size=64, depth=4)),
-                 ("poolformer_s12", (1, 3), 32)]
+                 ("poolformer_s12", (1, 3), 32),
+                 ("pvt_v2_b0", None, 64)]
 
 
 @pytest.mark.parametrize("name,out_indices,size,kwargs", [c if len(c) == 4 else (*c, {}) for c in FEATURE_CASES],
