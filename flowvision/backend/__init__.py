@@ -63,7 +63,7 @@ def numel(input):
 
 
 _LAZY = ("nn", "optim", "cuda", "utils", "accelerator", "backends", "amp", "jit", "onnx", "hub", "linalg", "fft",
-         "distributions", "multiprocessing", "distributed")
+         "distributions", "multiprocessing", "distributed", "special")
 
 
 def __getattr__(name):

@@ -5,7 +5,8 @@ from ._tensor import Tensor
 
 __all__ = ["cdist", "is_nonzero", "is_storage", "cosine_similarity",
            "pairwise_distance", "channels_last", "contiguous_format", "preserve_format", "channels_last_3d",
-           "memory_format", "strided", "layout", "Generator"]
+           "memory_format", "strided", "layout", "Generator", "lgamma", "digamma", "polygamma", "mvlgamma", "xlogy",
+           "logit", "softmax", "log_softmax"]
 
 
 class memory_format:
@@ -86,3 +87,24 @@ def is_storage(obj) -> bool:
 
 
 from .random import Generator  # noqa: E402,F401  (torch.Generator at top level)
+from ._special import lgamma, digamma, polygamma, mvlgamma, xlogy, logit  # noqa: E402,F401
+
+
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    from .nn import functional as F
+    return F.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    from .nn import functional as F
+    return F.log_softmax(input, dim, dtype=dtype)
+
+
+def _bind_methods():
+    for name in ("lgamma", "digamma", "xlogy", "logit"):
+        setattr(Tensor, name, globals()[name])
+    Tensor.polygamma = lambda self, n: polygamma(n, self)
+    Tensor.mvlgamma = lambda self, p: mvlgamma(self, p)
+
+
+_bind_methods()
