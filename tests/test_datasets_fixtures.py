@@ -612,3 +612,71 @@ def make_caltech256(root):
             k += 1
     with open(os.path.join(base, "001.ak47", "Thumbs.db"), "wb") as f:
         f.write(b"junk")
+
+
+def make_celeba(root, n=7):
+    base = makedirs(os.path.join(root, "celeba"))
+    rng = np.random.default_rng(RNG_SEED)
+    names = [f"{i + 1:06d}.jpg" for i in range(n)]
+    for i, name in enumerate(names):
+        write_image(os.path.join(base, "img_align_celeba", name), size=(18, 22), seed=i, fmt="JPEG")
+    attrs = ["5_o_Clock_Shadow", "Arched_Eyebrows", "Attractive", "Bags_Under_Eyes", "Bald"]
+    marks = ["lefteye_x", "lefteye_y", "righteye_x", "righteye_y", "nose_x", "nose_y"]
+    files = {
+        "list_eval_partition.txt": "".join(f"{nm} {[0, 0, 1, 2, 0, 1, 2][i % 7]}\n" for i, nm in enumerate(names)),
+        "identity_CelebA.txt": "".join(f"{nm} {int(rng.integers(1, 10000))}\n" for nm in names),
+        "list_bbox_celeba.txt": f"{n}\nimage_id x_1 y_1 width height\n" + "".join(
+            f"{nm}    {' '.join(f'{v:3d}' for v in rng.integers(0, 300, 4))}\n" for nm in names),
+        "list_landmarks_align_celeba.txt": f"{n}\n" + " ".join(marks) + " \n" + "".join(
+            f"{nm}" + "".join(f"{v:5d}" for v in rng.integers(60, 120, 6)) + "\n" for nm in names),
+        "list_attr_celeba.txt": f"{n}\n" + " ".join(attrs) + " \n" + "".join(
+            f"{nm} " + " ".join(f"{v:2d}" for v in rng.choice([-1, 1], 5)) + "\n" for nm in names),
+    }
+    for name, body in files.items():
+        with open(os.path.join(base, name), "w") as f:
+            f.write(body)
+    return {name: md5(os.path.join(base, name)) for name in files}
+
+
+def make_lfw(root):
+    base = makedirs(os.path.join(root, "lfw-py"))
+    people = {"Aaron_Eckhart": 1, "Abel_Pacheco": 3, "Zico": 2, "Adam_Sandler": 2}
+    k = 0
+    for name, n in people.items():
+        for i in range(1, n + 1):
+            write_image(os.path.join(base, "lfw_funneled", name, f"{name}_{i:04d}.jpg"), seed=k, fmt="JPEG")
+            k += 1
+    with open(os.path.join(base, "lfw-funneled.tgz"), "wb") as f:
+        f.write(b"not used once extracted")
+    files = {
+        "lfw-names.txt": "".join(f"{nm}\t{n}\n" for nm, n in people.items()),
+        "people.txt": "2\n2\nAaron_Eckhart\t1\nAbel_Pacheco\t3\n2\nZico\t2\nAdam_Sandler\t2\n",
+        "peopleDevTrain.txt": "2\nAbel_Pacheco\t3\nZico\t2\n",
+        "peopleDevTest.txt": "1\nAdam_Sandler\t2\n",
+        "pairs.txt": "2\t1\nAbel_Pacheco\t1\t3\nZico\t1\tAaron_Eckhart\t1\nAdam_Sandler\t1\t2\n"
+                     "Abel_Pacheco\t2\tAdam_Sandler\t2\n",
+        "pairsDevTrain.txt": "1\nAbel_Pacheco\t2\t3\nZico\t2\tAdam_Sandler\t1\n",
+        "pairsDevTest.txt": "1\nAdam_Sandler\t1\t2\nAaron_Eckhart\t1\tZico\t1\n",
+    }
+    for name, body in files.items():
+        with open(os.path.join(base, name), "w") as f:
+            f.write(body)
+    out = {name: md5(os.path.join(base, name)) for name in files}
+    out["lfw-funneled.tgz"] = md5(os.path.join(base, "lfw-funneled.tgz"))
+    return out
+
+
+def make_omniglot(root, background=True):
+    import zipfile
+    base = makedirs(os.path.join(root, "omniglot-py"))
+    name = "images_background" if background else "images_evaluation"
+    k = 0
+    for alphabet in ("Latin", "Greek", "Braille"):
+        for ch in ("character01", "character02"):
+            for j in range(2):
+                write_image(os.path.join(base, name, alphabet, ch, f"{k:04d}_{j + 1:02d}.png"), size=(9, 9),
+                            mode="L", seed=k)
+            k += 1
+    with zipfile.ZipFile(os.path.join(base, name + ".zip"), "w") as zf:
+        zf.writestr("placeholder", b"x")
+    return md5(os.path.join(base, name + ".zip"))

@@ -7,6 +7,7 @@ safely; see ``docs/datasets.md`` for the list and the differences from torchvisi
 """
 from ._tv2_wrapper import wrap_dataset_for_transforms_v2
 from .caltech import Caltech101, Caltech256
+from .celeba import CelebA
 from .cifar import CIFAR10, CIFAR100
 from .coco import CocoCaptions, CocoDetection
 from .fakedata import FakeData
@@ -15,7 +16,9 @@ from .fine_grained import (DTD, FER2013, GTSRB, SUN397, Country211, EuroSAT, FGV
 from .flowers_cars import Flowers102, StanfordCars
 from .folder import DatasetFolder, ImageFolder
 from .imagenet import ImageNet
+from .lfw import LFWPairs, LFWPeople
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
+from .omniglot import Omniglot
 from .stl10 import STL10
 from .svhn import SVHN
 from .usps import SEMEION, USPS
@@ -28,5 +31,6 @@ __all__ = [
     "MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10", "USPS",
     "SEMEION", "ImageNet", "VOCDetection", "VOCSegmentation", "CocoDetection", "CocoCaptions",
     "Food101", "DTD", "FGVCAircraft", "SUN397", "GTSRB", "FER2013", "OxfordIIITPet", "RenderedSST2", "Imagenette",
-    "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "wrap_dataset_for_transforms_v2",
+    "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "CelebA", "LFWPeople",
+    "LFWPairs", "Omniglot", "wrap_dataset_for_transforms_v2",
 ]

@@ -1,0 +1,70 @@
+"""CelebA, LFW and Omniglot against torchvision on the same miniature files."""
+import numpy as np
+import pytest
+
+import flowvision.datasets as fds
+from flowvision.datasets.utils import DatasetNotFoundError
+from test_datasets_classification import assert_same_dataset
+from test_datasets_fixtures import make_celeba, make_lfw, make_omniglot
+
+tvd = pytest.importorskip("torchvision.datasets")
+
+
+@pytest.mark.parametrize("split", ["train", "valid", "test", "all"])
+@pytest.mark.parametrize("target_type", ["attr", "identity", "bbox", "landmarks", ["attr", "bbox", "identity"], []])
+def test_celeba(tmp_path, monkeypatch, split, target_type):
+    md5s = make_celeba(str(tmp_path))
+    for cls in (fds.CelebA, tvd.CelebA):
+        monkeypatch.setattr(cls, "file_list", [(i, md5s.get(f, m), f) for i, m, f in cls.file_list])
+    fv = fds.CelebA(str(tmp_path), split=split, target_type=target_type)
+    tv = tvd.CelebA(str(tmp_path), split=split, target_type=target_type)
+    assert_same_dataset(fv, tv)
+    assert fv.filename == tv.filename and fv.attr_names == tv.attr_names
+    np.testing.assert_array_equal(fv.attr.numpy(), tv.attr.numpy())
+    assert repr(fv) == repr(tv)
+
+
+def test_celeba_download_names_drive_files(tmp_path, monkeypatch):
+    with pytest.raises(DatasetNotFoundError) as e:
+        fds.CelebA(str(tmp_path), download=True)
+    msg = str(e.value)
+    for file_id, checksum, name in fds.CelebA.file_list:
+        assert file_id in msg and checksum in msg and name in msg
+
+
+@pytest.fixture
+def lfw(tmp_path, monkeypatch):
+    md5s = make_lfw(str(tmp_path))
+    import flowvision.datasets.lfw as flfw
+    import torchvision.datasets.lfw as tlfw
+    for cls in (flfw._LFW, tlfw._LFW):
+        monkeypatch.setattr(cls, "checksums", {k: md5s[k] for k in cls.checksums})
+        fd = dict(cls.file_dict)
+        fd["funneled"] = (fd["funneled"][0], fd["funneled"][1], md5s["lfw-funneled.tgz"])
+        monkeypatch.setattr(cls, "file_dict", fd)
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize("split", ["10fold", "train", "test"])
+def test_lfw(lfw, split):
+    fv, tv = fds.LFWPeople(lfw, split=split), tvd.LFWPeople(lfw, split=split)
+    assert_same_dataset(fv, tv)
+    assert fv.class_to_idx == tv.class_to_idx and repr(fv) == repr(tv)
+    fv, tv = fds.LFWPairs(lfw, split=split), tvd.LFWPairs(lfw, split=split)
+    assert_same_dataset(fv, tv)
+    assert fv.pair_names == tv.pair_names
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_omniglot(tmp_path, monkeypatch, background):
+    checksum = make_omniglot(str(tmp_path), background)
+    name = "images_background" if background else "images_evaluation"
+    monkeypatch.setattr(tvd.Omniglot, "zips_md5", dict(tvd.Omniglot.zips_md5, **{name: checksum}))
+    fv, tv = fds.Omniglot(str(tmp_path), background=background), tvd.Omniglot(str(tmp_path), background=background)
+    assert len(fv) == len(tv) == 12
+
+    def keyed(ds):  # torchvision orders characters as os.listdir does; compare by character name
+        return sorted((ds._characters[t], np.asarray(img).tobytes()) for img, t in (ds[i] for i in range(len(ds))))
+    assert keyed(fv) == keyed(tv)
+    assert sorted(fv._characters) == sorted(tv._characters) and fv._characters == sorted(fv._characters)
+    assert fv[0][0].mode == "L"
