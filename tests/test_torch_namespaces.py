@@ -103,3 +103,83 @@ def test_linalg_errors():
         fb.linalg.svd(x).S.sum().backward()
     with pytest.raises(NotImplementedError, match="complex"):
         fb.fft.rfft(fb.ones(4))
+
+
+P = RNG.uniform(0.5, 3.0, (4,)).astype(np.float64)
+Q = RNG.uniform(0.5, 3.0, (4,)).astype(np.float64)
+DIST_CASES = {
+    "Normal": (lambda D, a, b: D.Normal(a - 1.5, b), lambda a, b: a - 1.5),
+    "Uniform": (lambda D, a, b: D.Uniform(-a, b), lambda a, b: (b - a) * 0.3),
+    "Exponential": (lambda D, a, b: D.Exponential(a), lambda a, b: b),
+    "Gamma": (lambda D, a, b: D.Gamma(a, b), lambda a, b: a * 0.7),
+    "Beta": (lambda D, a, b: D.Beta(a, b), lambda a, b: b / (b + 3.0)),
+    "Dirichlet": (lambda D, a, b: D.Dirichlet(a.reshape(2, 2) + b.reshape(2, 2)),
+                  lambda a, b: (a.reshape(2, 2) / a.reshape(2, 2).sum(-1, keepdim=True))),
+    "Bernoulli-probs": (lambda D, a, b: D.Bernoulli(probs=a / 4), lambda a, b: (b > 1.5).to(b.dtype)),
+    "Bernoulli-logits": (lambda D, a, b: D.Bernoulli(logits=a - b), lambda a, b: (a > 1.5).to(a.dtype)),
+    "Categorical-probs": (lambda D, a, b: D.Categorical(probs=a.reshape(2, 2)), lambda a, b: (b[:2] > 1.5).long()),
+    "Categorical-logits": (lambda D, a, b: D.Categorical(logits=a.reshape(2, 2) - b.reshape(2, 2)),
+                           lambda a, b: (a[:2] > 1.5).long()),
+}
+
+
+@pytest.mark.parametrize("case", list(DIST_CASES))
+def test_distribution_scores_match_torch(case):
+    make, value = DIST_CASES[case]
+    res = {}
+    for lib in (fb, torch):
+        a, b = lib.tensor(P, requires_grad=True), lib.tensor(Q, requires_grad=True)
+        d = make(lib.distributions, a, b)
+        with (fb.no_grad() if lib is fb else torch.no_grad()):
+            v = value(a.detach(), b.detach())
+        lp, ent = d.log_prob(v), d.entropy()
+        (lp.sum() + ent.sum()).backward()
+        stats = [] if "Categorical" in case else [d.mean, d.variance]
+        res[lib] = [lp, ent, *stats, a.grad, b.grad if b.grad is not None else a.grad * 0, tuple(d.batch_shape),
+                    tuple(d.event_shape)]
+    ours, ref = res[fb], res[torch]
+    assert ours[-2:] == ref[-2:]
+    for x, y in zip(ours[:-2], ref[:-2]):
+        _close(x, y, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("case", list(DIST_CASES))
+def test_distribution_samples_have_the_right_law(case):
+    make, _ = DIST_CASES[case]
+    fb.manual_seed(0)
+    a, b = fb.tensor(P), fb.tensor(Q)
+    d, ref = make(fb.distributions, a, b), make(torch.distributions, torch.tensor(P), torch.tensor(Q))
+    s = d.sample((20000,))
+    assert tuple(s.shape) == (20000, *ref.batch_shape, *ref.event_shape)
+    fb.manual_seed(0)
+    assert np.array_equal(make(fb.distributions, a, b).sample((20000,)).numpy(), s.numpy())  # seeded
+    if "Categorical" in case:
+        freq = np.stack([(s.numpy() == k).mean(0) for k in range(2)], -1)
+        _close(freq, ref.probs, atol=0.02)
+    else:
+        _close(s.numpy().mean(0), ref.mean, rtol=0.03, atol=0.03)
+        _close(s.numpy().var(0), ref.variance, rtol=0.1, atol=0.03)
+
+
+def test_rsample_gradients_and_kl_match_torch():
+    out = {}
+    for lib in (fb, torch):
+        lib.manual_seed(0)
+        loc, scale = lib.tensor(P, requires_grad=True), lib.tensor(Q, requires_grad=True)
+        D = lib.distributions
+        kl = (D.kl_divergence(D.Normal(loc, scale), D.Normal(loc * 0.5, scale + 1)).sum()
+              + D.kl_divergence(D.Categorical(logits=loc.reshape(2, 2)), D.Categorical(logits=scale.reshape(2, 2))).sum()
+              + D.kl_divergence(D.Beta(loc, scale), D.Beta(scale, loc)).sum()
+              + D.kl_divergence(D.Gamma(loc, scale), D.Gamma(scale, loc)).sum())
+        kl.backward()
+        out[lib] = (kl, loc.grad, scale.grad)
+    for x, y in zip(out[fb], out[torch]):
+        _close(x, y, rtol=1e-6, atol=1e-8)
+    loc = fb.tensor(P, requires_grad=True)
+    x = fb.distributions.Normal(loc, 2.0).rsample((5,))
+    x.sum().backward()
+    _close(loc.grad, np.full(4, 5.0))
+    with pytest.raises(ValueError, match="scale"):
+        fb.distributions.Normal(0.0, -1.0)
+    with pytest.raises(ValueError, match="probs"):
+        fb.distributions.Bernoulli(probs=0.5, logits=0.1)
