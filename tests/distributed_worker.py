@@ -4,7 +4,6 @@ collectives  every collective x dtype x (contiguous, non-contiguous) against mpi
 train OUT    DDP training scenarios; rank 0 saves losses and final weights to OUT/<scenario>.npz
 faults       DDP error paths that must raise a clear error on every rank
 kill         rank 1 dies in the middle of the job; rank 0 is inside a collective
-bench OUT    step time with and without communication / overlap (benchmarks/bench_distributed.py uses it)
 """
 import os
 import sys
@@ -167,9 +166,6 @@ def main():
         run_faults()
     elif what == "kill":
         run_kill()
-    elif what == "bench":
-        from distributed_bench import run_bench
-        run_bench(sys.argv[2:])
     else:
         raise SystemExit(f"unknown scenario {what}")
     dist.destroy_process_group()
