@@ -5,7 +5,8 @@ import pytest
 import flowvision.datasets as fds
 from flowvision.datasets.utils import DatasetNotFoundError
 from test_datasets_classification import assert_same_dataset
-from test_datasets_fixtures import make_celeba, make_lfw, make_omniglot
+from test_datasets_fixtures import (make_celeba, make_inaturalist, make_lfw, make_omniglot, make_pcam,
+                                    make_places365)
 
 tvd = pytest.importorskip("torchvision.datasets")
 
@@ -68,3 +69,47 @@ def test_omniglot(tmp_path, monkeypatch, background):
     assert keyed(fv) == keyed(tv)
     assert sorted(fv._characters) == sorted(tv._characters) and fv._characters == sorted(fv._characters)
     assert fv[0][0].mode == "L"
+
+
+@pytest.mark.parametrize("split", ["train-standard", "val", "test"])
+def test_places365(tmp_path, monkeypatch, split):
+    md5s = make_places365(str(tmp_path))
+    for cls in (fds.Places365, tvd.Places365):
+        monkeypatch.setattr(cls, "_CATEGORIES_META", ("categories_places365.txt", md5s["categories_places365.txt"]))
+        monkeypatch.setattr(cls, "_FILE_LIST_META", {k: (n, md5s.get(n, m)) for k, (n, m) in
+                                                     cls._FILE_LIST_META.items()})
+    fv, tv = fds.Places365(str(tmp_path), split=split), tvd.Places365(str(tmp_path), split=split)
+    assert_same_dataset(fv, tv)
+    assert fv.imgs == tv.imgs and repr(fv) == repr(tv)
+
+
+def test_places365_missing_list_names_devkit(tmp_path):
+    with pytest.raises(DatasetNotFoundError, match="filelist_places365-standard.tar"):
+        fds.Places365(str(tmp_path))
+
+
+@pytest.mark.parametrize("version,target_type", [("2021_train", "full"), ("2021_valid", ["genus", "kingdom", "full"]),
+                                                 ("2017", ["full", "super"]), ("2019", "super")])
+def test_inaturalist(tmp_path, version, target_type):
+    make_inaturalist(str(tmp_path), version)
+    fv = fds.INaturalist(str(tmp_path), version=version, target_type=target_type)
+    tv = tvd.INaturalist(str(tmp_path), version=version, target_type=target_type)
+    tv.index = sorted(tv.index)  # torchvision lists files in the file system's order
+    assert_same_dataset(fv, tv)
+    assert fv.all_categories == tv.all_categories and fv.categories_index == tv.categories_index
+    assert fv.category_name("full", 1) == tv.category_name("full", 1)
+
+
+@pytest.mark.parametrize("split", ["train", "test", "val"])
+def test_pcam(tmp_path, split):
+    pytest.importorskip("h5py")
+    make_pcam(str(tmp_path), split)
+    assert_same_dataset(fds.PCAM(str(tmp_path), split=split), tvd.PCAM(str(tmp_path), split=split))
+
+
+def test_pcam_download_lists_drive_files(tmp_path):
+    pytest.importorskip("h5py")
+    with pytest.raises(DatasetNotFoundError) as e:
+        fds.PCAM(str(tmp_path), split="val", download=True)
+    for name, file_id, checksum in fds.PCAM._FILES["val"].values():
+        assert file_id in str(e.value) and checksum in str(e.value) and name + ".gz" in str(e.value)

@@ -680,3 +680,61 @@ def make_omniglot(root, background=True):
     with zipfile.ZipFile(os.path.join(base, name + ".zip"), "w") as zf:
         zf.writestr("placeholder", b"x")
     return md5(os.path.join(base, name + ".zip"))
+
+
+def make_places365(root, small=False):
+    cats = ["/a/airfield", "/b/bakery/shop", "/z/zen_garden"]
+    size = "256" if small else "large"
+    with open(os.path.join(makedirs(root), "categories_places365.txt"), "w") as f:
+        f.write("".join(f"{c} {i}\n" for i, c in enumerate(cats)))
+    lists = {}
+    k = 0
+    train = []
+    for i, c in enumerate(cats):
+        for j in range(2):
+            rel = f"{c}/{j + 1:08d}.jpg"
+            write_image(os.path.join(root, f"data_{size}_standard", rel.lstrip("/")), seed=k, fmt="JPEG")
+            train.append(f"{rel} {i}")
+            k += 1
+    lists["places365_train_standard.txt"] = train
+    val, test = [], []
+    for j in range(3):
+        name = f"Places365_val_{j + 1:08d}.jpg"
+        write_image(os.path.join(root, f"val_{size}", name), seed=50 + j, fmt="JPEG")
+        val.append(f"{name} {j % 3}")
+        name = f"Places365_test_{j + 1:08d}.jpg"
+        write_image(os.path.join(root, f"test_{size}", name), seed=60 + j, fmt="JPEG")
+        test.append(name)
+    lists["places365_val.txt"], lists["places365_test.txt"] = val, test
+    for name, lines in lists.items():
+        with open(os.path.join(root, name), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return {n: md5(os.path.join(root, n)) for n in list(lists) + ["categories_places365.txt"]}
+
+
+def make_inaturalist(root, version):
+    base = os.path.join(root, version)
+    k = 0
+    if version.startswith("2021"):
+        dirs = ["00000_Animalia_Chordata_Aves_Passeriformes_Corvidae_Corvus_corax",
+                "00001_Animalia_Chordata_Aves_Passeriformes_Corvidae_Pica_pica",
+                "00002_Plantae_Tracheophyta_Magnoliopsida_Rosales_Rosaceae_Rosa_canina"]
+    elif version == "2017":
+        dirs = ["Aves/Corvus corax", "Aves/Pica pica", "Plantae/Rosa canina"]
+    else:
+        dirs = ["Aves/2", "Aves/0", "Plantae/1"]
+    for d in dirs:
+        for j in range(2):
+            write_image(os.path.join(base, d, f"{k:03d}abc.jpg"), seed=k, fmt="JPEG")
+            k += 1
+
+
+def make_pcam(root, split="train", n=4):
+    import h5py
+    base = makedirs(os.path.join(root, "pcam"))
+    names = {"train": "train", "test": "test", "val": "valid"}[split]
+    rng = np.random.default_rng(RNG_SEED)
+    with h5py.File(os.path.join(base, f"camelyonpatch_level_2_split_{names}_x.h5"), "w") as f:
+        f.create_dataset("x", data=rng.integers(0, 256, (n, 96, 96, 3), dtype=np.uint8))
+    with h5py.File(os.path.join(base, f"camelyonpatch_level_2_split_{names}_y.h5"), "w") as f:
+        f.create_dataset("y", data=rng.integers(0, 2, (n, 1, 1, 1)).astype(np.uint8))

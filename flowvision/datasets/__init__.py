@@ -19,6 +19,8 @@ from .imagenet import ImageNet
 from .lfw import LFWPairs, LFWPeople
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
 from .omniglot import Omniglot
+from .pcam import PCAM
+from .places_inat import INaturalist, Places365
 from .stl10 import STL10
 from .svhn import SVHN
 from .usps import SEMEION, USPS
@@ -32,5 +34,5 @@ __all__ = [
     "SEMEION", "ImageNet", "VOCDetection", "VOCSegmentation", "CocoDetection", "CocoCaptions",
     "Food101", "DTD", "FGVCAircraft", "SUN397", "GTSRB", "FER2013", "OxfordIIITPet", "RenderedSST2", "Imagenette",
     "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "CelebA", "LFWPeople",
-    "LFWPairs", "Omniglot", "wrap_dataset_for_transforms_v2",
+    "LFWPairs", "Omniglot", "Places365", "INaturalist", "PCAM", "wrap_dataset_for_transforms_v2",
 ]
