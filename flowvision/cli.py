@@ -19,6 +19,15 @@ def _info(args):
 
 
 def _predict(args):
+    if args.ray:
+        if args.image:
+            print("flowvision predict: give image files or --ray SOURCE, not both", file=sys.stderr)
+            return 2
+        from flowvision.distributed.ray import predict_main as ray_predict_main
+        return ray_predict_main(args)
+    if not args.image:
+        print("flowvision predict: give image file(s), or --ray DIR_OR_GLOB --out FILE", file=sys.stderr)
+        return 2
     from flowvision.models._predict import predict_main
     return predict_main(args)
 
@@ -33,10 +42,17 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="show the build (kernel ISA, threads, CUDA) and run a self-check").set_defaults(func=_info)
     p = sub.add_parser("predict", help="classify images with a pretrained model from the zoo (top-k ImageNet labels)")
-    p.add_argument("image", nargs="+", help="image file(s)")
+    p.add_argument("image", nargs="*", help="image file(s)")
     p.add_argument("--model", default="tf_efficientnet_lite0",
                    help="model name, optionally with a weights tag (default: tf_efficientnet_lite0, offline weights)")
     p.add_argument("--topk", type=int, default=5, help="how many labels to print (default 5)")
+    g = p.add_argument_group("dataset-scale inference on Ray Data (pip install \"flowvision[ray]\")")
+    g.add_argument("--ray", metavar="DIR_OR_GLOB", help="classify every image under a directory or matching a glob")
+    g.add_argument("--out", help="results file: .parquet or .jsonl (path, top_indices, top_labels, top_probs)")
+    g.add_argument("--ray-address", help="address of a running Ray cluster (default: start a local one)")
+    g.add_argument("--actors", type=int, default=2, help="model actors (default 2)")
+    g.add_argument("--cpus-per-actor", type=float, default=1, help="CPUs per actor; its kernel threads (default 1)")
+    g.add_argument("--batch-size", type=int, default=16, help="images per batch (default 16)")
     p.set_defaults(func=_predict)
     m = sub.add_parser("models", help="list the registered models")
     m.add_argument("pattern", nargs="?", default="", help="fnmatch pattern, e.g. 'resnet*'")
