@@ -44,8 +44,12 @@ CI_CASES = [
     ("convmixer_768_32", 14, {}),  # timm fixes the width: a 2x2-patch input keeps it fast
     ("pvt_v2_b0", 64, {}),
     ("pvt_v2_b2_li", 64, dict(num_classes=10)),  # linear attention: 7x7 pooled keys/values
+    ("levit_128s", 64, dict(img_size=64)),  # distilled heads averaged
+    ("levit_conv_128s", 64, dict(img_size=64, num_classes=10)),  # NCHW maps, 1x1 ConvNorms
+    ("levit_512_s8", 32, dict(img_size=32)),  # stride-8 stem, SiLU, single head
 ]
-FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer", "convmixer", "pvt_v2"]
+FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer", "convmixer", "pvt_v2",
+            "levit"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -59,7 +63,8 @@ FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("leg
                  ("dla46_c", None, 32),
                  ("cait_xxs24_224", None, 64, dict(img_size=64, depth=4)),
                  ("poolformer_s12", (1, 3), 32),
-                 ("pvt_v2_b0", None, 64)]
+                 ("pvt_v2_b0", None, 64),
+                 ("levit_128s", None, 64, dict(img_size=64)), ("levit_conv_128s", (1, 2), 64, dict(img_size=64))]
 
 
 @pytest.mark.parametrize("name,out_indices,size,kwargs", [c if len(c) == 4 else (*c, {}) for c in FEATURE_CASES],
@@ -80,7 +85,7 @@ def check_features_only(name, out_indices, size, **kwargs):
     sd = {}
     for k, v in ref.state_dict().items():
         if k not in ours_keys:
-            k = re.sub(r"^(\w+?)_(\d+)\.", r"\1.\2.", k)
+            k = re.sub(r"^([a-z]+)_", r"\1.", k)
         sd[k] = flow.from_numpy(v.numpy().copy())
     ours.load_state_dict(sd, strict=True)
     assert ours.feature_info.channels() == ref.feature_info.channels()
