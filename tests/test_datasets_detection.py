@@ -8,7 +8,8 @@ import pytest
 import flowvision.datasets as fds
 from flowvision.datasets.utils import CorruptDatasetError, DatasetNotFoundError
 from test_datasets_classification import assert_same_dataset, assert_same_item, to_np
-from test_datasets_fixtures import make_coco, make_imagenet_archives, make_voc
+from test_datasets_fixtures import (make_cityscapes, make_coco, make_imagenet_archives, make_kitti, make_sbd,
+                                    make_voc, make_widerface)
 
 tvd = pytest.importorskip("torchvision.datasets")
 
@@ -139,3 +140,54 @@ def test_wrapped_detection_through_transforms_v2(tmp_path):
     expected = np.stack([50 - b[:, 2] * sx, b[:, 1] * sy, 50 - b[:, 0] * sx, b[:, 3] * sy], 1)
     np.testing.assert_allclose(to_np(target["boxes"]), expected, atol=1)
     np.testing.assert_array_equal(to_np(target["labels"]), to_np(raw["labels"]))
+
+
+def _sort_like_flowvision(tv, attrs):
+    """torchvision lists some folders in the file system's order, flowvision sorted: reorder torchvision's lists."""
+    order = sorted(range(len(getattr(tv, attrs[0]))), key=lambda i: getattr(tv, attrs[0])[i])
+    for a in attrs:
+        setattr(tv, a, [getattr(tv, a)[i] for i in order])
+
+
+@pytest.mark.parametrize("split,mode", [("train", "fine"), ("val", "fine"), ("train", "coarse")])
+@pytest.mark.parametrize("target_type", ["instance", "semantic", "color", "polygon", ["semantic", "polygon"]])
+def test_cityscapes(tmp_path, split, mode, target_type):
+    make_cityscapes(str(tmp_path))
+    fv = fds.Cityscapes(str(tmp_path), split=split, mode=mode, target_type=target_type)
+    tv = tvd.Cityscapes(str(tmp_path), split=split, mode=mode, target_type=target_type)
+    _sort_like_flowvision(tv, ["images", "targets"])
+    assert_same_dataset(fv, tv)
+    assert repr(fv) == repr(tv)
+
+
+def test_cityscapes_missing(tmp_path):
+    with pytest.raises(DatasetNotFoundError, match="leftImg8bit_trainvaltest.zip"):
+        fds.Cityscapes(str(tmp_path))
+    with pytest.raises(ValueError, match="train_extra"):
+        fds.Cityscapes(str(tmp_path), split="test", mode="coarse")
+
+
+@pytest.mark.parametrize("image_set", ["train", "val", "train_noval"])
+@pytest.mark.parametrize("mode", ["segmentation", "boundaries"])
+def test_sbd(tmp_path, image_set, mode):
+    make_sbd(str(tmp_path))
+    fv = fds.SBDataset(str(tmp_path), image_set=image_set, mode=mode)
+    tv = tvd.SBDataset(str(tmp_path), image_set=image_set, mode=mode)
+    assert_same_dataset(fv, tv)
+    assert repr(fv) == repr(tv)
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_kitti(tmp_path, train):
+    make_kitti(str(tmp_path))
+    fv, tv = fds.Kitti(str(tmp_path), train=train), tvd.Kitti(str(tmp_path), train=train)
+    _sort_like_flowvision(tv, ["images", "targets"] if train else ["images"])
+    assert_same_dataset(fv, tv)
+
+
+@pytest.mark.parametrize("split", ["train", "val", "test"])
+def test_widerface(tmp_path, split):
+    make_widerface(str(tmp_path))
+    fv, tv = fds.WIDERFace(str(tmp_path), split=split), tvd.WIDERFace(str(tmp_path), split=split)
+    assert_same_dataset(fv, tv)
+    assert repr(fv) == repr(tv)

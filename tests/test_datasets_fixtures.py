@@ -738,3 +738,82 @@ def make_pcam(root, split="train", n=4):
         f.create_dataset("x", data=rng.integers(0, 256, (n, 96, 96, 3), dtype=np.uint8))
     with h5py.File(os.path.join(base, f"camelyonpatch_level_2_split_{names}_y.h5"), "w") as f:
         f.create_dataset("y", data=rng.integers(0, 2, (n, 1, 1, 1)).astype(np.uint8))
+
+
+def make_cityscapes(root):
+    import json
+    rng = np.random.default_rng(RNG_SEED)
+    k = 0
+    for split, mode in (("train", "gtFine"), ("val", "gtFine"), ("train", "gtCoarse")):
+        for city in ("aachen", "bochum"):
+            for j in range(2 if city == "aachen" else 1):
+                stem = f"{city}_{j:06d}_000019"
+                write_image(os.path.join(root, "leftImg8bit", split, city, f"{stem}_leftImg8bit.png"), size=(16, 8),
+                            seed=k)
+                d = makedirs(os.path.join(root, mode, split, city))
+                Image.fromarray(rng.integers(0, 34, (8, 16)).astype(np.uint8)).save(
+                    os.path.join(d, f"{stem}_{mode}_labelIds.png"))
+                Image.fromarray((rng.integers(0, 3, (8, 16)) * 1000 + 26).astype(np.uint16)).save(
+                    os.path.join(d, f"{stem}_{mode}_instanceIds.png"))
+                write_image(os.path.join(d, f"{stem}_{mode}_color.png"), size=(16, 8), mode="RGBA", seed=k + 100)
+                with open(os.path.join(d, f"{stem}_{mode}_polygons.json"), "w") as f:
+                    json.dump({"imgHeight": 8, "imgWidth": 16, "objects": [
+                        {"label": "car", "polygon": [[1, 1], [5, 1], [5, 4]]}]}, f)
+                k += 1
+
+
+def make_sbd(root, n=3):
+    import scipy.io as sio
+    import scipy.sparse as sp
+    rng = np.random.default_rng(RNG_SEED)
+    names = [f"2008_{i:06d}" for i in range(n)]
+    for k, name in enumerate(names):
+        write_image(os.path.join(root, "img", name + ".jpg"), size=(12, 9), seed=k, fmt="JPEG")
+        seg = rng.integers(0, 21, (9, 12)).astype(np.uint8)
+        bounds = np.empty((20, 1), dtype=object)
+        for c in range(20):
+            bounds[c, 0] = sp.csc_matrix((rng.random((9, 12)) > 0.8).astype(np.uint8))
+        gt = {"Boundaries": bounds, "Segmentation": seg, "CategoriesPresent": np.array([[1, 15]], np.uint8)}
+        sio.savemat(os.path.join(makedirs(os.path.join(root, "cls")), name + ".mat"), {"GTcls": gt})
+    for split, sel in (("train", names[:2]), ("val", names[2:]), ("train_noval", names[1:])):
+        with open(os.path.join(root, split + ".txt"), "w") as f:
+            f.write("\n".join(sel) + "\n")
+
+
+def make_kitti(root):
+    base = os.path.join(root, "Kitti", "raw")
+    rng = np.random.default_rng(RNG_SEED)
+    for loc, n in (("training", 3), ("testing", 2)):
+        for i in range(n):
+            write_image(os.path.join(base, loc, "image_2", f"{i:06d}.png"), size=(20, 6), seed=i)
+            if loc == "training":
+                d = makedirs(os.path.join(base, loc, "label_2"))
+                with open(os.path.join(d, f"{i:06d}.txt"), "w") as f:
+                    for j in range(i + 1):
+                        vals = " ".join(f"{v:.2f}" for v in rng.uniform(0, 100, 11))
+                        f.write(f"{['Car', 'Pedestrian', 'DontCare'][j % 3]} {j * 0.1:.2f} {j % 3} {-1.58 + j:.2f} "
+                                f"{vals}\n")
+
+
+def make_widerface(root):
+    base = os.path.join(root, "widerface")
+    rng = np.random.default_rng(RNG_SEED)
+    ann = makedirs(os.path.join(base, "wider_face_split"))
+    for split in ("train", "val"):
+        lines = []
+        for k, (event, n_boxes) in enumerate((("0--Parade", 2), ("1--Handshaking", 0), ("0--Parade", 1))):
+            rel = f"{event}/{event[3:]}_{split}_{k}.jpg"
+            write_image(os.path.join(base, f"WIDER_{split}", "images", rel), size=(14, 10), seed=k, fmt="JPEG")
+            lines += [rel, str(n_boxes)]
+            for _ in range(max(n_boxes, 1)):
+                row = rng.integers(0, 50, 4).tolist() + rng.integers(0, 3, 6).tolist() if n_boxes else [0] * 10
+                lines.append(" ".join(str(v) for v in row) + " ")
+        with open(os.path.join(ann, f"wider_face_{split}_bbx_gt.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    tests = []
+    for k in range(2):
+        rel = f"0--Parade/0_Parade_test_{k}.jpg"
+        write_image(os.path.join(base, "WIDER_test", "images", rel), size=(14, 10), seed=20 + k, fmt="JPEG")
+        tests.append(rel)
+    with open(os.path.join(ann, "wider_face_test_filelist.txt"), "w") as f:
+        f.write("\n".join(tests) + "\n")

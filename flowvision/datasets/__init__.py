@@ -10,6 +10,7 @@ from .caltech import Caltech101, Caltech256
 from .celeba import CelebA
 from .cifar import CIFAR10, CIFAR100
 from .coco import CocoCaptions, CocoDetection
+from .detection import Kitti, WIDERFace
 from .fakedata import FakeData
 from .fine_grained import (DTD, FER2013, GTSRB, SUN397, Country211, EuroSAT, FGVCAircraft, Food101, Imagenette,
                            OxfordIIITPet, RenderedSST2)
@@ -21,6 +22,7 @@ from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
 from .omniglot import Omniglot
 from .pcam import PCAM
 from .places_inat import INaturalist, Places365
+from .segmentation import Cityscapes, SBDataset
 from .stl10 import STL10
 from .svhn import SVHN
 from .usps import SEMEION, USPS
@@ -34,5 +36,6 @@ __all__ = [
     "SEMEION", "ImageNet", "VOCDetection", "VOCSegmentation", "CocoDetection", "CocoCaptions",
     "Food101", "DTD", "FGVCAircraft", "SUN397", "GTSRB", "FER2013", "OxfordIIITPet", "RenderedSST2", "Imagenette",
     "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "CelebA", "LFWPeople",
-    "LFWPairs", "Omniglot", "Places365", "INaturalist", "PCAM", "wrap_dataset_for_transforms_v2",
+    "LFWPairs", "Omniglot", "Places365", "INaturalist", "PCAM", "Cityscapes",
+    "SBDataset", "Kitti", "WIDERFace", "wrap_dataset_for_transforms_v2",
 ]
