@@ -191,3 +191,49 @@ def test_widerface(tmp_path, split):
     fv, tv = fds.WIDERFace(str(tmp_path), split=split), tvd.WIDERFace(str(tmp_path), split=split)
     assert_same_dataset(fv, tv)
     assert repr(fv) == repr(tv)
+
+
+def test_wrap_more_datasets(tmp_path, monkeypatch):
+    from torchvision.datasets import wrap_dataset_for_transforms_v2 as tv_wrap
+    from test_datasets_fixtures import make_celeba, make_pets
+    root = str(tmp_path)
+    make_kitti(root)
+    make_widerface(root)
+    make_sbd(os.path.join(root, "sbd"))
+    make_pets(root)
+    make_cityscapes(os.path.join(root, "cs"))
+    md5s = make_celeba(root)
+    for cls in (fds.CelebA, tvd.CelebA):
+        monkeypatch.setattr(cls, "file_list", [(i, md5s.get(f, m), f) for i, m, f in cls.file_list])
+    cases = [
+        (lambda m: m.Kitti(root), None), (lambda m: m.Kitti(root), "all"), (lambda m: m.Kitti(root, train=False), None),
+        (lambda m: m.WIDERFace(root), None), (lambda m: m.WIDERFace(root, split="val"), {"bbox", "pose"}),
+        (lambda m: m.SBDataset(os.path.join(root, "sbd"), mode="segmentation"), None),
+        (lambda m: m.OxfordIIITPet(root, target_types=["category", "segmentation"]), None),
+        (lambda m: m.CelebA(root, target_type=["bbox", "identity"]), None),
+        (lambda m: m.Cityscapes(os.path.join(root, "cs"), target_type="semantic"), None),
+    ]
+    for make, keys in cases:
+        fv, tv = make(fds), make(tvd)
+        if isinstance(tv, (tvd.Kitti, tvd.Cityscapes)):
+            _sort_like_flowvision(tv, ["images", "targets"] if tv.targets else ["images"])
+        fw, tw = fds.wrap_dataset_for_transforms_v2(fv, keys), tv_wrap(tv, keys)
+        assert len(fw) == len(tw) > 0
+        for i in range(len(tw)):
+            _assert_same_wrapped(fw[i], tw[i])
+    with pytest.raises(RuntimeError, match="boundaries"):
+        fds.wrap_dataset_for_transforms_v2(fds.SBDataset(os.path.join(root, "sbd")))
+
+
+def test_wrap_cityscapes_instances(tmp_path):
+    """torchvision's own wrapper fails on 16-bit instance PNGs (uint16 compare); check against numpy instead."""
+    from PIL import Image
+    make_cityscapes(str(tmp_path))
+    ds = fds.wrap_dataset_for_transforms_v2(fds.Cityscapes(str(tmp_path), target_type="instance"))
+    raw = fds.Cityscapes(str(tmp_path), target_type="instance")
+    for i in range(len(ds)):
+        _, target = ds[i]
+        data = np.asarray(Image.open(raw.targets[i][0])).astype(np.int64)
+        ids = np.unique(data)
+        np.testing.assert_array_equal(to_np(target["labels"]), np.where(ids >= 1000, ids // 1000, ids))
+        np.testing.assert_array_equal(to_np(target["masks"]), np.stack([(data == k)[None] for k in ids]))

@@ -26,6 +26,7 @@ def _register(*classes):
 
 
 def _tensor(values, dtype=np.int64):
+    """An engine tensor of ``values``."""
     from .. import backend
     return backend.from_numpy(np.asarray(values, dtype=dtype))
 
@@ -55,12 +56,9 @@ def _identity_factory(dataset, target_keys):
 
 
 def _segmentation_factory(dataset, target_keys):
-    from .. import tv_tensors
-
     def wrapper(idx, sample):
         image, mask = sample
-        # torchvision's Mask(PIL image) is (1, H, W), like pil_to_tensor
-        return image, tv_tensors.Mask(np.asarray(mask)[None])
+        return image, _mask(mask)  # (1, H, W), like torchvision's Mask(PIL image)
     return wrapper
 
 
@@ -128,13 +126,145 @@ def _coco_detection_factory(dataset, target_keys):
     return wrapper
 
 
+def _mask(pil_image):
+    """A PIL mask as a (1, H, W) Mask; 16-bit images become int32 (the engine has no uint16)."""
+    from .. import tv_tensors
+    arr = np.asarray(pil_image)
+    if arr.dtype == np.uint16 or arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
+        arr = arr.astype(np.int32)
+    return tv_tensors.Mask(arr[None] if arr.ndim == 2 else arr)
+
+
+def _by_type(target, target_types, wrappers):
+    """Apply ``wrappers[type]`` to each part of a (possibly single) multi-type target."""
+    parts = target if isinstance(target, (tuple, list)) else [target]
+    out = tuple(wrappers.get(t, lambda x: x)(item) for t, item in zip(target_types, parts))
+    return out[0] if len(out) == 1 else out
+
+
+def _xywh_boxes(values, canvas_size, dtype):
+    from .. import tv_tensors
+    xywh = np.asarray(values, dtype=dtype).reshape(-1, 4)
+    xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
+    return tv_tensors.BoundingBoxes(xyxy, format="XYXY", canvas_size=canvas_size)
+
+
+def _not_supported(what):
+    raise RuntimeError(f"{what} is currently not supported by this wrapper.")
+
+
+def _sbd_factory(dataset, target_keys):
+    if dataset.mode == "boundaries":
+        _not_supported("SBDataset with mode='boundaries'")
+    return _segmentation_factory(dataset, target_keys)
+
+
+def _caltech101_factory(dataset, target_keys):
+    if "annotation" in dataset.target_type:
+        _not_supported("Caltech101 dataset with `target_type=['annotation', ...]`")
+    return _identity_factory(dataset, target_keys)
+
+
+def _celeba_factory(dataset, target_keys):
+    if any(t in dataset.target_type for t in ("attr", "landmarks")):
+        _not_supported("`CelebA` dataset with `target_type=['attr', 'landmarks', ...]`")
+
+    def wrapper(idx, sample):
+        image, target = sample
+        size = (image.height, image.width)
+        return image, _by_type(target, dataset.target_type,
+                               {"bbox": lambda b: _xywh_boxes(np.asarray(b), size, np.int64)})
+    return wrapper
+
+
+KITTI_CATEGORIES = ["Car", "Van", "Truck", "Pedestrian", "Person_sitting", "Cyclist", "Tram", "Misc", "DontCare"]
+_KITTI_INDEX = {name: i for i, name in enumerate(KITTI_CATEGORIES)}
+
+
+def _kitti_factory(dataset, target_keys):
+    from .. import tv_tensors
+    keys = _parse_keys(target_keys, {"type", "truncated", "occluded", "alpha", "bbox", "dimensions", "location",
+                                     "rotation_y", "boxes", "labels"}, {"boxes", "labels"})
+
+    def wrapper(idx, sample):
+        image, target = sample
+        if target is None:
+            return image, target
+        batched = _batched(target)
+        out: Dict[str, Any] = {}
+        if "boxes" in keys:
+            out["boxes"] = tv_tensors.BoundingBoxes(
+                np.asarray(batched.get("bbox", []), dtype=np.float32).reshape(-1, 4), format="XYXY",
+                canvas_size=(image.height, image.width))
+        if "labels" in keys:
+            out["labels"] = _tensor([_KITTI_INDEX[t] for t in batched.get("type", [])])
+        for k in keys - {"boxes", "labels"}:
+            out[k] = batched[k]
+        return image, out
+    return wrapper
+
+
+def _pet_factory(dataset, target_keys):
+    def wrapper(idx, sample):
+        image, target = sample
+        if target is not None:
+            target = _by_type(target, dataset._target_types, {"segmentation": _mask})
+        return image, target
+    return wrapper
+
+
+def _cityscapes_factory(dataset, target_keys):
+    from .. import tv_tensors
+    if any(t in dataset.target_type for t in ("polygon", "color")):
+        _not_supported("`Cityscapes` dataset with `target_type=['polygon', 'color', ...]`")
+
+    def instances(mask):
+        # ids >= 1000 encode class * 1000 + instance; smaller ids are classes without instances
+        data = np.asarray(_mask(mask).numpy())
+        ids = np.unique(data)
+        labels = np.where(ids >= 1000, ids // 1000, ids)
+        return {"masks": tv_tensors.Mask(np.stack([data == i for i in ids])), "labels": _tensor(labels, data.dtype)}
+
+    def wrapper(idx, sample):
+        image, target = sample
+        return image, _by_type(target, dataset.target_type, {"instance": instances, "semantic": _mask})
+    return wrapper
+
+
+def _widerface_factory(dataset, target_keys):
+    keys = _parse_keys(target_keys, {"bbox", "blur", "expression", "illumination", "occlusion", "pose", "invalid"},
+                       {"bbox", "blur", "expression", "illumination", "occlusion", "pose", "invalid"})
+
+    def wrapper(idx, sample):
+        image, target = sample
+        if target is None:
+            return image, target
+        out = {k: target[k] for k in keys}
+        if "bbox" in keys:
+            out["bbox"] = _xywh_boxes(np.asarray(target["bbox"].numpy()), (image.height, image.width), np.int64)
+        return image, out
+    return wrapper
+
+
+_TARGET_KEY_FACTORIES = ("_voc_detection_factory", "_coco_detection_factory", "_kitti_factory", "_widerface_factory")
+
+
 def _register_all() -> None:
-    from . import cifar, coco, folder, imagenet, mnist, voc
+    from . import (caltech, celeba, cifar, coco, detection, fine_grained, folder, imagenet, mnist, segmentation,
+                   voc)
     _register(cifar.CIFAR10, cifar.CIFAR100, imagenet.ImageNet, mnist.MNIST, mnist.FashionMNIST,
-              folder.DatasetFolder, folder.ImageFolder, coco.CocoCaptions)(_identity_factory)
+              folder.DatasetFolder, folder.ImageFolder, coco.CocoCaptions, caltech.Caltech256, fine_grained.GTSRB,
+              fine_grained.Imagenette)(_identity_factory)
     _register(voc.VOCSegmentation)(_segmentation_factory)
     _register(voc.VOCDetection)(_voc_detection_factory)
     _register(coco.CocoDetection)(_coco_detection_factory)
+    _register(segmentation.SBDataset)(_sbd_factory)
+    _register(caltech.Caltech101)(_caltech101_factory)
+    _register(celeba.CelebA)(_celeba_factory)
+    _register(detection.Kitti)(_kitti_factory)
+    _register(fine_grained.OxfordIIITPet)(_pet_factory)
+    _register(segmentation.Cityscapes)(_cityscapes_factory)
+    _register(detection.WIDERFace)(_widerface_factory)
 
 
 class _TVTensorWrapper:
@@ -179,8 +309,10 @@ def wrap_dataset_for_transforms_v2(dataset: Any, target_keys: Optional[Any] = No
     Returns:
         An object of a subclass of the dataset's class: ``VOCDetection`` targets become
         ``{"boxes": BoundingBoxes(XYXY), "labels": int64 tensor}`` (VOC's 20 classes, 0 = background),
-        ``CocoDetection`` targets a dict of lists with ``boxes`` converted from XYWH to XYXY,
-        ``VOCSegmentation`` masks a :class:`~flowvision.tv_tensors.Mask`.
+        ``CocoDetection`` targets a dict of lists with ``boxes`` converted from XYWH to XYXY, ``Kitti`` boxes and
+        labels, ``WIDERFace`` and ``CelebA`` boxes in XYXY, segmentation masks (VOC, SBD, Cityscapes, pets) a
+        :class:`~flowvision.tv_tensors.Mask`; Cityscapes instance targets ``{"masks", "labels"}`` (16-bit ids
+        become int32: the engine has no uint16).
     """
     from .vision import VisionDataset
     if not (target_keys is None or target_keys == "all" or (
@@ -195,9 +327,9 @@ def wrap_dataset_for_transforms_v2(dataset: Any, target_keys: Optional[Any] = No
     for cls in type(dataset).__mro__:
         if cls in _FACTORIES:
             factory = _FACTORIES[cls]
-            if target_keys is not None and factory not in (_voc_detection_factory, _coco_detection_factory):
-                raise ValueError(f"`target_keys` is only supported for CocoDetection and VOCDetection, "
-                                 f"but got {cls.__name__}.")
+            if target_keys is not None and factory.__name__ not in _TARGET_KEY_FACTORIES:
+                raise ValueError(f"`target_keys` is currently only supported for `CocoDetection`, `VOCDetection`, "
+                                 f"`Kitti`, and `WIDERFace`, but got {cls.__name__}.")
             break
     else:
         raise TypeError(f"No wrapper exists for dataset class {type(dataset).__name__}. Please wrap the output "
