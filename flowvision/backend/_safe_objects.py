@@ -116,6 +116,11 @@ def decode_object(node, decode, policy):
     if "O" in node:
         cls = resolve_class(node["O"], policy.get("weights_only", True))
         obj = cls.__new__(cls)
-        obj.__dict__.update(decode(node["state"]))
+        state = decode(node["state"])
+        setstate = getattr(cls, "__setstate__", None)
+        if setstate is not None:  # lets classes (nn.Module) fill in attributes newer than the file
+            setstate(obj, state)
+        else:
+            obj.__dict__.update(state)
         return obj
     return None

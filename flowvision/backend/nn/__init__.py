@@ -5,4 +5,10 @@ from .modules import Module  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from . import functional  # noqa: F401
+from . import _sampling
+
+# composed functions (no op of their own) join functional's namespace here
+for _name in ("grid_sample", "affine_grid"):
+    if not hasattr(functional, _name):
+        setattr(functional, _name, getattr(_sampling, _name))
 from . import parallel  # noqa: F401  (DistributedDataParallel loads mpi4py only when constructed)

@@ -18,3 +18,5 @@ from .transformer import (  # noqa: F401
     MultiheadAttention, TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
     Transformer,
 )
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
+from .extra import LocalResponseNorm, CosineSimilarity, PairwiseDistance, Unfold, Fold, ChannelShuffle  # noqa: F401

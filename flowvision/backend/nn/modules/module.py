@@ -113,6 +113,7 @@ class Module:
         sa(self, "_forward_hooks_with_kwargs", OrderedDict())
         sa(self, "_forward_hooks_always_called", OrderedDict())
         sa(self, "_backward_hooks", OrderedDict())
+        sa(self, "_backward_pre_hooks", OrderedDict())
         sa(self, "_state_dict_hooks", OrderedDict())
         sa(self, "_state_dict_pre_hooks", OrderedDict())
         sa(self, "_load_state_dict_pre_hooks", OrderedDict())
@@ -299,14 +300,14 @@ class Module:
         self.__dict__.update(state)
         for k in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
                   "_state_dict_pre_hooks", "_load_state_dict_post_hooks", "_state_dict_hooks",
-                  "_load_state_dict_pre_hooks", "_backward_hooks"):
+                  "_load_state_dict_pre_hooks", "_backward_hooks", "_backward_pre_hooks"):
             if k not in self.__dict__:
                 self.__dict__[k] = OrderedDict()
 
     # ------------------------------------------------------------------ calling and hooks
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or _global_forward_pre_hooks
-                or _global_forward_hooks):
+                or _global_forward_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -323,7 +324,11 @@ class Module:
                     args = res if isinstance(res, tuple) else (res,)
         called_always = set()
         try:
-            result = self.forward(*args, **kwargs)
+            if self._backward_hooks or self._backward_pre_hooks:
+                from ._backward_hooks import call_with_backward_hooks
+                result = call_with_backward_hooks(self, self.forward, args, kwargs)
+            else:
+                result = self.forward(*args, **kwargs)
         except Exception:
             for hook_id, hook in self._forward_hooks.items():
                 if hook_id in self._forward_hooks_always_called and hook_id not in called_always:
@@ -369,7 +374,22 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        raise NotImplementedError("module backward hooks are not supported; use Tensor.register_hook on outputs")
+        """``hook(module, grad_input, grad_output)`` runs when the gradients w.r.t. the module's inputs are
+        computed; it may return a replacement ``grad_input``."""
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` runs before the module's gradients are computed; it may return a
+        replacement ``grad_output``."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     register_backward_hook = register_full_backward_hook
 
