@@ -65,14 +65,14 @@ def test_mnist_family(tmp_path, name, train):
     assert repr(fv) == repr(tv)
 
 
-@pytest.mark.parametrize("split", ["byclass", "letters", "digits"])
+@pytest.mark.parametrize("split", ["byclass", "bymerge", "balanced", "letters", "digits", "mnist"])
 def test_emnist(tmp_path, split):
     make_emnist(str(tmp_path), split)
     for train in (True, False):
         assert_same_dataset(fds.EMNIST(str(tmp_path), split, train=train), tvd.EMNIST(str(tmp_path), split, train=train))
 
 
-@pytest.mark.parametrize("what", ["train", "test", "test10k", "test50k"])
+@pytest.mark.parametrize("what", ["train", "test", "test10k", "test50k", "nist"])
 @pytest.mark.parametrize("compat", [True, False])
 def test_qmnist(tmp_path, what, compat):
     make_qmnist(str(tmp_path))

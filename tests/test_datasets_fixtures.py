@@ -159,11 +159,9 @@ def make_qmnist(root, n_train=4, n_test=6, seed=RNG_SEED):
     raw = os.path.join(root, "QMNIST", "raw")
     os.makedirs(raw, exist_ok=True)
     rng = np.random.default_rng(seed)
-    for part, n in (("train", n_train), ("test", n_test)):
-        write_idx(os.path.join(raw, f"qmnist-{part}-images-idx3-ubyte"),
-                  rng.integers(0, 256, (n, 28, 28), dtype=np.uint8))
-        write_idx(os.path.join(raw, f"qmnist-{part}-labels-idx2-int"),
-                  rng.integers(0, 10, (n, 8)).astype(np.int32))
+    for part, n in (("qmnist-train", n_train), ("qmnist-test", n_test), ("xnist", n_test + 1)):
+        write_idx(os.path.join(raw, f"{part}-images-idx3-ubyte"), rng.integers(0, 256, (n, 28, 28), dtype=np.uint8))
+        write_idx(os.path.join(raw, f"{part}-labels-idx2-int"), rng.integers(0, 10, (n, 8)).astype(np.int32))
     return raw
 
 
