@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import Any, Iterator, List, Optional
 
 import numpy as np
@@ -131,6 +132,7 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_hook_handles",
                            [p.register_post_accumulate_grad_hook(self._grad_ready) for p in self._params])
         self._reset_iteration(armed=False)
+        self.last_reduce_wait_s = 0.0  # diagnostics: seconds the last backward waited for its all-reduces
         threaded = MPI.Query_thread() >= MPI.THREAD_MULTIPLE
         object.__setattr__(self, "_progress", _ProgressThread(MPI) if threaded and self.overlap else None)
 
@@ -328,9 +330,12 @@ class DistributedDataParallel(Module):
         reqs = [b.request for b in self._buckets]
         if self._used_request is not None:
             reqs.append(self._used_request)
+        t0 = time.perf_counter()
         if self._progress is not None:
             self._progress.drain(self._pg.timeout)
         wait_all(self._mpi, reqs, self._pg.timeout, "DistributedDataParallel gradient all-reduce")
+        # what backward could not hide: the step waited this long for the last all-reduces
+        self.__dict__["last_reduce_wait_s"] = time.perf_counter() - t0
         self.__dict__["_finished"] = True
         world = self._pg.size()
         globally_used = self._used if self._used is not None else None
@@ -403,8 +408,14 @@ class _ProgressThread:
                     return
                 req = self._queue.pop(0)
             try:
-                # drain() holds the deadline for a dead peer; here plain completion is enough
-                req.Wait()
+                # polling with short naps: a blocking MPI_Wait spins a core, which on a busy machine is taken
+                # from backward itself; drain() holds the deadline for a dead peer
+                nap = 0.0
+                while not req.Test():
+                    if self._stop:
+                        return
+                    time.sleep(nap)
+                    nap = min(2e-4, nap * 2 if nap else 1e-5)
             except BaseException as e:  # surfaced to the main thread by drain()
                 with self._cv:
                     self._error = e
