@@ -3,7 +3,8 @@
 Starts the server itself for each configuration (one at a time, so they never share the CPU), runs N concurrent
 asyncio clients (httpx) for a fixed time, each posting the example photo as multipart and waiting for the
 answer before sending the next, and prints one table. Configurations alternate over ``--rounds`` so machine noise
-hits both alike. An ``overload`` configuration (queue bound below the client count) checks that excess load is
+hits both alike; the server's CPU time per answered request (from /proc) is the number least affected by
+other load on a shared machine. An ``overload`` configuration (queue bound below the client count) checks that excess load is
 answered 503 + Retry-After at once, never by timeouts.
 
     python benchmarks/bench_serve.py --clients 32 --duration 30 --rounds 2
@@ -59,6 +60,13 @@ async def _load(url, clients, duration, payload):
     return out, wall
 
 
+def _cpu_seconds(pid):
+    """User + system CPU time of a process (all its threads) from /proc: robust to other load on the machine."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _batch_mean(srv):
     from prometheus_client.parser import text_string_to_metric_families
     text = httpx.get(srv.url + "/metrics").text
@@ -84,12 +92,17 @@ def main(argv=None):
         for name in names:
             cmd = ["--model", args.model, "--threads", str(args.threads), "--log-level", "warning"] + CONFIGS[name]
             with ServerProcess(cmd) as srv:
+                cpu0 = _cpu_seconds(srv.proc.pid)
                 out, wall = asyncio.run(_load(srv.url + "/v1/predict", args.clients, args.duration, payload))
-                results[name].append((out, wall, _batch_mean(srv)))
+                cpu = _cpu_seconds(srv.proc.pid) - cpu0
+                results[name].append((out, wall, _batch_mean(srv), cpu))
+                n_ok = sum(1 for c, _ in out if c == 200)
+                print(f"  {name}: {n_ok / wall:.2f} ok req/s, server CPU {1000 * cpu / max(n_ok, 1):.0f} ms per "
+                      "answered request", flush=True)
     print(f"model {args.model}, {args.clients} clients, {args.duration:g} s x {args.rounds} round(s), "
           f"server threads {args.threads}, CPUs {os.cpu_count()}")
     print(f"{'config':20s} {'ok req/s':>9s} {'p50 ms':>8s} {'p95 ms':>8s} {'p99 ms':>8s} {'mean batch':>10s} "
-          f"{'200':>6s} {'503':>6s} {'other':>6s}")
+          f"{'CPU ms/ok':>9s} {'200':>6s} {'503':>6s} {'other':>6s}")
     for name in names:
         runs = results[name]
         out = [o for r in runs for o in r[0]]
@@ -99,7 +112,7 @@ def main(argv=None):
         other = {c: sum(1 for x, _ in out if x == c) for c, _ in out if c not in (200, 503)}
         pct = np.percentile(ok, [50, 95, 99]) if len(ok) else [float("nan")] * 3
         print(f"{name:20s} {len(ok) / wall:9.2f} {pct[0]:8.1f} {pct[1]:8.1f} {pct[2]:8.1f} "
-              f"{statistics.mean(r[2] for r in runs):10.2f} {len(ok):6d} {n503:6d} {sum(other.values()):6d}"
+              f"{statistics.mean(r[2] for r in runs):10.2f} {1000 * sum(r[3] for r in runs) / max(len(ok), 1):9.0f} {len(ok):6d} {n503:6d} {sum(other.values()):6d}"
               + (f"  {other}" if other else ""))
     return 0
 
