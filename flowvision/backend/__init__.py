@@ -48,6 +48,8 @@ from ._flags import (  # noqa: F401
     get_deterministic_debug_mode,
 )
 from ._extras import *  # noqa: F401,F403  (torch top-level functions composed from the ops above)
+from . import _torch_interop
+_torch_interop.install()
 
 
 def is_tensor(obj):
