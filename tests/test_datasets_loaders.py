@@ -1,4 +1,6 @@
 """CIFAR10 and ImageFolder through flowvision's DataLoader (2 workers) and torch's, with the usual transforms."""
+import os
+
 import numpy as np
 import pytest
 
@@ -86,3 +88,42 @@ def test_torch_loader_with_flowvision_transforms(cifar_pair):
         assert x.shape[1:] == (3, 16, 16) and x.dtype == torch.float32
         seen += len(y)
     assert seen == len(ds)
+
+
+def test_worker_batches_travel_through_shared_memory(cifar_pair):
+    """Large batches go through /dev/shm (not the pipe), arrive writable and intact, and leave no files behind."""
+    import gc
+    import glob
+    from flowvision.backend.utils.data import dataloader as dl
+    if dl._make_shm_dir() is None:
+        pytest.skip("no /dev/shm on this system")
+    for d in glob.glob("/dev/shm/flowvision-loader-*"):
+        if not os.listdir(d):
+            os.rmdir(d)
+    before = set(glob.glob("/dev/shm/flowvision-loader-*"))
+    make_fv, make_tv = cifar_pair
+    tf = T.Compose([T.Resize(96), T.ToTensor()])  # 3x96x96 float32 per image: a batch is well above the threshold
+    ref = [(x.numpy().copy(), y.numpy().copy()) for x, y in DataLoader(make_fv(tf), batch_size=4, num_workers=0)]
+    seen = []
+    it = iter(DataLoader(make_fv(tf), batch_size=4, num_workers=2))
+    shm_dir = it._shm_dir
+    assert shm_dir is not None and os.path.isdir(shm_dir)
+    for x, y in it:
+        arr = x.numpy()
+        assert arr.flags.writeable
+        seen.append((arr.copy(), y.numpy().copy()))
+        arr[...] = 0  # copy-on-write: writing must not disturb anything else
+    assert len(seen) == len(ref)
+    for (a, b), (c, d) in zip(seen, ref):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, d)
+    del it, x, y, arr
+    gc.collect()
+    assert not os.path.exists(shm_dir)
+    assert set(glob.glob("/dev/shm/flowvision-loader-*")) <= before
+    big = dl._pickled((np.ones((64, 1024), np.float32), 3), 0, dl._make_shm_dir())
+    assert big.segment is not None and len(big.payload) < 4096
+    shm = os.path.dirname(big.segment)
+    out = big.load()
+    assert out[1] == 3 and out[0].sum() == 64 * 1024 and not os.listdir(shm)
+    os.rmdir(shm)

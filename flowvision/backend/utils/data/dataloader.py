@@ -6,15 +6,25 @@ exactly what ``num_workers=0`` gives. Every worker is seeded with ``base_seed + 
 ``random``, flowvision's default generator and numpy's global RNG). An exception in a worker is
 re-raised in the main process with the worker's traceback; a worker that dies (for example killed by
 a signal) raises a ``RuntimeError`` naming its pid instead of hanging.
+
+Large arrays of a batch (images) travel through shared memory instead of the result pipe: the worker
+pickles the batch with protocol 5, writes the out-of-band buffers into one file in a per-iterator
+directory under ``/dev/shm`` and sends only the small pickle; the main process maps that file
+copy-on-write, unlinks it at once and rebuilds the arrays on the mapping (what torch does with its
+shared-memory tensors). Where shared memory is unavailable the whole batch goes through the pipe.
 """
+import io
 import itertools
+import mmap
 import multiprocessing as python_mp
 import os
 import pickle
 import queue
 import random
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -31,6 +41,8 @@ __all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
 
 _POLL_S = 0.5            # how often a waiting main process checks its workers are alive
 _WORKER_POLL_S = 1.0     # how often an idle worker checks its parent is alive
+_SHM_MIN_BYTES = 1 << 16  # smaller buffers stay in the pickle: a file per tiny tensor costs more than it saves
+_SHM_ALIGN = 64
 _worker_info = None
 
 
@@ -150,7 +162,7 @@ class _InfiniteConstantSampler(Sampler):
 
 # ---------------------------------------------------------------------- worker process
 def _worker_loop(kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
-                 base_seed, init_fn, worker_id, num_workers, parent_pid):
+                 base_seed, init_fn, worker_id, num_workers, parent_pid, shm_dir=None):
     global _worker_info
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -213,16 +225,21 @@ def _worker_loop(kind, dataset, index_queue, data_queue, done_event, auto_collat
                     data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
             except Exception:  # noqa: BLE001
                 data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-        data_queue.put((epoch, idx, _pickled(data, worker_id)))
+        data_queue.put((epoch, idx, _pickled(data, worker_id, shm_dir)))
         del data, index, r
     if done_event.is_set():
         data_queue.cancel_join_thread()
         data_queue.close()
 
 
-def _pickled(data, worker_id):
+def _pickled(data, worker_id, shm_dir=None):
     """Serialise a result in the worker itself: a multiprocessing queue pickles in a background thread, where
     a failure would be printed and the result silently lost (and the main process would wait for it)."""
+    if shm_dir is not None and not isinstance(data, ExceptionWrapper):
+        try:
+            return _pickled_shared(data, shm_dir)
+        except Exception:  # noqa: BLE001 - no shared memory (full, missing) or unpicklable: the plain path decides
+            pass
     try:
         return _Pickled(ForkingPickler.dumps(data))
     except Exception:  # noqa: BLE001 - an unpicklable batch or exception type
@@ -248,14 +265,74 @@ def _picklable_exc_type(exc_type):
     return RuntimeError
 
 
-class _Pickled:
-    __slots__ = ("payload",)
+def _pickled_shared(data, shm_dir):
+    """Pickle ``data`` with its large buffers out of band, written into one new file in ``shm_dir``."""
+    buffers = []
 
-    def __init__(self, payload):
+    def out_of_band(buf):  # pickle keeps a buffer in the stream when this returns True
+        if buf.raw().nbytes < _SHM_MIN_BYTES:
+            return True
+        buffers.append(buf)
+        return False
+
+    stream = io.BytesIO()
+    pickler = pickle.Pickler(stream, protocol=5, buffer_callback=out_of_band)
+    # ForkingPickler's reducers (connections, sockets, ...); its constructor cannot take buffer_callback
+    pickler.dispatch_table = ForkingPickler._copyreg_dispatch_table.copy()
+    pickler.dispatch_table.update(ForkingPickler._extra_reducers)
+    pickler.dump(data)
+    if not buffers:
+        return _Pickled(stream.getvalue())
+    sizes = [b.raw().nbytes for b in buffers]
+    offsets, total = [], 0
+    for n in sizes:
+        offsets.append(total)
+        total += -(-n // _SHM_ALIGN) * _SHM_ALIGN
+    fd, path = tempfile.mkstemp(dir=shm_dir)
+    try:
+        os.ftruncate(fd, total)
+        with mmap.mmap(fd, total) as mm:
+            for b, off, n in zip(buffers, offsets, sizes):
+                mm[off:off + n] = b.raw()
+    except BaseException:
+        os.close(fd)
+        os.unlink(path)
+        raise
+    os.close(fd)
+    return _Pickled(stream.getvalue(), path, tuple(zip(offsets, sizes)))
+
+
+class _Pickled:
+    __slots__ = ("payload", "segment", "spans")
+
+    def __init__(self, payload, segment=None, spans=()):
         self.payload = bytes(payload)
+        self.segment = segment
+        self.spans = spans
 
     def load(self):
-        return pickle.loads(self.payload)
+        if self.segment is None:
+            return pickle.loads(self.payload)
+        fd = os.open(self.segment, os.O_RDWR)
+        try:
+            os.unlink(self.segment)  # the mapping outlives the name; the memory goes with the last array
+            size = os.fstat(fd).st_size
+            # copy-on-write: the arrays are writable without touching the shared pages
+            mm = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+        view = memoryview(mm)
+        return pickle.loads(self.payload, buffers=[view[off:off + n] for off, n in self.spans])
+
+
+def _make_shm_dir():
+    """A private directory on /dev/shm for this iterator's batches, or None where there is no /dev/shm."""
+    if not os.path.isdir("/dev/shm") or not hasattr(mmap, "MAP_PRIVATE"):
+        return None
+    try:
+        return tempfile.mkdtemp(prefix="flowvision-loader-", dir="/dev/shm")
+    except OSError:
+        return None
 
 
 # ---------------------------------------------------------------------- iterators
@@ -328,6 +405,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues = []
         self._workers = []
         self._shutdown = False
+        self._shm_dir = _make_shm_dir()
         parent = os.getpid()
         for i in range(self._num_workers):
             iq = ctx.Queue()
@@ -335,7 +413,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             w = ctx.Process(target=_worker_loop, args=(
                 self._kind, self._dataset, iq, self._worker_result_queue, self._workers_done_event,
                 self._auto_collation, self._collate_fn, self._drop_last, self._base_seed, self._worker_init_fn, i,
-                self._num_workers, parent))
+                self._num_workers, parent, self._shm_dir))
             w.daemon = True
             w.start()
             self._index_queues.append(iq)
@@ -481,6 +559,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._worker_result_queue.close()
         except Exception:  # noqa: BLE001 - best effort during interpreter shutdown
             pass
+        if getattr(self, "_shm_dir", None):
+            shutil.rmtree(self._shm_dir, ignore_errors=True)  # batches sent but never received
 
     def __del__(self):
         try:
