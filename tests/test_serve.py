@@ -185,6 +185,44 @@ def test_concurrent_requests_are_batched_and_equal_single_runs(server):
     assert _sample(after, "flowvision_request_latency_seconds_count", model=CLS) >= 2 * len(images)
 
 
+def test_batcher_in_process():
+    import asyncio
+
+    from flowvision.serve._batcher import DynamicBatcher, QueueFull, ShuttingDown
+    calls = []
+
+    def run(values):
+        calls.append(list(values))
+        time.sleep(0.05)
+        if "boom" in values:
+            raise ValueError("bad batch")
+        return [v * 2 for v in values]
+
+    async def scenario():
+        b = DynamicBatcher(run, max_batch=3, max_delay_s=0.02, max_queue=4)
+        b.start()
+        assert await asyncio.gather(*[b.submit(i) for i in range(4)]) == [0, 2, 4, 6]
+        assert calls == [[0, 1, 2], [3]]  # up to max_batch per call, in arrival order
+        futs = [b.enqueue(i) for i in range(4)]
+        with pytest.raises(QueueFull):
+            b.enqueue(99)
+        await asyncio.gather(*futs)
+        calls.clear()
+        bad = await asyncio.gather(b.submit("boom"), b.submit(5), return_exceptions=True)
+        assert isinstance(bad[0], ValueError) and isinstance(bad[1], ValueError)  # the batch failed together
+        assert await b.submit(7) == 14  # and the batcher goes on
+        with pytest.raises(asyncio.TimeoutError):  # a request that gives up is dropped from its batch
+            await asyncio.wait_for(b.submit(9), 0.001)
+        pending = [b.enqueue(i) for i in range(3)]
+        await b.close()  # drains what is queued before stopping
+        assert [f.result() for f in pending] == [0, 2, 4]
+        assert all(9 not in c for c in calls)  # the abandoned item never reached the model
+        with pytest.raises(ShuttingDown):
+            b.enqueue(1)
+
+    asyncio.run(scenario())
+
+
 # ------------------------------------------------------------------------ bad input: 4xx, the server keeps serving
 def _error(resp, status, code):
     assert resp.status_code == status, resp.text

@@ -87,37 +87,46 @@ class DynamicBatcher:
     async def _collect(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            first = await self._queue.get()
-            batch = [first]
-            deadline = loop.time() + self.max_delay_s
-            while len(batch) < self.max_batch:
-                timeout = deadline - loop.time()
-                try:
-                    batch.append(self._queue.get_nowait() if timeout <= 0 else
-                                 await asyncio.wait_for(self._queue.get(), timeout))
-                except (asyncio.QueueEmpty, asyncio.TimeoutError):
-                    break
-            batch = [it for it in batch if not it.future.done()]  # timed out or cancelled while queued
-            if not batch:
-                continue
-            self._busy += len(batch)
-            t0 = time.perf_counter()
+            batch = [await self._queue.get()]
+            self._busy += 1  # taken items count as in flight from here, so close() waits for them
             try:
-                results = await loop.run_in_executor(self._executor, self.run_batch, [it.value for it in batch])
-                if len(results) != len(batch):
-                    raise RuntimeError(f"run_batch returned {len(results)} results for {len(batch)} inputs")
-            except Exception as e:  # noqa: BLE001 -- one failed batch answers its own requests, never the loop
+                deadline = loop.time() + self.max_delay_s
+                while len(batch) < self.max_batch:
+                    timeout = deadline - loop.time()
+                    try:
+                        batch.append(self._queue.get_nowait() if timeout <= 0 else
+                                     await asyncio.wait_for(self._queue.get(), timeout))
+                    except (asyncio.QueueEmpty, asyncio.TimeoutError):
+                        break
+                    self._busy += 1
+                await self._run(loop, batch)
+            except asyncio.CancelledError:
                 for it in batch:
                     if not it.future.done():
-                        it.future.set_exception(e)
-            else:
-                for it, r in zip(batch, results):
-                    if not it.future.done():
-                        it.future.set_result(r)
+                        it.future.set_exception(ShuttingDown("the server stopped before this request ran"))
+                raise
             finally:
                 self._busy -= len(batch)
-            if self.on_batch is not None:
-                self.on_batch(len(batch), time.perf_counter() - t0)
+
+    async def _run(self, loop, batch) -> None:
+        live = [it for it in batch if not it.future.done()]  # timed out or cancelled while queued
+        if not live:
+            return
+        t0 = time.perf_counter()
+        try:
+            results = await loop.run_in_executor(self._executor, self.run_batch, [it.value for it in live])
+            if len(results) != len(live):
+                raise RuntimeError(f"run_batch returned {len(results)} results for {len(live)} inputs")
+        except Exception as e:  # noqa: BLE001 -- one failed batch answers its own requests, never the loop
+            for it in live:
+                if not it.future.done():
+                    it.future.set_exception(e)
+        else:
+            for it, r in zip(live, results):
+                if not it.future.done():
+                    it.future.set_result(r)
+        if self.on_batch is not None:
+            self.on_batch(len(live), time.perf_counter() - t0)
 
     async def close(self, drain_timeout_s: float = 30.0) -> None:
         """Refuse new items, finish the queued and running ones (up to ``drain_timeout_s``), stop."""
