@@ -5,7 +5,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -127,6 +130,48 @@ inline void need_f32(const char* fn, const char* name, const py::handle& h) {
     if (dt.kind() != 'f' || dt.itemsize() != 4)
         fail(std::string(fn) + ": '" + name + "' must be float32, got " + std::string(py::str(dt)));
 }
+
+// Dispatch on dtype: float64 if any floating input is float64, else float32.
+#define FV_DISPATCH(impl, probe, ...) \
+    (probe ? impl<double>(__VA_ARGS__) : impl<float>(__VA_ARGS__))
+
+inline std::vector<int64_t> shape_vec(const py::array& a) {
+    std::vector<int64_t> v;
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) v.push_back(a.shape(i));
+    return v;
+}
+
+inline void same_shape(const char* fn, const py::array& a, const char* an, const py::array& b, const char* bn) {
+    if (shape_vec(a) != shape_vec(b))
+        fail(std::string(fn) + ": " + an + " shape " + shp(a) + " and " + bn + " shape " + shp(b) + " differ");
+}
+
+inline std::pair<int64_t, int64_t> rows_cols(const char* fn, const py::array& x) {
+    if (x.ndim() < 1) fail(std::string(fn) + ": input must be at least 1-D, got shape " + shp(x));
+    int64_t N = x.shape(x.ndim() - 1), M = 1;
+    for (py::ssize_t i = 0; i + 1 < x.ndim(); ++i) M *= x.shape(i);
+    return {M, N};
+}
+
+// a float32 NHWC activation, C-contiguous (copied if it is not)
+inline Arr<float> nhwc_input(const char* fn, py::handle x_) {
+    need_f32(fn, "x", x_);
+    auto x = as<float>(x_, fn, "x");
+    if (x.ndim() != 4) fail(std::string(fn) + ": x must be 4-D (N, H, W, C), got shape " + shp(x));
+    return x;
+}
+
+// ---------------------------------------------------------------- family bindings (core/bind_<family>.cpp)
+void bind_gemm(py::module_& m);
+void bind_conv(py::module_& m);
+void bind_pool(py::module_& m);
+void bind_norm(py::module_& m);
+void bind_activation(py::module_& m);
+void bind_interpolate(py::module_& m);
+void bind_detection(py::module_& m);
+void bind_attention(py::module_& m);
+void bind_window(py::module_& m);
+void bind_executor(py::module_& m);
 
 // ---------------------------------------------------------------- shared with core/executor.cpp (core/module.cpp)
 // conv2d_nhwc's checks (ISA, x (N, H, W, C) against the packed weight, stride / padding / dilation) -> its params

@@ -268,7 +268,7 @@ struct TransposeStep : Step {
     }
 };
 
-// NHWC pooling: 0 max, 1 avg, 2 adaptive avg (OH, OW); the output is then viewed as out_shape
+// NHWC pooling (a PoolKind; adaptive avg to (OH, OW)); the output is then viewed as out_shape
 struct PoolStep : Step {
     int kind = 0;
     fv::PoolParams p{};
@@ -282,8 +282,8 @@ struct PoolStep : Step {
         float* y = out(r, *this, out_shape);
         if (r.dry) return;
         const auto& nk = table().nhwc;
-        if (kind == 0) nk.max_pool(xp, y, p, C);
-        else if (kind == 1) nk.avg_pool(xp, y, p, C);
+        if (kind == fv::kPoolMax) nk.max_pool(xp, y, p, C);
+        else if (kind == fv::kPoolAvg) nk.avg_pool(xp, y, p, C);
         else nk.adaptive_avg_pool(xp, y, N, p.H, p.W, C, p.OH, p.OW);
     }
 };
@@ -320,7 +320,7 @@ struct BinaryStep : Step {
     }
 };
 
-// unary: pointwise kind (Pointwise enum), or gelu (100 / 101 tanh) or silu (102)
+// unary: a Pointwise kind or a UnaryStep kind (gelu, gelu_tanh, silu)
 struct UnaryStep : Step {
     int kind = 0;
     float lo = 0, hi = 0;
@@ -333,8 +333,8 @@ struct UnaryStep : Step {
         if (r.dry) return;
         const int64_t n = numel(shape);
         const auto& k = ks<float>();
-        if (kind == 100 || kind == 101) k.gelu_forward(xp, y, n, kind == 101);
-        else if (kind == 102) k.silu_forward(xp, y, n);
+        if (kind == fv::kUnGelu || kind == fv::kUnGeluTanh) k.gelu_forward(xp, y, n, kind == fv::kUnGeluTanh);
+        else if (kind == fv::kUnSilu) k.silu_forward(xp, y, n);
         else k.pointwise(kind, xp, y, n, lo, hi);
     }
 };
@@ -921,7 +921,7 @@ struct ExecPlan {
             if (xs.size() != 4) fail("ExecPlan: pool input must be 4-D");
             s->N = xs[0];
             s->C = xs[3];
-            if (s->kind == 2) {
+            if (s->kind == fv::kPoolAdaptiveAvg) {
                 const Shape o = shape_of("output_size");
                 s->p.H = xs[1];
                 s->p.W = xs[2];

@@ -77,6 +77,27 @@ static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static inline float fsqrt(float x) { return sqrtf(x); }
 static inline double fsqrt(double x) { return sqrt(x); }
+// erf(x) = 1 - poly(t) exp(-x^2), t = 1/(1 + p|x|) (Abramowitz-Stegun 7.1.26, |err| < 1.5e-7; the approximation
+// torch's vectorised CPU erf uses), tanh through vexp, and GELU on a float vector: the standalone GELU kernel
+// (cpu/activation.cpp) and the GEMM's fused epilogue (cpu/gemm.cpp) both use these.
+static inline vec_t<float> verf(vec_t<float> x) {
+    const vec_t<float> ax = x < vsplat(0.0f) ? -x : x;
+    const vec_t<float> t = 1.0f / (1.0f + 0.3275911f * ax);
+    vec_t<float> p = vsplat(1.061405429f);
+    p = p * t - 1.453152027f;
+    p = p * t + 1.421413741f;
+    p = p * t - 0.284496736f;
+    p = p * t + 0.254829592f;
+    p = p * t;
+    const vec_t<float> r = 1.0f - p * vexp(-ax * ax);
+    return x < vsplat(0.0f) ? -r : r;
+}
+static inline vec_t<float> vtanh(vec_t<float> u) { return 1.0f - 2.0f / (vexp(2.0f * u) + 1.0f); }
+static inline vec_t<float> vgelu(vec_t<float> v, bool tanh_approx) {
+    if (tanh_approx) return 0.5f * v * (1.0f + vtanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+    return 0.5f * v * (1.0f + verf(v * 0.7071067811865476f));
+}
+
 static inline float fexp(float x) { return expf(x); }
 static inline double fexp(double x) { return exp(x); }
 static inline float flog(float x) { return logf(x); }
@@ -186,6 +207,8 @@ FV_REGISTRATION void fill_conv(KernelTable& t);
 FV_REGISTRATION void fill_pool(KernelTable& t);
 FV_REGISTRATION void fill_norm(KernelTable& t);
 FV_REGISTRATION void fill_softmax(KernelTable& t);
+FV_REGISTRATION void fill_activation(KernelTable& t);
+FV_REGISTRATION void fill_elementwise(KernelTable& t);
 FV_REGISTRATION void fill_interp(KernelTable& t);
 
 // internal GEMM used by conv: C(M,N; row stride ldc) (+)= A(M,K) B(K,N) with
@@ -195,7 +218,7 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
                   const T* B, int64_t rsb, int64_t csb, T* C, int64_t ldc, bool accumulate);
 
 // In-place GELU (erf / tanh) or SiLU over n contiguous elements, the same math as gelu_forward /
-// silu_forward (defined in softmax.cpp; serial when called inside a parallel region).
+// silu_forward (defined in activation.cpp; serial when called inside a parallel region).
 template <class T>
 void act_inplace(int act, T* p, int64_t n);
 

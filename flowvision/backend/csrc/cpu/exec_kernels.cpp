@@ -99,7 +99,7 @@ void binary_rows(const float* a, const int64_t* as, const float* b, const int64_
 
 void binary_nd(int op, const float* a, const int64_t* as, const float* b, const int64_t* bs, float* y,
                const int64_t* shape, int ndim) {
-    if (op == 0)
+    if (op == kBinAdd)
         binary_rows<0>(a, as, b, bs, y, shape, ndim);
     else
         binary_rows<1>(a, as, b, bs, y, shape, ndim);

@@ -315,30 +315,9 @@ struct TileEpilogue {
     T lo, hi;
 };
 
-// float32 GELU / SiLU on a register, so the GEMM's last store applies them with no second pass over C; exp is
-// common.h's vexp (the one softmax, attention and the standalone GELU/SiLU kernels use).
+// float32 GELU / SiLU on a register, so the GEMM's last store applies them with no second pass over C: common.h's
+// vgelu / vexp, the functions of the standalone GELU / SiLU kernels.
 typedef vec_t<float> VecF;
-// erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7), the approximation of the standalone GELU kernel
-static inline VecF erf_vec(VecF x) {
-    const VecF z = VecF{};
-    const VecF ax = x < z ? -x : x;
-    const VecF t = 1.0f / (1.0f + 0.3275911f * ax);
-    VecF p = VecF{} + 1.061405429f;
-    p = p * t - 1.453152027f;
-    p = p * t + 1.421413741f;
-    p = p * t - 0.284496736f;
-    p = p * t + 0.254829592f;
-    const VecF r = 1.0f - (p * t) * vexp(-ax * ax);
-    return x < z ? -r : r;
-}
-static inline VecF gelu_vec(VecF v, bool tanh_approx) {
-    if (tanh_approx) {
-        const VecF u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-        const VecF th = 1.0f - 2.0f / (vexp(2.0f * u) + 1.0f);
-        return 0.5f * v * (1.0f + th);
-    }
-    return 0.5f * v * (1.0f + erf_vec(v * 0.7071067811865476f));
-}
 
 // the activations tile_kernel applies in registers (the rest run once per task tile through act_inplace)
 template <class T>
@@ -358,7 +337,7 @@ __attribute__((noinline)) void act_tile(int act, T* C, int64_t ldc, int rows, in
 #pragma GCC unroll 1
             for (int j = 0; j < cols; j += W) {
                 const VecF v = vload<VecF>(c + j);
-                vstore(c + j, act == kEpSilu ? v / (1.0f + vexp(-v)) : gelu_vec(v, act == kEpGeluTanh));
+                vstore(c + j, act == kEpSilu ? v / (1.0f + vexp(-v)) : vgelu(v, act == kEpGeluTanh));
             }
         }
     }

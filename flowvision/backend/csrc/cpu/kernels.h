@@ -93,6 +93,11 @@ struct KernelSet {
 };
 
 enum Pointwise : int { kPwRelu = 0, kPwClamp = 1, kPwSigmoid = 2, kPwHardswish = 3, kPwHardsigmoid = 4 };
+// A native plan's unary step: a Pointwise kind, or one of these activations with kernels of their own.
+enum UnaryStep : int { kUnGelu = 100, kUnGeluTanh = 101, kUnSilu = 102 };
+// A native plan's pool step, and the two ops of the binary kernels.
+enum PoolKind : int { kPoolMax = 0, kPoolAvg = 1, kPoolAdaptiveAvg = 2 };
+enum BinaryOp : int { kBinAdd = 0, kBinMul = 1 };
 
 // Fused GEMM epilogues (applied after bias and residual): clamp uses lo/hi.
 enum Epilogue : int { kEpNone = 0, kEpRelu = 1, kEpRelu6 = 2, kEpGelu = 3, kEpGeluTanh = 4, kEpSilu = 5,

@@ -15,6 +15,8 @@ FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_pool(t);
     fill_norm(t);
     fill_softmax(t);
+    fill_activation(t);
+    fill_elementwise(t);
     fill_interp(t);
     fill_conv_nhwc(t);
     fill_pool_nhwc(t);

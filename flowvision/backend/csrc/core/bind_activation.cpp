@@ -1,0 +1,178 @@
+// Bindings of softmax (cpu/softmax.cpp), the activations (cpu/activation.cpp) and the elementwise binary
+// kernels (cpu/elementwise.cpp), with the enums the capture lowering reads by name.
+#include "core/bind_util.h"
+
+namespace {
+
+// ---------------------------------------------------------------- softmax, activations
+template <class T>
+py::object softmax_fwd_impl(py::handle x_, bool log) {
+    const char* fn = "softmax_forward";
+    auto x = as<T>(x_, fn, "x");
+    auto mn = rows_cols(fn, x);
+    auto y = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().softmax_forward(x.data(), y.mutable_data(), mn.first, mn.second, log);
+    }
+    return std::move(y);
+}
+
+template <class T>
+py::object softmax_bwd_impl(py::handle gy_, py::handle y_, bool log) {
+    const char* fn = "softmax_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto y = as<T>(y_, fn, "y");
+    same_shape(fn, gy, "grad_y", y, "y");
+    auto mn = rows_cols(fn, y);
+    auto gx = empty<T>(shape_vec(y));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().softmax_backward(gy.data(), y.data(), gx.mutable_data(), mn.first, mn.second, log);
+    }
+    return std::move(gx);
+}
+
+bool gelu_mode(const py::object& approx) {
+    if (approx.is_none()) return false;
+    if (py::isinstance<py::bool_>(approx)) return approx.cast<bool>();
+    std::string s = py::str(approx);
+    if (s == "none") return false;
+    if (s == "tanh") return true;
+    fail("gelu: approximate must be 'none' or 'tanh', got '" + s + "'");
+}
+
+template <class T>
+py::object gelu_fwd_impl(py::handle x_, py::object approx) {
+    auto x = as<T>(x_, "gelu_forward", "x");
+    const bool a = gelu_mode(approx);
+    auto y = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().gelu_forward(x.data(), y.mutable_data(), x.size(), a);
+    }
+    return std::move(y);
+}
+template <class T>
+py::object gelu_bwd_impl(py::handle gy_, py::handle x_, py::object approx) {
+    auto gy = as<T>(gy_, "gelu_backward", "grad_y");
+    auto x = as<T>(x_, "gelu_backward", "x");
+    same_shape("gelu_backward", gy, "grad_y", x, "x");
+    const bool a = gelu_mode(approx);
+    auto gx = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().gelu_backward(gy.data(), x.data(), gx.mutable_data(), x.size(), a);
+    }
+    return std::move(gx);
+}
+template <class T>
+py::object silu_fwd_impl(py::handle x_) {
+    auto x = as<T>(x_, "silu_forward", "x");
+    auto y = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().silu_forward(x.data(), y.mutable_data(), x.size());
+    }
+    return std::move(y);
+}
+template <class T>
+py::object silu_bwd_impl(py::handle gy_, py::handle x_) {
+    auto gy = as<T>(gy_, "silu_backward", "grad_y");
+    auto x = as<T>(x_, "silu_backward", "x");
+    same_shape("silu_backward", gy, "grad_y", x, "x");
+    auto gx = empty<T>(shape_vec(x));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().silu_backward(gy.data(), x.data(), gx.mutable_data(), x.size());
+    }
+    return std::move(gx);
+}
+
+// y = f(x) for the pointwise activations; out may be x itself (in place) or a fresh array of x's shape.
+int pointwise_kind(const std::string& k) {
+    static const char* names[] = {"relu", "clamp", "sigmoid", "hardswish", "hardsigmoid"};
+    for (int i = 0; i < 5; ++i)
+        if (k == names[i]) return i;
+    fail("pointwise: unknown kind '" + k + "' (relu, clamp, sigmoid, hardswish, hardsigmoid)");
+    return -1;
+}
+template <class T>
+py::object pointwise_impl(py::handle x_, const std::string& kind, double lo, double hi, py::object out_) {
+    const int k = pointwise_kind(kind);
+    auto x = as<T>(x_, "pointwise", "x");
+    Arr<T> y;
+    if (out_.is_none()) {
+        y = empty<T>(shape_vec(x));
+    } else {
+        if (!py::isinstance<py::array_t<T>>(out_)) fail("pointwise: out must be an array of x's dtype");
+        auto o = py::reinterpret_borrow<py::array>(out_);
+        if (!(o.flags() & py::array::c_style) || !o.writeable() || o.ndim() != x.ndim() ||
+            !std::equal(o.shape(), o.shape() + o.ndim(), x.shape()))
+            fail("pointwise: out must be a writeable C-contiguous array of x's shape, got " + shp(o) + " for x " +
+                 shp(x));
+        y = py::reinterpret_borrow<Arr<T>>(out_);
+    }
+    {
+        py::gil_scoped_release rel;
+        ks<T>().pointwise(k, x.data(), y.mutable_data(), x.size(), T(lo), T(hi));
+    }
+    return std::move(y);
+}
+
+// y = a + b or a * b with a viewed as (R, L) and b as (R, L), (R, 1) or (1, L) (b_mode 0/1/2); the caller (the
+// Add/Mul ops) has checked dtypes, contiguity and the broadcast pattern.
+template <class T>
+py::object binary_impl(py::handle a_, py::handle b_, const std::string& op, int64_t R, int64_t L, int b_mode) {
+    if (op != "add" && op != "mul") fail("binary: unknown op '" + op + "' (add, mul)");
+    if (b_mode < 0 || b_mode > 2) fail("binary: b_mode must be 0, 1 or 2");
+    auto a = as<T>(a_, "binary", "a");
+    auto b = as<T>(b_, "binary", "b");
+    const int64_t nb = b_mode == 0 ? R * L : (b_mode == 1 ? R : L);
+    if (R < 0 || L < 0 || a.size() != R * L || b.size() != nb)
+        fail("binary: a has " + std::to_string(a.size()) + " elements and b " + std::to_string(b.size()) +
+             ", expected " + std::to_string(R * L) + " and " + std::to_string(nb));
+    auto y = empty<T>(shape_vec(a));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().binary(op == "add" ? fv::kBinAdd : fv::kBinMul, a.data(), b.data(), y.mutable_data(), R, L, b_mode);
+    }
+    return std::move(y);
+}
+
+}  // namespace
+
+void bind_activation(py::module_& m) {
+    using v64 = std::vector<int64_t>;
+    using obj = py::object;
+    using hnd = py::handle;
+    py::enum_<fv::Pointwise>(m, "Pointwise", "kinds of _C.pointwise and of a native plan's unary step")
+        .value("relu", fv::kPwRelu).value("clamp", fv::kPwClamp).value("sigmoid", fv::kPwSigmoid)
+        .value("hardswish", fv::kPwHardswish).value("hardsigmoid", fv::kPwHardsigmoid);
+    py::enum_<fv::UnaryStep>(m, "UnaryStep", "a native plan's unary steps with kernels of their own")
+        .value("gelu", fv::kUnGelu).value("gelu_tanh", fv::kUnGeluTanh).value("silu", fv::kUnSilu);
+    py::enum_<fv::BinaryOp>(m, "BinaryOp", "ops of the binary kernels").value("add", fv::kBinAdd).value("mul", fv::kBinMul);
+
+    m.def("softmax_forward", [](hnd x, bool log) { return FV_DISPATCH(softmax_fwd_impl, is_f64(x), x, log); },
+          py::arg("x"), py::arg("log") = false);
+    m.def("softmax_backward", [](hnd gy, hnd y, bool log) {
+        return FV_DISPATCH(softmax_bwd_impl, is_f64(gy) || is_f64(y), gy, y, log);
+    }, py::arg("grad_y"), py::arg("y"), py::arg("log") = false);
+
+    m.def("gelu_forward", [](hnd x, obj approx) { return FV_DISPATCH(gelu_fwd_impl, is_f64(x), x, approx); },
+          py::arg("x"), py::arg("approximate") = "none");
+    m.def("gelu_backward", [](hnd gy, hnd x, obj approx) {
+        return FV_DISPATCH(gelu_bwd_impl, is_f64(gy) || is_f64(x), gy, x, approx);
+    }, py::arg("grad_y"), py::arg("x"), py::arg("approximate") = "none");
+    m.def("silu_forward", [](hnd x) { return FV_DISPATCH(silu_fwd_impl, is_f64(x), x); }, py::arg("x"));
+    m.def("binary", [](hnd a, hnd b, const std::string& op, int64_t R, int64_t L, int b_mode) {
+        return FV_DISPATCH(binary_impl, is_f64(a), a, b, op, R, L, b_mode);
+    }, py::arg("a"), py::arg("b"), py::arg("op"), py::arg("rows"), py::arg("cols"), py::arg("b_mode"),
+          "a (rows, cols) + or * b given as (rows, cols), (rows, 1) or (1, cols): threaded, vectorised");
+    m.def("pointwise", [](hnd x, const std::string& kind, double lo, double hi, obj out) {
+        return FV_DISPATCH(pointwise_impl, is_f64(x), x, kind, lo, hi, out);
+    }, py::arg("x"), py::arg("kind"), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),
+          "y = relu / clamp(lo, hi) / sigmoid / hardswish / hardsigmoid of x (out may be x: in place)");
+    m.def("silu_backward", [](hnd gy, hnd x) { return FV_DISPATCH(silu_bwd_impl, is_f64(gy) || is_f64(x), gy, x); },
+          py::arg("grad_y"), py::arg("x"));
+}
