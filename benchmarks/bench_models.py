@@ -268,14 +268,11 @@ def main():
                 if cmp_ex:
                     fns["fvc2"] = lambda: compiled_other(fx)
                 if args.compare_unpacked:
-                    import flowvision.backend.nn.functional as Fn
+                    from flowvision.backend._ops.kernel_select import reference_kernels
 
                     def run_fv_unpacked():
-                        Fn._PACKED_PATHS = False
-                        try:
+                        with reference_kernels():
                             run_fv()
-                        finally:
-                            Fn._PACKED_PATHS = True
                     fns["fv0"] = run_fv_unpacked
                 if args.onnx:
                     sess = _ort_session(ref, x, t, mdir)

@@ -1,4 +1,4 @@
-"""``flowvision.backend.compile`` (this module: _capture): the captured inference path (issue 4, item 4).
+"""``flowvision.backend.compile`` (this module: _capture): the captured inference path.
 
 ``compile(model, example_input)`` runs the model once with autograd recording forced on (the example input
 requires grad, so every primitive op goes through ``Function.apply`` instead of the no-grad fast paths) and a
@@ -7,7 +7,9 @@ its arguments and its outputs. Tensors produced by recorded ops from the input a
 value slots); every other tensor an op reads (parameters, buffers, tensors computed from them alone) is a
 *constant*, read at capture time.
 
-The recorded graph is then optimised -- dead-code elimination, BatchNorm (eval) folded into the preceding
+The passes never test op classes: they read the traits each op declares (``capture_role``, ``elementwise``,
+``activation``; see _ops/traits.py), and convolutions take the algorithm of the selector eager uses
+(_ops/kernel_select.py). The recorded graph is then optimised -- dead-code elimination, BatchNorm (eval) folded into the preceding
 convolution, bias / per-channel scale / residual add / activation fused into the packed-GEMM and conv kernels'
 epilogues, activations kept NHWC between convolutions (``_C.conv2d_nhwc``) -- and lowered to a flat list of
 pre-bound steps over value slots, each slot dropped right after its last use, conv outputs written into an arena
@@ -33,6 +35,7 @@ import numpy as np
 
 from . import _C, _dtype as D, _kernels
 from ._tensor import Tensor
+from ._ops import kernel_select as _select, traits as _traits
 from .autograd import graph as _graph
 from .autograd.graph import Context, _compute_array, _as_array, _compute_np
 from .autograd.grad_mode import enable_grad, no_grad
@@ -231,31 +234,30 @@ def eliminate_dead_code(g):
     return g
 
 
+def _role(op):
+    """The capture role a recorded op declares (_ops/traits.py), None for fused / lowered ops."""
+    return _traits.role(op.cls) if op.kind == "fn" else None
+
+
+def activation(op):
+    """The activation ``(kind, lo, hi)`` a recorded op declares for its recorded arguments, or None (also when a
+    parameter is an activation, not a constant)."""
+    if op.kind != "fn" or not op.args or any(a[0] == "v" for a in op.args[1:]):
+        return None
+    return _traits.activation(op.cls, [a[1] for a in op.args[1:]], op.kwargs)
+
+
 def _act_epilogue(op):
     """The kernel epilogue name (and clamp bounds) of a recorded activation op, or None."""
-    from .nn import functional as F
-    cls = op.cls
-    if cls is F._Relu:
-        return "relu", 0.0, 0.0
-    if cls is F._Hardtanh:
-        lo, hi = op.args[1][1], op.args[2][1]
-        return ("relu6", 0.0, 0.0) if (lo, hi) == (0.0, 6.0) else ("clamp", float(lo), float(hi))
-    if cls is F._Gelu:
-        approx = op.args[1][1] if len(op.args) > 1 else op.kwargs.get("approximate", "none")
-        return ("gelu" if approx == "none" else "gelu_tanh"), 0.0, 0.0
-    if cls is F._Silu:
-        return "silu", 0.0, 0.0
-    if cls is F._Hardswish:
-        return "hardswish", 0.0, 0.0
-    return None
+    act = activation(op)
+    return act if act is not None and act[0] != "none" and act[0] in _C.Epilogue.__members__ else None
 
 
 def _to_fused(g, op):
     """A recorded Conv2d (constant weight) or Matmul (activation @ constant 2-D matrix) as a fusable op."""
-    from .nn import functional as F
-    from ._ops import linalg as L
     a = op.args
-    if op.cls is F.Conv2d and a[0][0] == "v" and a[1][0] == "c" and a[2][0] == "c":
+    role = _role(op)
+    if role == "conv2d" and a[0][0] == "v" and a[1][0] == "c" and a[2][0] == "c":
         x_dt = g.meta[a[0][1]][1]
         w = np.asarray(a[1][1])
         if x_dt not in (np.float32, np.float64) or w.dtype != x_dt or len(g.meta[a[0][1]][0]) != 4:
@@ -264,7 +266,7 @@ def _to_fused(g, op):
         return _Op("conv", None, None, None, list(op.outs), dict(
             x=a[0][1], w=w, b=b, stride=tuple(a[3][1]), padding=tuple(a[4][1]), dilation=tuple(a[5][1]),
             groups=int(a[6][1]), ep="none", lo=0.0, hi=0.0, res=None, w_folded=False), op.index)
-    if op.cls is L.Matmul and a[0][0] == "v" and a[1][0] == "c" and a[0][2] is None:
+    if role == "matmul" and a[0][0] == "v" and a[1][0] == "c" and a[0][2] is None:
         x_shape, x_dt = g.meta[a[0][1]]
         w = np.asarray(a[1][1])
         if w.ndim != 2 or len(x_shape) < 2 or x_dt not in (np.float32, np.float64) or w.dtype != x_dt:
@@ -276,22 +278,20 @@ def _to_fused(g, op):
 
 def _conv_takes_epilogue(g, op, ep):
     """Whether the lowering of fused op ``op`` can apply epilogue ``ep`` / a residual inside its kernel."""
-    if op.kind == "linear" or _conv_is_gemm(g, op) or _conv_nhwc_ok(op):
+    if op.kind == "linear" or _conv_algo(g, op) != "im2col":
         return True
     return ep in ("residual", "relu", "relu6", "clamp")  # NCHW conv2d_forward: applied in place, no new buffer
 
 
-def _conv_is_gemm(g, op):
+def _conv_algo(g, op):
+    """The shared selector's algorithm for fused conv ``op`` in a plan (activations may stay NHWC)."""
     a = op.attrs
-    return a["w"].shape[2:] == (1, 1) and a["padding"] == (0, 0) and a["groups"] == 1
+    return _select.conv_algorithm(g.meta[a["x"]][0], a["w"].shape, a["padding"], a["groups"], a["w"].dtype,
+                                  nhwc_activations=True)
 
 
 def _nhwc_kernels():
-    return hasattr(_C, "conv2d_nhwc")
-
-
-def _conv_nhwc_ok(op):
-    return _nhwc_kernels() and op.attrs["w"].dtype == np.float32
+    return _select.nhwc_kernels()
 
 
 def _per_channel(c, n_out, fused_kind, out_ndim):
@@ -330,15 +330,14 @@ def _add_bias(op, shift):
 
 def _try_absorb(g, p, c, v):
     """Fold consumer ``c`` (the only reader of ``p``'s output slot ``v``) into fused op ``p``; True if done."""
-    from .nn import functional as F
-    from ._ops import elementwise as E
     a = p.attrs
     out_shape, out_dt = g.meta[v]
     if c.kind != "fn" or len(c.outs) != 1 or g.meta[c.outs[0]][1] != out_dt:
         return False
     clean = a["ep"] == "none" and a["res"] is None
     n_out = _n_out(p)
-    if c.cls is F.BatchNormEval and p.kind == "conv" and clean and c.args[0] == ("v", v, None):
+    role = _role(c)
+    if role == "batch_norm_eval" and p.kind == "conv" and clean and c.args[0] == ("v", v, None):
         rm, rv, w, b, eps = (x[1] for x in c.args[1:6])
         if any(x is not None and np.asarray(x).shape != (n_out,) for x in (rm, rv, w, b)):
             return False
@@ -348,21 +347,21 @@ def _try_absorb(g, p, c, v):
         _scale_out_channels(p, scale)
         _add_bias(p, shift)
         return True
-    if c.cls in (E.Add, E.Mul) and len(c.args) == 2 and c.kwargs.get("alpha", 1) == 1:
+    if role in ("add", "mul") and len(c.args) == 2 and c.kwargs.get("alpha", 1) == 1:
         mine = [i for i, x in enumerate(c.args) if x[0] == "v" and x[1] == v]
         if len(mine) != 1 or c.args[mine[0]][2] is not None:
             return False
         other = c.args[1 - mine[0]]
         if other[0] == "c" and clean:
             vec = _per_channel(other[1], n_out, p.kind, len(out_shape))
-            if vec is None or (c.cls is E.Add and g.meta[c.outs[0]][0] != out_shape):
+            if vec is None or (role == "add" and g.meta[c.outs[0]][0] != out_shape):
                 return False
-            if c.cls is E.Add:
+            if role == "add":
                 _add_bias(p, vec)
             else:
                 _scale_out_channels(p, vec)
             return True
-        if (other[0] == "v" and c.cls is E.Add and clean and other[2] is None and g.meta[other[1]] == g.meta[v]
+        if (other[0] == "v" and role == "add" and clean and other[2] is None and g.meta[other[1]] == g.meta[v]
                 and _conv_takes_epilogue(g, p, "residual")):
             a["res"] = other[1]
             return True
@@ -378,8 +377,7 @@ def _fold_through_permute(g, p, perm, uses, outputs):
     """Linear -> permute(0, 3, 1, 2) -> multiply / add by a per-channel constant (ConvNeXt's channels-last MLP
     then layer scale ``gamma``): fold the constant into the Linear's weight / bias. The caller then drops the
     multiply / add op (the permute produces its output slot)."""
-    from ._ops import shape as S, elementwise as E
-    if (p.kind != "linear" or perm.kind != "fn" or perm.cls is not S.Permute or tuple(perm.args[1][1]) != (0, 3, 1, 2)
+    if (p.kind != "linear" or _role(perm) != "permute" or tuple(perm.args[1][1]) != (0, 3, 1, 2)
             or p.attrs["ep"] != "none" or p.attrs["res"] is not None):
         return False
     u = perm.outs[0]
@@ -387,7 +385,7 @@ def _fold_through_permute(g, p, perm, uses, outputs):
     if u in outputs or len(readers) != 1:
         return False
     c = readers[0]
-    if c.kind != "fn" or c.cls not in (E.Add, E.Mul) or len(c.args) != 2 or c.kwargs.get("alpha", 1) != 1:
+    if _role(c) not in ("add", "mul") or len(c.args) != 2 or c.kwargs.get("alpha", 1) != 1:
         return False
     mine = [i for i, x in enumerate(c.args) if x == ("v", u, None)]
     if len(mine) != 1 or c.args[1 - mine[0]][0] != "c" or g.meta[c.outs[0]] != g.meta[u]:
@@ -395,7 +393,7 @@ def _fold_through_permute(g, p, perm, uses, outputs):
     vec = _per_channel(c.args[1 - mine[0]][1], _n_out(p), "conv", 4)  # per channel of the NCHW (permuted) value
     if vec is None:
         return False
-    if c.cls is E.Add:
+    if _role(c) == "add":
         _add_bias(p, vec)
     else:
         _scale_out_channels(p, vec)
@@ -446,15 +444,6 @@ _NHWC_TO_NCHW = (0, 3, 1, 2)
 _PHYS_POS = (0, 3, 1, 2)  # NCHW logical dim -> its position in the NHWC array
 
 
-def _elementwise_classes():
-    from .nn import functional as F
-    from ._ops import elementwise as E
-    unary = ("sigmoid", "tanh", "exp", "neg", "abs", "sqrt", "rsqrt", "erf", "reciprocal", "square")
-    return ({E.Add, E.Sub, E.Mul, E.Div, E.Maximum, F._Relu, F._Hardtanh, F._LeakyRelu, F._Elu, F._Mish,
-             F._Hardswish, F._Hardsigmoid, F._Softplus, F._Gelu, F._Silu}
-            | {getattr(E, u).Function for u in unary if hasattr(getattr(E, u, None), "Function")})
-
-
 def _transposer(perm, kernel):
     fast = getattr(_C, kernel, None)
 
@@ -484,11 +473,8 @@ def to_nhwc(g):
     pooling and channel concatenation; convert to NCHW only where another op reads them (flatten, reshape,
     permute, unknown ops) and back where a convolution reads an NCHW value. Slot meta stays the logical NCHW
     shape; ``g.nhwc`` holds the slots stored NHWC."""
-    from .nn import functional as F
-    from ._ops import shape as S, reduce as R
     if not _nhwc_kernels():
         return g
-    elementwise = _elementwise_classes()
     nhwc = set()
     to_n, to_p = {}, {}
     ops = []
@@ -526,7 +512,7 @@ def to_nhwc(g):
     for op in g.ops:
         if op.kind == "conv":
             a = op.attrs
-            if _conv_nhwc_ok(op) and float32_4d(a["x"]):
+            if _conv_algo(g, op) == "nhwc_direct" and float32_4d(a["x"]):
                 a = dict(a, x=as_nhwc(a["x"]), res=None if a["res"] is None else as_nhwc(a["res"]), nhwc=True)
                 nhwc.add(op.outs[0])
             else:
@@ -540,9 +526,9 @@ def to_nhwc(g):
             continue
         acts = [a[1] for a in op.args if a[0] == "v"]
         x = op.args[0][1] if op.args and op.args[0][0] == "v" else None
-        cls = op.cls
+        cls, role = op.cls, _role(op)
         any_nhwc = any(s in nhwc for s in acts)
-        if cls in elementwise and any_nhwc and all(float32_4d(s) for s in acts) and len(op.outs) == 1 \
+        if _traits.is_elementwise(cls) and any_nhwc and all(float32_4d(s) for s in acts) and len(op.outs) == 1 \
                 and len(g.meta[op.outs[0]][0]) == 4 and all(
                     not isinstance(a[1], np.ndarray) or a[1].ndim <= 4 for a in op.args if a[0] == "c"):
             args = [("v", as_nhwc(a[1]), a[2]) if a[0] == "v" else ("c", _const_nhwc(a[1])) for a in op.args]
@@ -551,31 +537,31 @@ def to_nhwc(g):
             continue
         if x is not None and x in nhwc and len(acts) == 1:
             y = op.outs[0]
-            if cls is S.Permute and tuple(op.args[1][1]) == _NCHW_TO_NHWC:
+            if role == "permute" and tuple(op.args[1][1]) == _NCHW_TO_NHWC:
                 # the NHWC array *is* the permuted tensor: no data movement
                 ops.append(_call("nhwc_as_permuted", [x], [y], lambda: lambda v: v, op.index))
                 continue
-            if cls is F.MaxPool2d and not any(r for r in readers.get(op.outs[1], [])) and op.outs[1] not in outputs:
+            if role == "max_pool2d" and not any(r for r in readers.get(op.outs[1], [])) and op.outs[1] not in outputs:
                 k, st, p, d, ceil = (a[1] for a in op.args[1:6])
                 ops.append(_call("max_pool2d_nhwc", [x], [y], lambda k=k, st=st, p=p, d=d, ceil=ceil: (
                     lambda v: _C.max_pool2d_nhwc(v, k, st, p, d, ceil)), op.index,
                     dict(kernel=k, stride=st, padding=p, dilation=d, ceil_mode=ceil)))
                 nhwc.add(y)
                 continue
-            if cls is F.AvgPool2d and not op.args[6][1]:
+            if role == "avg_pool2d" and not op.args[6][1]:
                 k, st, p, ceil, cip = (a[1] for a in op.args[1:6])
                 ops.append(_call("avg_pool2d_nhwc", [x], [y], lambda k=k, st=st, p=p, ceil=ceil, cip=cip: (
                     lambda v: _C.avg_pool2d_nhwc(v, k, st, p, ceil, cip)), op.index,
                     dict(kernel=k, stride=st, padding=p, ceil_mode=ceil, count_include_pad=cip)))
                 nhwc.add(y)
                 continue
-            if cls is F.AdaptiveAvgPool2d:
+            if role == "adaptive_avg_pool2d":
                 o = tuple(op.args[1][1])
                 ops.append(_call("adaptive_avg_pool2d_nhwc", [x], [y], lambda o=o: (
                     lambda v: _C.adaptive_avg_pool2d_nhwc(v, o)), op.index, dict(output_size=o)))
                 nhwc.add(y)
                 continue
-            if cls is R.Mean and op.args[0][2] is None and op.args[1][1] is not None:
+            if role == "mean" and op.args[0][2] is None and op.args[1][1] is not None:
                 dims, keep = tuple(d % 4 for d in op.args[1][1]), op.args[2][1]
                 pdims = tuple(sorted(_PHYS_POS[d] for d in dims))
                 rest = [_PHYS_POS[d] for d in range(4) if d not in dims]
@@ -594,7 +580,7 @@ def to_nhwc(g):
                     if keep:
                         nhwc.add(y)
                     continue
-            if cls is F.BatchNormEval:
+            if role == "batch_norm_eval":
                 rm, rv, w, b, eps = (a[1] for a in op.args[1:6])
                 inv = 1.0 / np.sqrt(np.asarray(rv, np.float64) + eps)
                 scale = inv * (1.0 if w is None else np.asarray(w, np.float64))
@@ -610,13 +596,13 @@ def to_nhwc(g):
                 ops.append(_call("batch_norm_nhwc", [x], [y], make, op.index))
                 nhwc.add(y)
                 continue
-        if cls is S.Cat and any_nhwc and op.kwargs.get("dim") in (1, -3) and all(float32_4d(s) for s in acts) \
+        if role == "cat" and any_nhwc and op.kwargs.get("dim") in (1, -3) and all(float32_4d(s) for s in acts) \
                 and all(a[0] == "v" and a[2] is None for a in op.args):
             args = [("v", as_nhwc(a[1]), None) for a in op.args]
             ops.append(_Op("fn", cls, args, dict(op.kwargs, dim=3), op.outs, index=op.index))
             nhwc.add(op.outs[0])
             continue
-        if cls is S.Permute and x is not None and tuple(op.args[1][1]) == _NHWC_TO_NCHW and len(g.meta[x][0]) == 4 \
+        if role == "permute" and x is not None and tuple(op.args[1][1]) == _NHWC_TO_NCHW and len(g.meta[x][0]) == 4 \
                 and g.meta[x][1] == np.float32:
             # an NHWC tensor made NCHW by a permute (ConvNeXt's channels-last blocks): keep the data as it is
             y = op.outs[0]
@@ -646,7 +632,6 @@ def _fuse_channels_last_residual(g, ops, nhwc):
     """Linear (channels-last) -> permute back to NCHW (zero-copy: ``permuted_as_nhwc``) -> add an NHWC shortcut
     (ConvNeXt blocks): the shortcut's NHWC array has the Linear output's (N, H, W, C) layout, so the add becomes
     the GEMM's residual epilogue."""
-    from ._ops import elementwise as E
     outputs = _output_slots(g)
     readers, producer = _readers_and_producers(ops)
     where = {id(op): i for i, op in enumerate(ops)}
@@ -659,7 +644,7 @@ def _fuse_channels_last_residual(g, ops, nhwc):
                 or a in outputs or b in outputs or len(readers.get(a, [])) != 1 or len(readers.get(b, [])) != 1):
             continue
         add = readers[b][0]
-        if add.kind != "fn" or add.cls is not E.Add or len(add.args) != 2 or add.kwargs.get("alpha", 1) != 1:
+        if _role(add) != "add" or len(add.args) != 2 or add.kwargs.get("alpha", 1) != 1:
             continue
         other = [x for x in add.args if x != ("v", b, None)]
         if len(other) != 1 or other[0][0] != "v" or other[0][2] is not None or other[0][1] not in nhwc \
@@ -680,13 +665,10 @@ _FRESH_READER_CALLS = ("global_avg_pool_nhwc", "adaptive_avg_pool2d_nhwc", "max_
 
 def _gate_kind(op):
     """"sigmoid" / "hardsigmoid" when ``op`` is that recorded activation of one activation input, else None."""
-    from .nn import functional as F
-    from ._ops import elementwise as E
     if op.kind != "fn" or len(op.args) != 1 or op.args[0][0] != "v" or op.args[0][2] is not None:
         return None
-    if op.cls is getattr(getattr(E, "sigmoid", None), "Function", None):
-        return "sigmoid"
-    return "hardsigmoid" if op.cls is F._Hardsigmoid else None
+    act = activation(op)
+    return act[0] if act is not None and act[0] in ("sigmoid", "hardsigmoid") else None
 
 
 def _fuse_channel_gate(g, ops, nhwc):
@@ -696,7 +678,6 @@ def _fuse_channel_gate(g, ops, nhwc):
     reads after the multiply and no other reader keeps a view of (the SE block's own pool reads it first)."""
     if not hasattr(_C, "channel_gate_nhwc"):
         return ops
-    from ._ops import elementwise as E
     outputs = _output_slots(g)
     readers, producer = _readers_and_producers(ops)
     where = {id(op): i for i, op in enumerate(ops)}
@@ -705,7 +686,7 @@ def _fuse_channel_gate(g, ops, nhwc):
         return tuple(g.meta[s][0]) == tuple(shape) and g.meta[s][1] == np.float32
 
     for mul in list(ops):
-        if (mul.kind != "fn" or mul.cls is not E.Mul or len(mul.args) != 2 or mul.kwargs
+        if (_role(mul) != "mul" or len(mul.args) != 2 or mul.kwargs
                 or any(a[0] != "v" or a[2] is not None for a in mul.args)):
             continue
         y = mul.outs[0]
@@ -820,7 +801,7 @@ def _lower_conv(g, op, out=None):
         return run
     out_shape = g.meta[op.outs[0]][0]  # float64 (or no NHWC kernels): NCHW
     n, o, oh, ow = out_shape
-    if _conv_is_gemm(g, op):
+    if _conv_algo(g, op) == "gemm_1x1":
         sh, sw = a["stride"]
         strided = (sh, sw) != (1, 1)
         c = w.shape[1]
@@ -931,8 +912,7 @@ def plan_buffers(g, last, outputs, sizes, fresh):
 def plan_arena(g, last, outputs):
     """The Python executor's arena: preallocated outputs for the NHWC convolutions (the kernel writes into
     ``out=``); convolutions, GEMMs and elementwise ops always return fresh arrays (see plan_buffers)."""
-    elementwise = _elementwise_classes()
-    fresh = {id(op) for op in g.ops if op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in elementwise)
+    fresh = {id(op) for op in g.ops if op.kind in ("conv", "linear") or (op.kind == "fn" and _traits.is_elementwise(op.cls))
              or (op.kind == "call" and op.attrs["label"] == "channel_gate" and not op.attrs["params"]["in_place"])}
     sizes = {id(op): int(np.prod(g.meta[op.outs[0]][0])) for op in g.ops if op.kind == "conv" and op.attrs.get("nhwc")}
     assigned, buf_sizes = plan_buffers(g, last, outputs, sizes, fresh)
@@ -1201,14 +1181,10 @@ class CompiledModule:
         return None
 
     def _eager_arrays(self, x_arr, dtype):
-        from .nn import functional as F
         # the reference run takes eager's unpacked kernels: its packed-weight caches would otherwise keep a
         # second packed copy of every weight alive next to the plan's (folded) ones
-        packed, F._PACKED_PATHS = F._PACKED_PATHS, False
-        try:
+        with _select.reference_kernels():
             out = self.model(Tensor._wrap(np.array(x_arr, copy=True), dtype))
-        finally:
-            F._PACKED_PATHS = packed
         outs, _ = _flatten_output(out)
         return [np.array(_compute_array(o)) for o in outs]
 

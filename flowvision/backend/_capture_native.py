@@ -1,4 +1,4 @@
-"""The native plan executor's lowering (issue 4, item 4): a captured, optimised float32 graph (flowvision/backend/
+"""The native plan executor's lowering: a captured, optimised float32 graph (flowvision/backend/
 _capture.py) becomes the step list of a ``_C.ExecPlan`` (csrc/core/executor.cpp), which runs the whole plan in C++
 with the GIL released.
 
@@ -7,6 +7,9 @@ Every op whose computation has a C++ form becomes a native step that calls the s
 GEMM) or does exact data movement (views as stride changes; copies, cat, roll and broadcast add / mul in
 cpu/exec_kernels.cpp), so a native plan computes what the Python executor computes, bit for bit. Anything else is
 a Python step: the executor re-acquires the GIL and calls the op's Python closure on numpy wrappers of its inputs.
+Which step an op becomes is read from the traits it declares (``capture_role``, ``activation``: _ops/traits.py);
+the step and kernel codes come from the C++ enums bound in ``_C`` (``Pointwise``, ``UnaryStep``, ``PoolKind``,
+``BinaryOp``).
 
 Memory: outputs of native compute steps go to buffers planned by liveness (``_capture.plan_buffers``, the planner
 the Python executor uses for its convolution outputs), allocated once per plan; values the plan returns get per-call
@@ -18,6 +21,7 @@ import numpy as np
 
 from . import _C
 from . import _capture as CP
+from ._ops import traits as _traits
 
 __all__ = ["build", "NotNative"]
 
@@ -26,8 +30,9 @@ class NotNative(Exception):
     """The plan cannot use the native executor at all (the message says why); the Python executor runs it."""
 
 
-_POINTWISE = {"relu": 0, "clamp": 1, "sigmoid": 2, "hardswish": 3, "hardsigmoid": 4}
-_GELU, _GELU_TANH, _SILU = 100, 101, 102
+# activation name -> kernel code of a native unary step, read from the C++ enums
+_POINTWISE = {name: int(v) for name, v in _C.Pointwise.__members__.items()}
+_UNARY_STEP = {name: int(v) for name, v in _C.UnaryStep.__members__.items()}
 # step kinds whose output is a new contiguous array (arena-planned); the view kinds alias their input
 _COMPUTE = {"conv", "linear", "transpose", "pool", "binary", "unary", "layer_norm", "softmax", "matmul", "cat", "roll",
             "window", "mean"}
@@ -101,9 +106,7 @@ def _slice_spec(index, shape):
 
 class _Lowering:
     def __init__(self, g):
-        from .nn import functional as F
-        from ._ops import elementwise as E, shape as S, linalg as L
-        self.g, self.F, self.E, self.S, self.L = g, F, E, S, L
+        self.g = g
         self.layout = {0: _contig(_phys_shape(g, 0))}  # slot -> element strides when known at build time
 
     def f32(self, s):
@@ -147,7 +150,8 @@ class _Lowering:
             return "reshape", dict(mode=3, out_shape=list(_phys_shape(g, y)))
         if label in ("max_pool2d_nhwc", "avg_pool2d_nhwc"):
             k, st = list(prm["kernel"]), list(prm["stride"] or [])
-            return "pool", dict(pool=0 if label.startswith("max") else 1, in_shape=xs, kernel=k, stride=st,
+            pool = _C.PoolKind.max if label.startswith("max") else _C.PoolKind.avg
+            return "pool", dict(pool=int(pool), in_shape=xs, kernel=k, stride=st,
                                 padding=list(prm["padding"]), dilation=list(prm.get("dilation", (1, 1))),
                                 ceil_mode=bool(prm["ceil_mode"]), count_include_pad=bool(prm.get("count_include_pad", True)),
                                 out_shape=list(_phys_shape(g, y)))
@@ -161,17 +165,16 @@ class _Lowering:
             o = (o, o) if isinstance(o, int) else tuple(o)
             if len(o) != 2 or not all(_is_int(v) for v in o):
                 return None
-            return "pool", dict(pool=2, in_shape=xs, output_size=list(o),
+            return "pool", dict(pool=int(_C.PoolKind.adaptive_avg), in_shape=xs, output_size=list(o),
                                 out_shape=list(prm.get("out_shape", _phys_shape(g, y))))
         return None
 
     def fn_spec(self, op):
-        g, F, E, S, L = self.g, self.F, self.E, self.S, self.L
-        from ._ops import reduce as R
-        cls, args, y = op.cls, op.args, op.outs[0]
+        g, args, y = self.g, op.args, op.outs[0]
+        role = _traits.role(op.cls)
         ys = list(_phys_shape(g, y))
         acts = [x[1] for x in args if x[0] == "v"]
-        if cls is S.View:
+        if role == "view":
             x = args[0][1]
             lay = self.layout.get(x)
             if lay is not None:
@@ -180,14 +183,14 @@ class _Lowering:
                 except ValueError:
                     return "reshape", dict(mode=2, out_shape=ys)  # needs a copy: a compute step
             return "reshape", dict(mode=1, out_shape=ys)
-        if cls is S.Permute:
+        if role == "permute":
             return "permute", dict(perm=[int(d) for d in args[1][1]])
-        if cls is S.Slice:
+        if role == "slice":
             sp = _slice_spec(args[1][1], _phys_shape(g, args[0][1]))
             if sp is None or [d[3] for d in sp[0]] != ys:
                 return None
             return "slice", dict(dims=[list(d) for d in sp[0]], fixed=[list(f) for f in sp[1]])
-        if cls is S.Cat:
+        if role == "cat":
             pieces, consts, k = [], [], 0
             for x in args:
                 if x[0] == "v":
@@ -199,7 +202,7 @@ class _Lowering:
                 else:
                     return None
             return "cat", dict(dim=int(op.kwargs["dim"]) % len(ys), out_shape=ys, pieces=pieces, consts=consts)
-        if cls is S.Roll:
+        if role == "roll":
             shifts, dims = args[1][1], args[2][1]
             shifts = (shifts,) if _is_int(shifts) else tuple(shifts)
             dims = (dims,) if _is_int(dims) else tuple(dims)
@@ -210,7 +213,7 @@ class _Lowering:
                 d = int(d) % len(ys)
                 total[d] = total.get(d, 0) + int(sh)
             return "roll", dict(shifts=list(total.values()), dims=list(total.keys()))
-        if cls in (E.Add, E.Mul) and len(args) == 2 and op.kwargs.get("alpha", 1) == 1 and acts:
+        if role in ("add", "mul") and len(args) == 2 and op.kwargs.get("alpha", 1) == 1 and acts:
             const_pos = -1
             c = None
             for k, x in enumerate(args):
@@ -219,11 +222,12 @@ class _Lowering:
                     if not isinstance(c, np.ndarray) or c.dtype != np.float32 or c.ndim > len(ys):
                         return None
                     const_pos, c = k, np.ascontiguousarray(c)
-            return "binary", dict(op=0 if cls is E.Add else 1, const_pos=const_pos, const=c, out_shape=ys)
+            op_kind = _C.BinaryOp.add if role == "add" else _C.BinaryOp.mul
+            return "binary", dict(op=int(op_kind), const_pos=const_pos, const=c, out_shape=ys)
         unary = self.unary_kind(op)
         if unary is not None:
             return "unary", dict(unary=unary[0], lo=unary[1], hi=unary[2])
-        if cls is F.LayerNorm:
+        if role == "layer_norm":
             w, b, nshape, eps = (x[1] for x in args[1:5])
             if any(x[0] == "v" for x in args[1:]):
                 return None
@@ -233,12 +237,12 @@ class _Lowering:
             w = None if w is None else np.ascontiguousarray(np.asarray(w).reshape(-1), np.float32)
             b = None if b is None else np.ascontiguousarray(np.asarray(b).reshape(-1), np.float32)
             return "layer_norm", dict(n=n, eps=float(eps), weight=w, bias=b)
-        if cls is F._Softmax:
+        if role == "softmax":
             dim, log = args[1][1], args[2][1]
             if len(ys) == 0 or int(dim) % len(ys) != len(ys) - 1:
                 return None  # the Python step moves the axis first
             return "softmax", dict(log=bool(log))
-        if cls is R.Mean and args[1][1] and len(args) == 3:
+        if role == "mean" and args[1][1] and len(args) == 3:
             x = args[0][1]
             xs = _phys_shape(g, x)
             dims = sorted({int(d) % len(xs) for d in args[1][1]})
@@ -247,28 +251,20 @@ class _Lowering:
             if dims[-1] == len(xs) - 1 or self.layout.get(x) != _contig(xs) or 0 in xs:
                 return None
             return "mean", dict(reduced=[d in dims for d in range(len(xs))], out_shape=ys)
-        native = self.attention_or_window(op, ys)
+        native = self.attention_or_window(op, role, ys)
         if native is not None:
             return native
-        if cls is L.Matmul and len(acts) == 2 and len(args) == 2:
+        if role == "matmul" and len(acts) == 2 and len(args) == 2:
             if min(len(_phys_shape(g, s)) for s in acts) < 2:
                 return None
             return "matmul", {}
         return None
 
-    def attention_or_window(self, op, ys):
-        """The fused attention (ATT's _ops/attention.py) and Swin window (SWIN's _ops/window.py) Functions."""
-        import importlib
-        g, cls, args = self.g, op.cls, op.args
-        try:
-            A = importlib.import_module("flowvision.backend._ops.attention")
-        except ImportError:
-            A = None
-        try:
-            W = importlib.import_module("flowvision.backend._ops.window")
-        except ImportError:
-            W = None
-        if A is not None and cls is getattr(A, "ScaledDotProductAttention", None) and hasattr(_C, "sdpa"):
+    def attention_or_window(self, op, role, ys):
+        """The fused attention (_ops/attention.py) and Swin window (_ops/window.py) ops."""
+        g, args = self.g, op.args
+        if role == "sdpa" and hasattr(_C, "sdpa"):
+            from ._ops import attention as A
             if len(args) < 3 or any(x[0] != "v" for x in args[:3]) or (len(args) > 3 and args[3][0] == "v"):
                 return None
             extra = [x[1] for x in args[4:]]
@@ -283,7 +279,7 @@ class _Lowering:
             if m is not None and (m.ndim < 2 or m.ndim > 6 or causal):
                 return None
             return "sdpa", dict(scale=float(scale), causal=bool(causal), mask=m)
-        if W is not None and cls is getattr(W, "WindowPartition", None):
+        if role == "window_partition":
             x = args[0][1]
             xs = _phys_shape(g, x)
             if len(xs) != 4 or any(a[0] == "v" for a in args[1:]):
@@ -291,7 +287,7 @@ class _Lowering:
             ws, sh = args[1][1], args[2][1]
             return "window", dict(reverse=False, map_shape=list(xs), window_size=_pair(ws), shift=_pair(sh),
                                   out_shape=ys)
-        if W is not None and cls is getattr(W, "WindowReverse", None):
+        if role == "window_reverse":
             if len(args) != 5 or any(a[0] == "v" for a in args[2:]) or len(ys) != 4:
                 return None
             ws, sh = args[2][1], args[3][1]
@@ -299,27 +295,18 @@ class _Lowering:
         return None
 
     def unary_kind(self, op):
-        F, E, cls, args = self.F, self.E, op.cls, op.args
-        if len(op.inputs()) != 1 or args[0][0] != "v":
+        """(kernel kind, lo, hi) of a native unary step for an op declaring an activation the C++ kernels run
+        (a ``_C.Pointwise`` or ``_C.UnaryStep`` kind), or None."""
+        if len(op.inputs()) != 1 or op.args[0][0] != "v":
             return None
-        if cls is F._Relu:
-            return _POINTWISE["relu"], 0.0, 0.0
-        if cls is F._Hardtanh:
-            return _POINTWISE["clamp"], float(args[1][1]), float(args[2][1])
-        if cls is F._Hardswish:
-            return _POINTWISE["hardswish"], 0.0, 0.0
-        if cls is F._Hardsigmoid:
-            return _POINTWISE["hardsigmoid"], 0.0, 0.0
-        if cls is getattr(getattr(E, "sigmoid", None), "Function", None):
-            return _POINTWISE["sigmoid"], 0.0, 0.0
-        if cls is F._Silu:
-            return _SILU, 0.0, 0.0
-        if cls is F._Gelu:
-            approx = args[1][1] if len(args) > 1 else op.kwargs.get("approximate", "none")
-            if approx not in ("none", "tanh"):
-                return None
-            return (_GELU if approx == "none" else _GELU_TANH), 0.0, 0.0
-        return None
+        act = CP.activation(op)
+        if act is None:
+            return None
+        kind, lo, hi = act
+        if kind == "relu6":
+            kind, lo, hi = "clamp", 0.0, 6.0
+        code = _POINTWISE.get(kind, _UNARY_STEP.get(kind))
+        return None if code is None else (code, float(lo), float(hi))
 
     def track_layout(self, op, kind, params):
         """The output's strides when the build can know them (a compute step: contiguous; a view of a known
@@ -377,14 +364,13 @@ def build(g):
         kind, params = sp if sp is not None else (None, None)
         low.track_layout(op, kind, params)
         specs.append((kind, params))
-    elementwise = CP._elementwise_classes()
     fresh, sizes = set(), {}
     for op, (kind, params) in zip(g.ops, specs):
         if kind in _COMPUTE or kind in _COMPUTE_STRIDED or (kind == "reshape" and params["mode"] == 2) or (
                 kind == "channel_gate" and not params["in_place"]):
             fresh.add(id(op))
             sizes[id(op)] = int(np.prod(_phys_shape(g, op.outs[0])))
-        elif kind is None and (op.kind in ("conv", "linear") or (op.kind == "fn" and op.cls in elementwise)):
+        elif kind is None and (op.kind in ("conv", "linear") or (op.kind == "fn" and _traits.is_elementwise(op.cls))):
             fresh.add(id(op))  # a Python step returning a new array
     assigned, buf_sizes = CP.plan_buffers(g, last, outputs, sizes, fresh)
     out_slots = [o[1] for o in g.outputs if o[0] == "v"]

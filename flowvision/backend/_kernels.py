@@ -120,7 +120,7 @@ def conv1x1_packed(x, w, b=None, epilogue="none", residual=None, out=None):
     return out if out is not None else y.reshape(n, pk.M, h, wd)
 
 
-# ------------------------------------------------------------------ NHWC direct convolution (issue 4)
+# ------------------------------------------------------------------ NHWC direct convolution
 def packed_conv(w, groups=1):
     """float32 conv weight *tensor* w (O, C/groups, KH, KW) packed once per version for `_C.conv2d_nhwc` (the same
     cache and invalidation rules as packed_weight; the key also holds `groups`)."""

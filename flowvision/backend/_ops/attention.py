@@ -42,6 +42,7 @@ def _row_contiguous(x):
 
 class ScaledDotProductAttention(Function):
     """forward(q, k, v, mask, scale=, is_causal=): mask is an additive float or a bool (True = attend) array."""
+    capture_role = "sdpa"
 
     @staticmethod
     def forward(ctx, q, k, v, mask, scale=None, is_causal=False):

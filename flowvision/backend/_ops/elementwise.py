@@ -5,6 +5,7 @@ from .. import _C, _dtype as D
 from .._kernels import FLOAT_DTYPES
 from .._tensor import Tensor
 from ..autograd.graph import Function
+from . import traits as _traits
 from ._util import broadcast_shapes, check_operand, float_result, shape_of, unbroadcast, is_scalar
 
 _SQRT_PI_2 = 2.0 / np.sqrt(np.pi)
@@ -63,6 +64,8 @@ def _threaded_add_mul(a, b, op):
 
 
 class Add(Function):
+    capture_role = "add"
+    elementwise = True
     scalar_operands = 2
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -81,6 +84,7 @@ class Add(Function):
 
 
 class Sub(Function):
+    elementwise = True
     scalar_operands = 2
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -98,6 +102,8 @@ class Sub(Function):
 
 
 class Mul(Function):
+    capture_role = "mul"
+    elementwise = True
     scalar_operands = 2
     @staticmethod
     def forward(ctx, a, b):
@@ -118,6 +124,7 @@ class Mul(Function):
 
 
 class Div(Function):
+    elementwise = True
     scalar_operands = 2
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -190,6 +197,7 @@ class Pow(Function):
 
 
 class Maximum(Function):
+    elementwise = True
     scalar_operands = 2
     @staticmethod
     def forward(ctx, a, b, minimum=False):
@@ -317,8 +325,9 @@ def _finish(result, out):
 
 
 # ------------------------------------------------------------------ unary math
-def _unary_op(name, fwd, bwd, saves="x", float_only=True, keep_int=False):
-    """Build a Function for y = fwd(x) with dy/dx from bwd(x, y, g)."""
+def _unary_op(name, fwd, bwd, saves="x", float_only=True, keep_int=False, **traits):
+    """Build a Function for y = fwd(x) with dy/dx from bwd(x, y, g); ``traits``: its capture traits
+    (_ops/traits.py)."""
 
     def forward(ctx, x):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -331,7 +340,7 @@ def _unary_op(name, fwd, bwd, saves="x", float_only=True, keep_int=False):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return (bwd(v, g),)
 
-    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward), **traits})
 
     def op(input):
         check_operand(input, name.lower())
@@ -441,8 +450,8 @@ def _sigmoid(x):
     return out
 
 
-neg = _unary_op("Neg", np.negative, lambda x, g: -g, keep_int=True)
-abs = _unary_op("Abs", np.abs, lambda x, g: g * np.sign(x), keep_int=True)  # noqa: A001
+neg = _unary_op("Neg", np.negative, lambda x, g: -g, keep_int=True, elementwise=True)
+abs = _unary_op("Abs", np.abs, lambda x, g: g * np.sign(x), keep_int=True, elementwise=True)  # noqa: A001
 def _sign(x):
     if x.dtype.kind == "f":  # torch: sign(nan) == 0
         return ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype))
@@ -450,15 +459,16 @@ def _sign(x):
 
 
 sign = _unary_op("Sign", _sign, lambda x, g: np.zeros_like(g), keep_int=True)
-exp = _unary_op("Exp", np.exp, lambda y, g: g * y, saves="y")
+exp = _unary_op("Exp", np.exp, lambda y, g: g * y, saves="y", elementwise=True)
 exp2 = _unary_op("Exp2", np.exp2, lambda y, g: g * y * np.log(2.0).astype(y.dtype), saves="y")
 expm1 = _unary_op("Expm1", np.expm1, lambda y, g: g * (y + 1), saves="y")
 log = _unary_op("Log", np.log, lambda x, g: g / x)
 log2 = _unary_op("Log2", np.log2, lambda x, g: g / (x * np.log(2.0).astype(x.dtype)))
 log10 = _unary_op("Log10", np.log10, lambda x, g: g / (x * np.log(10.0).astype(x.dtype)))
 log1p = _unary_op("Log1p", np.log1p, lambda x, g: g / (x + 1))
-sqrt = _unary_op("Sqrt", np.sqrt, lambda y, g: g / (2 * y), saves="y")
-rsqrt = _unary_op("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda y, g: -0.5 * g * y * y * y, saves="y")
+sqrt = _unary_op("Sqrt", np.sqrt, lambda y, g: g / (2 * y), saves="y", elementwise=True)
+rsqrt = _unary_op("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda y, g: -0.5 * g * y * y * y, saves="y",
+                  elementwise=True)
 sin = _unary_op("Sin", np.sin, lambda x, g: g * np.cos(x))
 cos = _unary_op("Cos", np.cos, lambda x, g: -g * np.sin(x))
 tan = _unary_op("Tan", np.tan, lambda y, g: g * (1 + y * y), saves="y")
@@ -467,14 +477,15 @@ acos = _unary_op("Acos", np.arccos, lambda x, g: -g / np.sqrt(1 - x * x))
 atan = _unary_op("Atan", np.arctan, lambda x, g: g / (1 + x * x))
 sinh = _unary_op("Sinh", np.sinh, lambda x, g: g * np.cosh(x))
 cosh = _unary_op("Cosh", np.cosh, lambda x, g: g * np.sinh(x))
-tanh = _unary_op("Tanh", np.tanh, lambda y, g: g * (1 - y * y), saves="y")
-sigmoid = _unary_op("Sigmoid", _sigmoid, lambda y, g: g * y * (1 - y), saves="y")
-erf = _unary_op("Erf", _cody_erf, lambda x, g: g * (_SQRT_PI_2 * np.exp(-x * x)).astype(x.dtype))
+tanh = _unary_op("Tanh", np.tanh, lambda y, g: g * (1 - y * y), saves="y", elementwise=True)
+sigmoid = _unary_op("Sigmoid", _sigmoid, lambda y, g: g * y * (1 - y), saves="y", elementwise=True,
+                    activation=_traits.fixed("sigmoid"))
+erf = _unary_op("Erf", _cody_erf, lambda x, g: g * (_SQRT_PI_2 * np.exp(-x * x)).astype(x.dtype), elementwise=True)
 erfc = _unary_op("Erfc", lambda x: 1 - _cody_erf(x), lambda x, g: -g * (_SQRT_PI_2 * np.exp(-x * x)).astype(x.dtype))
 erfinv = _unary_op("Erfinv", lambda x: _erfinv(x).astype(x.dtype),
                    lambda y, g: g * (np.sqrt(np.pi) / 2 * np.exp(y * y)).astype(y.dtype), saves="y")
-reciprocal = _unary_op("Reciprocal", lambda x: 1.0 / x, lambda y, g: -g * y * y, saves="y")
-square = _unary_op("Square", np.square, lambda x, g: 2 * g * x, keep_int=True)
+reciprocal = _unary_op("Reciprocal", lambda x: 1.0 / x, lambda y, g: -g * y * y, saves="y", elementwise=True)
+square = _unary_op("Square", np.square, lambda x, g: 2 * g * x, keep_int=True, elementwise=True)
 floor = _unary_op("Floor", np.floor, lambda x, g: np.zeros_like(g), keep_int=True)
 ceil = _unary_op("Ceil", np.ceil, lambda x, g: np.zeros_like(g), keep_int=True)
 trunc = _unary_op("Trunc", np.trunc, lambda x, g: np.zeros_like(g), keep_int=True)

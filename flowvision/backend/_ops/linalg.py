@@ -14,6 +14,8 @@ def _bmm_arrays(a, b):
 
 
 class Matmul(Function):
+    capture_role = "matmul"
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)

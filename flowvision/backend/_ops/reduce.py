@@ -62,6 +62,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 
 
 class Mean(Function):
+    capture_role = "mean"
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.args = (x.shape, dims, keepdim)

@@ -35,6 +35,7 @@ def _infer_shape(shape, numel, src_shape):
 
 # ------------------------------------------------------------------ views
 class View(Function):
+    capture_role = "view"
     is_view = True
 
     @staticmethod
@@ -95,6 +96,7 @@ def unflatten(input, dim, sizes):
 
 
 class Permute(Function):
+    capture_role = "permute"
     is_view = True
 
     @staticmethod
@@ -248,6 +250,7 @@ def clone(input, *, memory_format=None):
 
 class Slice(Function):
     """Basic indexing (ints, slices, None, Ellipsis): a view."""
+    capture_role = "slice"
     is_view = True
 
     @staticmethod
@@ -336,6 +339,8 @@ def unbind(input, dim=0):
 
 
 class Cat(Function):
+    capture_role = "cat"
+
     @staticmethod
     def forward(ctx, *xs, dim):
         ctx.sizes = [x.shape[dim] for x in xs]
@@ -424,6 +429,8 @@ def flipud(input):
 
 
 class Roll(Function):
+    capture_role = "roll"
+
     @staticmethod
     def forward(ctx, x, shifts, dims):
         ctx.args = (shifts, dims)

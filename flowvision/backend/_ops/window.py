@@ -16,6 +16,8 @@ def _kernel_array(a):
 
 
 class WindowPartition(Function):
+    capture_role = "window_partition"
+
     @staticmethod
     def forward(ctx, x, window_size, shift):
         ctx.args = (window_size, shift, x.shape[1:3])
@@ -29,6 +31,8 @@ class WindowPartition(Function):
 
 
 class WindowReverse(Function):
+    capture_role = "window_reverse"
+
     @staticmethod
     def forward(ctx, windows, shortcut, window_size, shift, size):
         ctx.args = (window_size, shift)

@@ -13,7 +13,8 @@ from .._kernels import FLOAT_DTYPES
 from .._tensor import Tensor
 from ..autograd.graph import Function
 from ..autograd.grad_mode import no_grad
-from .._ops import elementwise as E, shape as S, reduce as R, linalg as L
+from .._ops import elementwise as E, shape as S, reduce as R, linalg as L, traits as _traits
+from .._ops import kernel_select as _select
 from .._ops._util import wrap_dim
 from ..random import _rng
 
@@ -86,6 +87,8 @@ def _batchify(x, want, name):
 
 # ------------------------------------------------------------------ convolution
 class Conv2d(Function):
+    capture_role = "conv2d"
+
     @staticmethod
     def forward(ctx, x, w, b, stride, padding, dilation, groups):
         xk, wk = _kin(x), _kin(w)
@@ -148,16 +151,18 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             raise RuntimeError(f"Calculated padded input size per channel: ({x.shape[2] + 2 * padding[0]} x "
                                f"{x.shape[3] + 2 * padding[1]}). Kernel size: ({k_eff[0]} x {k_eff[1]}). Kernel size "
                                "can't be greater than actual input size")
-    if (weight.shape[2] == 1 and weight.shape[3] == 1 and padding == (0, 0) and groups == 1
-            and _linear_fast_ok(x, weight, bias, conv=True)):
-        # inference: 1x1 conv as a GEMM with the weight packed once, bias fused; a strided 1x1 conv reads the
-        # subsampled input (one compact copy, like oneDNN's "reduce to unit stride")
+    algo = "im2col"
+    if _linear_fast_ok(x, weight, bias, conv=True):  # inference: the packed-weight algorithms may run
+        algo = _select.conv_algorithm(x.shape, weight.shape, padding, int(groups), x._data.dtype)
+    if algo == "gemm_1x1":
+        # 1x1 conv as a GEMM with the weight packed once, bias fused; a strided 1x1 conv reads the subsampled
+        # input (one compact copy, like oneDNN's "reduce to unit stride")
         from .. import _kernels
         xa = x._data if stride == (1, 1) else x._data[:, :, ::stride[0], ::stride[1]]
         y = Tensor._wrap(_kernels.conv1x1_packed(xa, weight, None if bias is None else bias._data), x._dtype)
-    elif _direct_conv_ok(x, weight, groups) and _linear_fast_ok(x, weight, bias, conv=True):
-        # inference: KxK / grouped / depthwise conv with the NHWC direct kernel (weights packed once, bias fused),
-        # transposed in and out (see docs/architecture.md, "KxK convolution")
+    elif algo == "nhwc_direct":
+        # KxK / grouped / depthwise conv with the NHWC direct kernel (weights packed once, bias fused), transposed
+        # in and out (see docs/architecture.md, "KxK convolution")
         from .. import _kernels
         y = Tensor._wrap(_kernels.conv2d_nchw_direct(x._data, weight, None if bias is None else bias._data, stride,
                                                      padding, dilation, int(groups)), x._dtype)
@@ -167,17 +172,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _direct_conv_ok(x, w, groups):
-    """float32 convs that the NHWC direct kernel runs faster than im2col + GEMM with the two layout transposes
-    included (measured per shape with benchmarks/bench_conv.py): not groups of odd widths (other than 1, 2, 4, 8
-    or >= 16 channels per group the OC block would be mostly padding), and not cheap convs (< 200 FLOPs per
-    output element: depthwise, 3-channel 3x3) on large maps, where the transposes cost more than the kernel
-    saves."""
-    if x._data.dtype != np.float32 or not hasattr(_C, "conv2d_nhwc"):
-        return False
-    ocg, icg = w.shape[0] // groups, w.shape[1]
-    if groups > 1 and not (ocg == icg and ocg in (1, 2, 4, 8)) and ocg < 16:
-        return False
-    return 2 * icg * w.shape[2] * w.shape[3] >= 200 or x.shape[2] * x.shape[3] <= 64 * 64
+    """Whether eager would run an inference conv of these operands with the NHWC direct kernel (unless it is a
+    1x1 GEMM): the shared selector's rule (_ops/kernel_select.py)."""
+    return _select.eager_direct_ok(x.shape, w.shape, int(groups), x._data.dtype)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -287,13 +284,10 @@ def linear(input, weight, bias=None):
     return out + bias if bias is not None else out
 
 
-_PACKED_PATHS = True  # benchmarks/bench_models.py --compare-unpacked switches this off for a before/after run
-
-
 def _linear_fast_ok(x, w, b, conv=False):
     """Inference path of linear / 1x1 conv (no autograd recorded): the weight packed once, bias fused."""
     from ..autograd.grad_mode import is_grad_enabled
-    if not _PACKED_PATHS:
+    if not _select.packed_allowed():
         return False
     if is_grad_enabled() and (x.requires_grad or w.requires_grad or (b is not None and b.requires_grad)):
         return False
@@ -331,6 +325,8 @@ def _check_pool(x, k, s, p, d, name):
 
 
 class MaxPool2d(Function):
+    capture_role = "max_pool2d"
+
     @staticmethod
     def forward(ctx, x, k, s, p, d, ceil_mode):
         xk = _kin(x)
@@ -370,6 +366,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 class AvgPool2d(Function):
+    capture_role = "avg_pool2d"
+
     @staticmethod
     def forward(ctx, x, k, s, p, ceil_mode, cip, div):
         ctx.args = (x.shape, k, s, p, ceil_mode, cip, div)
@@ -411,6 +409,8 @@ def _adaptive_size(x, output_size):
 
 
 class AdaptiveAvgPool2d(Function):
+    capture_role = "adaptive_avg_pool2d"
+
     @staticmethod
     def forward(ctx, x, o):
         ctx.shape = x.shape
@@ -485,6 +485,8 @@ class BatchNormTrain(Function):
 
 
 class BatchNormEval(Function):
+    capture_role = "batch_norm_eval"
+
     @staticmethod
     def forward(ctx, x, rm, rv, w, b, eps):
         x3 = _kin(x).reshape(x.shape[0], x.shape[1], -1)
@@ -539,6 +541,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 class LayerNorm(Function):
+    capture_role = "layer_norm"
+
     @staticmethod
     def forward(ctx, x, w, b, nshape, eps):
         n = int(np.prod(nshape)) if nshape else 1
@@ -692,7 +696,9 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 # ------------------------------------------------------------------ activations
-def _act(name, fwd, bwd, saves="x"):
+def _act(name, fwd, bwd, saves="x", **traits):
+    """An elementwise activation op: y = fwd(x, *params), dx = bwd(x or y, g, *params); ``traits`` are the
+    capture traits it declares (see _ops/traits.py)."""
     def forward(ctx, x, *params):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             y = fwd(x, *params)
@@ -705,7 +711,8 @@ def _act(name, fwd, bwd, saves="x"):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return (bwd(v, g, *ctx.params).astype(g.dtype, copy=False),) + (None,) * len(ctx.params)
 
-    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+                                    "elementwise": True, **traits})
 
 
 def _sigmoid_np(x):
@@ -726,9 +733,9 @@ def _pointwise(kind, x, fallback, lo=0.0, hi=0.0):
 
 
 _Relu = _act("Relu", lambda x: _pointwise("relu", x, lambda a: np.maximum(a, 0)), lambda y, g: g * (y > 0),
-             saves="y")
+             saves="y", activation=_traits.fixed("relu"))
 _Hardtanh = _act("Hardtanh", lambda x, lo, hi: _pointwise("clamp", x, lambda a: np.clip(a, lo, hi), lo, hi),
-                 lambda x, g, lo, hi: g * ((x > lo) & (x < hi)))
+                 lambda x, g, lo, hi: g * ((x > lo) & (x < hi)), activation=staticmethod(_traits.clamp))
 _LeakyRelu = _act("LeakyRelu", lambda x, s: np.where(x > 0, x, x * s), lambda x, g, s: np.where(x > 0, g, g * s))
 _Elu = _act("Elu", lambda x, a, sc, isc: np.where(x > 0, x * sc, a * sc * np.expm1(x * isc)),
             lambda x, g, a, sc, isc: np.where(x > 0, g * sc, g * a * sc * isc * np.exp(x * isc)))
@@ -736,9 +743,11 @@ _Mish = _act("Mish", lambda x: x * np.tanh(_softplus_np(x, 1.0, 20.0)),
              lambda x, g: g * (np.tanh(_softplus_np(x, 1.0, 20.0)) + x * _sigmoid_np(x) *
                                (1 - np.tanh(_softplus_np(x, 1.0, 20.0)) ** 2)))
 _Hardswish = _act("Hardswish", lambda x: _pointwise("hardswish", x, lambda a: a * np.clip(a + 3, 0, 6) / 6),
-                  lambda x, g: g * np.where(x <= -3, 0, np.where(x >= 3, 1, (2 * x + 3) / 6)))  # torch's ties
+                  lambda x, g: g * np.where(x <= -3, 0, np.where(x >= 3, 1, (2 * x + 3) / 6)),  # torch's ties
+                  activation=_traits.fixed("hardswish"))
 _Hardsigmoid = _act("Hardsigmoid", lambda x: _pointwise("hardsigmoid", x, lambda a: np.clip(a + 3, 0, 6) / 6),
-                    lambda x, g: g * np.where((x > -3) & (x < 3), 1.0 / 6, 0))
+                    lambda x, g: g * np.where((x > -3) & (x < 3), 1.0 / 6, 0),
+                    activation=_traits.fixed("hardsigmoid"))
 _Softplus = _act("Softplus", _softplus_np,
                  lambda x, g, beta, th: g * np.where(x * beta > th, 1.0, _sigmoid_np(x * beta)))
 _LogSigmoid = _act("LogSigmoid", lambda x: -_softplus_np(-x, 1.0, 20.0), lambda x, g: g * _sigmoid_np(-x))
@@ -747,6 +756,9 @@ _Threshold = _act("Threshold", lambda x, th, v: np.where(x > th, x, v), lambda x
 
 
 class _Gelu(Function):
+    elementwise = True
+    activation = staticmethod(_traits.gelu)
+
     @staticmethod
     def forward(ctx, x, approximate):
         xk = _kin(x)
@@ -761,6 +773,9 @@ class _Gelu(Function):
 
 
 class _Silu(Function):
+    elementwise = True
+    activation = _traits.fixed("silu")
+
     @staticmethod
     def forward(ctx, x):
         xk = _kin(x)
@@ -903,6 +918,8 @@ def glu(input, dim=-1):
 
 # ------------------------------------------------------------------ softmax
 class _Softmax(Function):
+    capture_role = "softmax"
+
     @staticmethod
     def forward(ctx, x, dim, log):
         moved = np.moveaxis(x, dim, -1)

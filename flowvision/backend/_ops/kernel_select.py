@@ -1,0 +1,85 @@
+"""The CPU algorithm choice for convolution and linear layers, shared by eager (``nn.functional``) and the
+captured path (``_capture``), so both take the same kernel for the same shape.
+
+Convolution algorithms:
+
+``"gemm_1x1"``
+    a 1x1, unpadded, ungrouped convolution as one GEMM with the weight packed once (a strided one reads the
+    subsampled input).
+``"nhwc_direct"``
+    the direct NHWC kernel (``_C.conv2d_nhwc``, weights packed once, epilogues fused): always in a captured plan,
+    which keeps activations NHWC between convolutions; in eager, where each call pays an NCHW -> NHWC -> NCHW
+    transpose pair, only for the shapes where the kernel still wins (measured with benchmarks/bench_conv.py).
+``"im2col"``
+    the general NCHW kernel (``_C.conv2d_forward``: im2col + GEMM), the one autograd's ``Conv2d`` op runs.
+
+Eager takes the packed-weight algorithms only for inference calls (no gradient recorded); ``reference_kernels()``
+turns them off for the calling thread, so a reference run (``compile``'s validation, a before/after benchmark)
+uses the unpacked kernels and leaves no packed weight copies behind.
+"""
+import contextlib
+import contextvars
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from .. import _C
+
+_REFERENCE = contextvars.ContextVar("flowvision_reference_kernels", default=False)
+
+
+@contextlib.contextmanager
+def reference_kernels() -> Iterator[None]:
+    """Within the block (this thread / task only), eager conv2d / linear use the unpacked reference kernels."""
+    token = _REFERENCE.set(True)
+    try:
+        yield
+    finally:
+        _REFERENCE.reset(token)
+
+
+def packed_allowed() -> bool:
+    """Whether eager may use the packed-weight kernels (False inside ``reference_kernels()``)."""
+    return not _REFERENCE.get()
+
+
+def nhwc_kernels() -> bool:
+    """Whether this build has the NHWC direct convolution kernels."""
+    return hasattr(_C, "conv2d_nhwc")
+
+
+def eager_direct_ok(x_shape: Sequence[int], w_shape: Sequence[int], groups: int, dtype) -> bool:
+    """Eager's rule for the direct kernel with its two layout transposes: float32, and not groups of odd widths (other than 1,
+    2, 4, 8 or >= 16 channels per group the OC block would be mostly padding), and not cheap convs (< 200 FLOPs per
+    output element: depthwise, 3-channel 3x3) on large maps, where the transposes cost more than the kernel
+    saves."""
+    if np.dtype(dtype) != np.float32 or not nhwc_kernels():
+        return False
+    ocg, icg = w_shape[0] // groups, w_shape[1]
+    if groups > 1 and not (ocg == icg and ocg in (1, 2, 4, 8)) and ocg < 16:
+        return False
+    return 2 * icg * w_shape[2] * w_shape[3] >= 200 or x_shape[2] * x_shape[3] <= 64 * 64
+
+
+def conv_algorithm(x_shape: Sequence[int], w_shape: Sequence[int], padding: Sequence[int], groups: int,
+                   dtype, *, nhwc_activations: bool = False) -> str:
+    """The convolution algorithm for these shapes.
+
+    Args:
+        x_shape: the (N, C, H, W) input shape.
+        w_shape: the (O, C / groups, KH, KW) weight shape.
+        padding: (ph, pw).
+        groups: channel groups.
+        dtype: the activations' numpy dtype (float32 / float64 have compiled kernels).
+        nhwc_activations: the activations are (or may be kept) channels-last, as in a captured plan.
+
+    Returns:
+        ``"gemm_1x1"``, ``"nhwc_direct"`` or ``"im2col"`` (see the module docstring).
+    """
+    if nhwc_activations and np.dtype(dtype) == np.float32 and nhwc_kernels():
+        return "nhwc_direct"
+    if tuple(w_shape[2:]) == (1, 1) and tuple(padding) == (0, 0) and groups == 1:
+        return "gemm_1x1"
+    if not nhwc_activations and eager_direct_ok(x_shape, w_shape, groups, dtype):
+        return "nhwc_direct"
+    return "im2col"
