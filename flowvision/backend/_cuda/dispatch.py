@@ -173,7 +173,8 @@ def cuda_apply(cls, args, _dtype, kwargs):
     if not _cuda_operand(args):
         return NotImplemented
     T = _tensor_cls()
-    twin = TABLE.get(cls) or TABLE.get(cls.__name__)
+    # an op declared outside the engine (flowvision.ops) carries its CUDA kernel as ``cuda_kernel``
+    twin = TABLE.get(cls) or TABLE.get(cls.__name__) or getattr(cls, "cuda_kernel", None)
     if twin is None:
         raise NotImplementedError(f"{cls.__name__} is not implemented for CUDA tensors yet; move the tensor to the "
                                   "CPU with .cpu() for this op")

@@ -1,5 +1,4 @@
-"""CUDA twins of the nn.functional ops (conv, pooling, norms, softmax, activations, interpolate,
-roi_align) and the functions that the CPU code's hooks call for CUDA inputs (linear, batch_norm)."""
+"""CUDA twins of the nn.functional ops (conv, pooling, norms, softmax, activations, interpolate) and the functions that the CPU code's hooks call for CUDA inputs (linear, batch_norm)."""
 import numpy as np
 
 from .. import _dtype as D
@@ -359,34 +358,6 @@ class Interpolate:
 
 
 # ------------------------------------------------------------------------------- detection ops
-def _register_detection():
-    from ...ops.roi_align import _RoIAlign
-
-    @register(_RoIAlign)
-    class RoIAlign:
-        @staticmethod
-        def forward(ctx, x, rois, output_size, spatial_scale, sampling_ratio, aligned):
-            rois = A.ensure(rois, x.dtype)
-            ctx.save_for_backward(rois)
-            ctx.args = (list(x.shape), float(spatial_scale), int(sampling_ratio), bool(aligned))
-            return C().roi_align_forward(x, rois, int(output_size[0]), int(output_size[1]), float(spatial_scale),
-                                         int(sampling_ratio), bool(aligned))
-
-        @staticmethod
-        def backward(ctx, g):
-            (rois,) = ctx.saved
-            shape, scale, sampling, aligned = ctx.args
-            if not ctx.needs_input_grad[0]:
-                return (None,) * 6
-            return (C().roi_align_backward(_f32(g), _f32(rois), shape, scale, sampling, aligned),) + (None,) * 5
-
-
-try:
-    _register_detection()
-except ImportError:  # flowvision.ops not importable in a stripped-down install: roi_align stays CPU-only
-    pass
-
-
 def nms(boxes, scores, iou_threshold):
     """Greedy NMS of CUDA tensors (IoU bitmask on the device); returns int64 indices by decreasing score."""
     keep = C().nms(_f32(boxes.detach()._data), _f32(scores.detach()._data), float(iou_threshold))
