@@ -12,6 +12,10 @@ after round in this one process, two pipelines over it:
 
 Each worker process runs its kernels on one thread (torch and flowvision alike). Prints images/s per round,
 the median of each, and the flowvision / torchvision ratio.
+
+``--transport`` replaces the folder by in-memory datasets returning a fixed 3x224x224 float32 tensor per
+sample (no decoding, no transforms): what is left is the loaders' own cost of collating and moving batches
+from the workers to the main process.
 """
 import argparse
 import os
@@ -71,6 +75,30 @@ def torchvision_loader(root, batch, workers):
                                        num_workers=workers, worker_init_fn=_one_thread_worker)
 
 
+def transport_loaders(n, batch, workers):
+    """Loaders over datasets of ready-made tensors: only collation and worker-to-main transport remain."""
+    import torch
+    import flowvision.backend as fb
+    from flowvision.backend.utils.data import DataLoader, Dataset
+
+    class FvTensors(Dataset):
+        def __len__(self):
+            return n
+
+        def __getitem__(self, i):
+            return fb.from_numpy(np.full((3, 224, 224), i, np.float32)), i
+
+    class TorchTensors(torch.utils.data.Dataset):
+        def __len__(self):
+            return n
+
+        def __getitem__(self, i):
+            return torch.full((3, 224, 224), float(i)), i
+
+    return {"flowvision": DataLoader(FvTensors(), batch_size=batch, num_workers=workers),
+            "torchvision": torch.utils.data.DataLoader(TorchTensors(), batch_size=batch, num_workers=workers)}
+
+
 def run_epoch(loader):
     t0 = time.perf_counter()
     n = 0
@@ -85,14 +113,18 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--transport", action="store_true", help="ready-made tensors: loader transport only")
     args = ap.parse_args()
     import torch
     torch.set_num_threads(1)
     root = tempfile.mkdtemp(prefix="fv-bench-imagefolder-")
     try:
-        make_folder(root, args.images)
-        loaders = {"flowvision": flowvision_loader(root, args.batch, args.workers),
-                   "torchvision": torchvision_loader(root, args.batch, args.workers)}
+        if args.transport:
+            loaders = transport_loaders(args.images, args.batch, args.workers)
+        else:
+            make_folder(root, args.images)
+            loaders = {"flowvision": flowvision_loader(root, args.batch, args.workers),
+                       "torchvision": torchvision_loader(root, args.batch, args.workers)}
         for loader in loaders.values():  # warm-up: imports and page cache
             run_epoch(loader)
         rates = {k: [] for k in loaders}
@@ -101,8 +133,9 @@ def main():
                 rates[name].append(run_epoch(loader))
             print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} img/s" for k, v in rates.items()), flush=True)
         med = {k: statistics.median(v) for k, v in rates.items()}
-        print(f"\n{args.images} JPEGs 500x375, batch {args.batch}, num_workers={args.workers}, "
-              f"{os.cpu_count()} CPUs visible")
+        what = "ready-made 3x224x224 tensors" if args.transport else "JPEGs 500x375"
+        print(f"\n{args.images} {what}, batch {args.batch}, num_workers={args.workers}, "
+              f"{os.cpu_count()} CPUs visible, load average {os.getloadavg()[0]:.1f}")
         for k, v in med.items():
             print(f"  {k:12s} median {v:7.1f} img/s  (rounds: {', '.join(f'{x:.1f}' for x in rates[k])})")
         print(f"  flowvision / torchvision = {med['flowvision'] / med['torchvision']:.2f}")

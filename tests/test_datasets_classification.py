@@ -254,3 +254,19 @@ def test_fakedata():
     with pytest.raises(IndexError):
         ds[4]
     assert repr(ds) == repr(tv)
+
+
+def test_image_folder_with_io_loader(tmp_path):
+    """``loader=flowvision.io.read_image`` gives torchvision's ``loader=torchvision.io.read_image`` tensors."""
+    import flowvision.io
+    import torchvision.io
+    make_image_folder(str(tmp_path), per_class=2)
+    png_jpg = lambda p: p.endswith((".png", ".jpg"))  # noqa: E731 - torchvision.io reads no BMP
+    fv = fds.ImageFolder(str(tmp_path), loader=flowvision.io.read_image, is_valid_file=png_jpg)
+    tv = tvd.ImageFolder(str(tmp_path), loader=torchvision.io.read_image, is_valid_file=png_jpg)
+    assert len(fv) == len(tv)
+    for i in range(len(tv)):
+        (a, t), (b, u) = fv[i], tv[i]
+        assert t == u and tuple(a.shape) == tuple(b.shape)
+        if not fv.samples[i][0].endswith(".jpg"):  # JPEG decoders may differ by rounding; lossless must match
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
