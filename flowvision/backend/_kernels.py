@@ -66,7 +66,10 @@ def packed_weight(w, kind="linear"):
     key = (id(w), kind)
     isa = _C.cpu_isa()
     e = _PACKED.get(key)
-    if e is not None and e[0]() is w and e[1] is w._data and e[2] == w._version[0] and e[3] == isa:
+    # a tensor in shared memory also counts updates made by other processes (multiprocessing._shared)
+    shared = getattr(w._version, "shared", None)
+    version = (w._version[0], shared()) if shared is not None else w._version[0]
+    if e is not None and e[0]() is w and e[1] is w._data and e[2] == version and e[3] == isa:
         return e[4]
     if kind == "linear":
         pk = _C.pack_b(w._data, True)
@@ -74,7 +77,7 @@ def packed_weight(w, kind="linear"):
         pk = _C.pack_b(np.ascontiguousarray(w._data).reshape(w._data.shape[0], -1), True)
     else:
         pk = _C.pack_a(np.ascontiguousarray(w._data).reshape(w._data.shape[0], -1))
-    _PACKED[key] = (weakref.ref(w, lambda _r, k=key: _PACKED.pop(k, None)), w._data, w._version[0], isa, pk)
+    _PACKED[key] = (weakref.ref(w, lambda _r, k=key: _PACKED.pop(k, None)), w._data, version, isa, pk)
     return pk
 
 
@@ -128,10 +131,13 @@ def packed_conv(w, groups=1):
     key = (id(w), f"conv_nhwc/g{int(groups)}")
     isa = _C.cpu_isa()
     e = _PACKED.get(key)
-    if e is not None and e[0]() is w and e[1] is w._data and e[2] == w._version[0] and e[3] == isa:
+    # a tensor in shared memory also counts updates made by other processes (multiprocessing._shared)
+    shared = getattr(w._version, "shared", None)
+    version = (w._version[0], shared()) if shared is not None else w._version[0]
+    if e is not None and e[0]() is w and e[1] is w._data and e[2] == version and e[3] == isa:
         return e[4]
     pk = _C.pack_conv(np.ascontiguousarray(w._data, dtype=np.float32), int(groups))
-    _PACKED[key] = (weakref.ref(w, lambda _r, k=key: _PACKED.pop(k, None)), w._data, w._version[0], isa, pk)
+    _PACKED[key] = (weakref.ref(w, lambda _r, k=key: _PACKED.pop(k, None)), w._data, version, isa, pk)
     return pk
 
 
