@@ -136,3 +136,45 @@ def _native(name):
 @pytest.mark.parametrize("name", [n for f in FAMILIES for n in M.list_models(module=f)])
 def test_family_parity_native_size(name):
     check_parity(name, _native(name), batch=1)
+
+
+# the original flowvision's registered names -> (timm architecture, pretrained tag or None for the default)
+ORIGINAL_NAMES = {
+    "senet154": ("legacy_senet154", None), "se_resnext50_32x4d": ("legacy_seresnext50_32x4d", None),
+    "resnest50": ("resnest50d", None), "resnest269": ("resnest269e", None),
+    "res2net50_26w_4s": ("res2net50_26w_4s", None), "ghostnet": ("ghostnet_100", None),
+    "rexnetv1_1_0": ("rexnet_100", None), "rexnetv1_3_0": ("rexnet_300", None), "dla102x2": ("dla102x2", None),
+    "cait_S24_224": ("cait_s24_224", None), "cait_M48_448": ("cait_m48_448", None),
+    "poolformer_m48": ("poolformer_m48", None), "levit_128s": ("levit_128s", None),
+    "convmixer_768_32_relu": ("convmixer_768_32", None), "convmixer_1024_20": ("convmixer_1024_20_ks9_p14", None),
+    "vit_base_patch16_224_sam": ("vit_base_patch16_224", "sam_in1k"),
+    "vit_base_patch8_224_in21k": ("vit_base_patch8_224", "augreg_in21k"),
+    "vit_base_patch16_224_miil": ("vit_base_patch16_224_miil", None),
+    "deit_base_patch16_LS_384_in21k": ("deit3_base_patch16_384", "fb_in22k_ft_in1k"),
+    "swin_base_patch4_window7_224_in22k_to_1k": ("swin_base_patch4_window7_224", "ms_in22k_ft_in1k"),
+    "convnext_xlarge_384_22k_to_1k": ("convnext_xlarge", "fb_in22k_ft_in1k_384"),
+    "convnext_tiny_224": ("convnext_tiny", "fb_in1k"),
+    "mlp_mixer_b16_224_miil_in21k": ("mixer_b16_224", "miil_in21k"),
+    "resmlp_12_224_dino": ("resmlp_12_224", "fb_dino"),
+    "resmlp_big_24_distilled_224": ("resmlp_big_24_224", "fb_distilled_in1k"),
+}
+
+
+@pytest.mark.parametrize("orig", sorted(ORIGINAL_NAMES))
+def test_original_name_resolves_to_timm_model(orig):
+    """The original flowvision name resolves to timm's architecture and weights tag (cfg equal to timm's)."""
+    from timm.models import get_pretrained_cfg
+    arch, tag = ORIGINAL_NAMES[orig]
+    assert M.is_model(orig)
+    if orig != arch:
+        assert not M.list_models(orig), "an alias, not a second registered name"
+    cfg = M.get_pretrained_cfg(orig)
+    assert cfg.architecture == arch and (tag is None or cfg.tag == tag)
+    ref = get_pretrained_cfg(f"{arch}.{cfg.tag}")
+    assert (cfg.num_classes, tuple(cfg.input_size), cfg.hf_hub_id) == (ref.num_classes, tuple(ref.input_size),
+                                                                      ref.hf_hub_id)
+
+
+def test_vit_miil_parity():
+    """vit_base_patch16_224_miil: ViT-B/16 without qkv bias (2 blocks keep CI fast)."""
+    check_parity("vit_base_patch16_224_miil", 32, img_size=32, depth=2)

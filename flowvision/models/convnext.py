@@ -14,7 +14,7 @@ from flowvision.layers import DropPath, LayerNorm2d, Mlp, NormMlpClassifierHead,
 
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
-from ._registry import register_model
+from ._registry import register_model, register_model_alias
 
 __all__ = ["ConvNeXt", "ConvNeXtBlock", "ConvNeXtStage"]
 
@@ -223,6 +223,28 @@ default_cfgs = generate_default_cfgs({
     "convnext_xxlarge.clip_laion2b_rewind": _clipcfg(num_classes=1024),
 })
 
+# tags behind the original flowvision names (ImageNet-22k heads, 22k->1k at 384)
+default_cfgs.update(generate_default_cfgs({
+    "convnext_base.fb_in22k": _cfg(
+        url="https://dl.fbaipublicfiles.com/convnext/convnext_base_22k_224.pth", hf_hub_id="timm/", num_classes=21841,
+        fixed_input_size=False),
+    "convnext_base.fb_in22k_ft_in1k_384": _cfg(
+        url="https://dl.fbaipublicfiles.com/convnext/convnext_base_22k_1k_384.pth", hf_hub_id="timm/",
+        input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0, fixed_input_size=False, crop_mode="squash"),
+    "convnext_large.fb_in22k": _cfg(
+        url="https://dl.fbaipublicfiles.com/convnext/convnext_large_22k_224.pth", hf_hub_id="timm/", num_classes=21841,
+        fixed_input_size=False),
+    "convnext_large.fb_in22k_ft_in1k_384": _cfg(
+        url="https://dl.fbaipublicfiles.com/convnext/convnext_large_22k_1k_384.pth", hf_hub_id="timm/",
+        input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0, fixed_input_size=False, crop_mode="squash"),
+    "convnext_xlarge.fb_in22k": _cfg(
+        url="https://dl.fbaipublicfiles.com/convnext/convnext_xlarge_22k_224.pth", hf_hub_id="timm/",
+        num_classes=21841, fixed_input_size=False),
+    "convnext_xlarge.fb_in22k_ft_in1k_384": _cfg(
+        url="https://dl.fbaipublicfiles.com/convnext/convnext_xlarge_22k_1k_384_ema.pth", hf_hub_id="timm/",
+        input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0, fixed_input_size=False, crop_mode="squash"),
+}))
+
 
 def _c(variant, pretrained, kwargs, **args):
     return _create_convnext(variant, pretrained, **{**args, **kwargs})
@@ -278,3 +300,12 @@ def convnext_xxlarge(pretrained=False, **kwargs):
     # LayerNorm eps 1e-5: the OpenCLIP towers were trained with torch's default
     return _c("convnext_xxlarge", pretrained, kwargs, depths=(3, 4, 30, 3), dims=(384, 768, 1536, 3072),
               norm_eps=1e-5)
+
+
+# the original flowvision names
+for _s in ("tiny", "small", "base", "large"):
+    register_model_alias(f"convnext_{_s}_224", f"convnext_{_s}.fb_in1k")
+for _s in ("base", "large", "xlarge"):
+    register_model_alias(f"convnext_{_s}_224_22k", f"convnext_{_s}.fb_in22k")
+    register_model_alias(f"convnext_{_s}_224_22k_to_1k", f"convnext_{_s}.fb_in22k_ft_in1k")
+    register_model_alias(f"convnext_{_s}_384_22k_to_1k", f"convnext_{_s}.fb_in22k_ft_in1k_384")

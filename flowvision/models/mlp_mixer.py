@@ -15,7 +15,7 @@ from ._builder import build_model_with_cfg
 from ._features import feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, generate_default_cfgs)
-from ._registry import register_model
+from ._registry import register_model, register_model_alias
 
 __all__ = ["MlpMixer", "MixerBlock", "ResBlock", "SpatialGatingBlock", "Affine"]
 
@@ -267,6 +267,43 @@ default_cfgs = generate_default_cfgs({
     "gmlp_b16_224": _cfg(),
 })
 
+# tags behind the original flowvision names (in21k heads, MIIL, ResMLP distilled / DINO / 22k)
+default_cfgs.update(generate_default_cfgs({
+    "mixer_b16_224.goog_in21k": _cfg(
+        url="https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-vitjx/jx_mixer_b16_224_in21k-617b3de2.pth",
+        hf_hub_id="timm/", num_classes=21843),
+    "mixer_l16_224.goog_in21k": _cfg(
+        url="https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-vitjx/jx_mixer_l16_224_in21k-846aa33c.pth",
+        hf_hub_id="timm/", num_classes=21843),
+    "mixer_b16_224.miil_in21k": _cfg(
+        url="https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-tresnet/mixer_b16_224_miil_in21k-2a558a71.pth",
+        hf_hub_id="timm/", num_classes=11221, interpolation="bilinear", mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)),
+    "mixer_b16_224.miil_in21k_ft_in1k": _cfg(
+        url="https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-tresnet/mixer_b16_224_miil-9229a591.pth",
+        hf_hub_id="timm/", interpolation="bilinear", mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)),
+    "resmlp_12_224.fb_distilled_in1k": _cfg(
+        url="https://dl.fbaipublicfiles.com/deit/resmlp_12_dist.pth", hf_hub_id="timm/", mean=(0.485, 0.456, 0.406),
+        std=(0.229, 0.224, 0.225)),
+    "resmlp_24_224.fb_distilled_in1k": _cfg(
+        url="https://dl.fbaipublicfiles.com/deit/resmlp_24_dist.pth", hf_hub_id="timm/", mean=(0.485, 0.456, 0.406),
+        std=(0.229, 0.224, 0.225)),
+    "resmlp_36_224.fb_distilled_in1k": _cfg(
+        url="https://dl.fbaipublicfiles.com/deit/resmlp_36_dist.pth", hf_hub_id="timm/", mean=(0.485, 0.456, 0.406),
+        std=(0.229, 0.224, 0.225)),
+    "resmlp_12_224.fb_dino": _cfg(
+        url="https://dl.fbaipublicfiles.com/deit/resmlp_12_dino.pth", hf_hub_id="timm/", mean=(0.485, 0.456, 0.406),
+        std=(0.229, 0.224, 0.225)),
+    "resmlp_24_224.fb_dino": _cfg(
+        url="https://dl.fbaipublicfiles.com/deit/resmlp_24_dino.pth", hf_hub_id="timm/", mean=(0.485, 0.456, 0.406),
+        std=(0.229, 0.224, 0.225)),
+    "resmlp_big_24_224.fb_in22k_ft_in1k": _cfg(
+        url="https://dl.fbaipublicfiles.com/deit/resmlpB_24_22k.pth", hf_hub_id="timm/", mean=(0.485, 0.456, 0.406),
+        std=(0.229, 0.224, 0.225)),
+    "resmlp_big_24_224.fb_distilled_in1k": _cfg(
+        url="https://dl.fbaipublicfiles.com/deit/resmlpB_24_dist.pth", hf_hub_id="timm/", mean=(0.485, 0.456, 0.406),
+        std=(0.229, 0.224, 0.225)),
+}))
+
 
 def _m(variant, pretrained, kwargs, **args):
     return _create_mixer(variant, pretrained, **{**args, **kwargs})
@@ -345,3 +382,19 @@ def gmlp_s16_224(pretrained=False, **kwargs):
 @register_model
 def gmlp_b16_224(pretrained=False, **kwargs):
     return _gmlp("gmlp_b16_224", pretrained, kwargs, 30, 512)
+
+
+# the original flowvision names
+for _orig, _target in {
+        **{f"mlp_mixer_{_v}_224": f"mixer_{_v}_224" for _v in ("s16", "s32", "b32", "l32")},
+        "mlp_mixer_b16_224": "mixer_b16_224.goog_in21k_ft_in1k",
+        "mlp_mixer_l16_224": "mixer_l16_224.goog_in21k_ft_in1k",
+        "mlp_mixer_b16_224_in21k": "mixer_b16_224.goog_in21k",
+        "mlp_mixer_l16_224_in21k": "mixer_l16_224.goog_in21k",
+        "mlp_mixer_b16_224_miil": "mixer_b16_224.miil_in21k_ft_in1k",
+        "mlp_mixer_b16_224_miil_in21k": "mixer_b16_224.miil_in21k",
+        **{f"resmlp_{_d}_distilled_224": f"resmlp_{_d}_224.fb_distilled_in1k" for _d in ("12", "24", "36")},
+        **{f"resmlp_{_d}_224_dino": f"resmlp_{_d}_224.fb_dino" for _d in ("12", "24")},
+        "resmlp_big_24_224_in22k_to_1k": "resmlp_big_24_224.fb_in22k_ft_in1k",
+        "resmlp_big_24_distilled_224": "resmlp_big_24_224.fb_distilled_in1k"}.items():
+    register_model_alias(_orig, _target)

@@ -430,3 +430,9 @@ def swin_large_patch4_window12_384(pretrained=False, **kwargs):
 
 for _size in ("tiny", "small", "base", "large"):
     register_model_alias(f"swin_{_size}", f"swin_{_size}_patch4_window7_224")
+
+# the original flowvision names
+for _s in ("base", "large"):
+    register_model_alias(f"swin_{_s}_patch4_window7_224_in22k_to_1k", f"swin_{_s}_patch4_window7_224.ms_in22k_ft_in1k")
+    register_model_alias(f"swin_{_s}_patch4_window12_384_in22k_to_1k",
+                         f"swin_{_s}_patch4_window12_384.ms_in22k_ft_in1k")

@@ -374,6 +374,44 @@ for _arch, _img, _f in (("small_patch16", 224, "small_224"), ("small_patch16", 3
             **{k: v for k, v in _size.items() if k != "crop_pct"}),
     }))
 
+# tags behind the original flowvision names (in21k heads, SAM, MIIL, ViT-H)
+default_cfgs.update(generate_default_cfgs({
+    "vit_tiny_patch16_224.augreg_in21k": _cfg(
+        url="https://storage.googleapis.com/vit_models/augreg/Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0.npz",
+        hf_hub_id="timm/", num_classes=21843),
+    "vit_small_patch32_224.augreg_in21k": _cfg(
+        url="https://storage.googleapis.com/vit_models/augreg/S_32-i21k-300ep-lr_0.001-aug_light1-wd_0.03-do_0.0-sd_0.0.npz",
+        hf_hub_id="timm/", num_classes=21843),
+    "vit_small_patch16_224.augreg_in21k": _cfg(
+        url="https://storage.googleapis.com/vit_models/augreg/S_16-i21k-300ep-lr_0.001-aug_light1-wd_0.03-do_0.0-sd_0.0.npz",
+        hf_hub_id="timm/", num_classes=21843),
+    "vit_base_patch32_224.augreg_in21k": _cfg(
+        url="https://storage.googleapis.com/vit_models/augreg/B_32-i21k-300ep-lr_0.001-aug_medium1-wd_0.03-do_0.0-sd_0.0.npz",
+        hf_hub_id="timm/", num_classes=21843),
+    "vit_base_patch16_224.augreg_in21k": _cfg(
+        url="https://storage.googleapis.com/vit_models/augreg/B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz",
+        hf_hub_id="timm/", num_classes=21843),
+    "vit_base_patch8_224.augreg_in21k": _cfg(
+        url="https://storage.googleapis.com/vit_models/augreg/B_8-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz",
+        hf_hub_id="timm/", num_classes=21843),
+    "vit_large_patch16_224.augreg_in21k": _cfg(
+        url="https://storage.googleapis.com/vit_models/augreg/L_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.1-sd_0.1.npz",
+        hf_hub_id="timm/", num_classes=21843),
+    "vit_base_patch16_224.sam_in1k": _cfg(
+        url="https://storage.googleapis.com/vit_models/sam/ViT-B_16.npz", hf_hub_id="timm/"),
+    "vit_base_patch32_224.sam_in1k": _cfg(
+        url="https://storage.googleapis.com/vit_models/sam/ViT-B_32.npz", hf_hub_id="timm/"),
+    "vit_huge_patch14_224.orig_in21k": _cfg(
+        hf_hub_id="timm/", num_classes=0),
+    "vit_base_patch16_224_miil.in21k": _cfg(
+        url="https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-tresnet/vit_base_patch16_224_in21k_miil-887286df.pth",
+        hf_hub_id="timm/", num_classes=11221, crop_pct=0.875, interpolation="bilinear", mean=(0.0, 0.0, 0.0),
+        std=(1.0, 1.0, 1.0)),
+    "vit_base_patch16_224_miil.in21k_ft_in1k": _cfg(
+        url="https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-tresnet/vit_base_patch16_224_1k_miil_84_4-2deb18e3.pth",
+        hf_hub_id="timm/", crop_pct=0.875, interpolation="bilinear", mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)),
+}))
+
 _SIZES = {"tiny": (192, 12, 3), "small": (384, 12, 6), "medium": (512, 12, 8), "base": (768, 12, 12),
           "large": (1024, 24, 16), "huge": (1280, 32, 16)}
 
@@ -454,6 +492,18 @@ def vit_large_patch32_224(pretrained=False, **kwargs):
 @register_model
 def vit_large_patch32_384(pretrained=False, **kwargs):
     return _vit("vit_large_patch32_384", pretrained, kwargs, "large", 32, 384)
+
+
+@register_model
+def vit_base_patch16_224_miil(pretrained=False, **kwargs):
+    """ViT-B/16 without qkv bias (Alibaba-MIIL ImageNet-21K-P weights)."""
+    return _vit("vit_base_patch16_224_miil", pretrained, kwargs, "base", 16, 224, qkv_bias=False)
+
+
+@register_model
+def vit_huge_patch14_224(pretrained=False, **kwargs):
+    """ViT-H/14."""
+    return _vit("vit_huge_patch14_224", pretrained, kwargs, "huge", 14, 224)
 
 
 @register_model
@@ -553,3 +603,20 @@ for _size in ("tiny", "small", "base", "large"):
     register_model_alias(f"vit_{_size}", f"vit_{_size}_patch16_224")
 for _size in ("tiny", "small", "base"):
     register_model_alias(f"deit_{_size}", f"deit_{_size}_patch16_224")
+
+
+# the original flowvision names
+for _orig, _target in {
+        **{f"vit_{_v}_224_in21k": f"vit_{_v}_224.augreg_in21k" for _v in (
+            "tiny_patch16", "small_patch32", "small_patch16", "base_patch32", "base_patch16", "base_patch8",
+            "large_patch16")},
+        "vit_large_patch32_224_in21k": "vit_large_patch32_224.orig_in21k",
+        "vit_huge_patch14_224_in21k": "vit_huge_patch14_224.orig_in21k",
+        "vit_base_patch16_224_sam": "vit_base_patch16_224.sam_in1k",
+        "vit_base_patch32_224_sam": "vit_base_patch32_224.sam_in1k",
+        "vit_base_patch16_224_miil_in21k": "vit_base_patch16_224_miil.in21k",
+        **{f"deit_{_s}_patch16_LS_{_r}{_x}": f"deit3_{_s}_patch16_{_r}.{_t}" for _s in ("small", "base", "large")
+           for _r in ("224", "384") for _x, _t in (("", "fb_in1k"), ("_in21k", "fb_in22k_ft_in1k"))},
+        "deit_huge_patch14_LS_224": "deit3_huge_patch14_224.fb_in1k",
+        "deit_huge_patch14_LS_224_in21k": "deit3_huge_patch14_224.fb_in22k_ft_in1k"}.items():
+    register_model_alias(_orig, _target)
