@@ -687,6 +687,10 @@ def test_roi_align_and_nms(backend):
     from flowvision.ops import nms
     keep = cnn.nms(fb.tensor(boxes).cuda(), fb.tensor(scores).cuda(), 0.5)
     assert keep.is_cuda and keep.cpu().tolist() == nms(fb.tensor(boxes), fb.tensor(scores), 0.5).tolist()
+    keep = nms(fb.tensor(boxes).cuda(), fb.tensor(scores).cuda(), 0.5)  # the public op on device tensors
+    assert keep.is_cuda and keep.cpu().tolist() == nms(fb.tensor(boxes), fb.tensor(scores), 0.5).tolist()
+    with pytest.raises(RuntimeError, match="same device"):
+        nms(fb.tensor(boxes).cuda(), fb.tensor(scores), 0.5)
 
 
 def test_creation_on_device(backend):
