@@ -88,6 +88,12 @@ def test_torch_loader_with_flowvision_transforms(cifar_pair):
         assert x.shape[1:] == (3, 16, 16) and x.dtype == torch.float32
         seen += len(y)
     assert seen == len(ds)
+    # torch's own default_collate batches flowvision tensors too
+    seen = 0
+    for x, y in torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2):
+        assert isinstance(x, torch.Tensor) and x.shape[1:] == (3, 16, 16) and x.dtype == torch.float32
+        seen += len(y)
+    assert seen == len(ds)
 
 
 def test_worker_batches_travel_through_shared_memory(cifar_pair):
