@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._tensor import Tensor
 
-__all__ = ["cdist", "is_nonzero", "is_storage", "cosine_similarity",
+__all__ = ["finfo", "iinfo", "cdist", "is_nonzero", "is_storage", "cosine_similarity",
            "pairwise_distance", "channels_last", "contiguous_format", "preserve_format", "channels_last_3d",
            "memory_format", "strided", "layout", "Generator", "lgamma", "digamma", "polygamma", "mvlgamma", "xlogy",
            "logit", "softmax", "log_softmax"]
@@ -33,6 +33,48 @@ channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
 strided = layout("strided")
+
+
+class finfo:
+    """Machine limits of a floating dtype (torch.finfo): bits, eps, max, min, tiny/smallest_normal, resolution."""
+
+    def __init__(self, type=None):  # noqa: A002 - torch's argument name
+        from . import _dtype as D
+        dt = D.as_dtype(type) if type is not None else D.get_default_dtype()
+        if not dt.is_floating_point:
+            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            f"'{dt}'")
+        self.dtype = dt.name
+        if dt is D.bfloat16:  # 8 exponent bits, 7 mantissa bits
+            self.bits, self.eps, self.max, self.tiny, self.resolution = 16, 2.0 ** -7, 3.3895313892515355e38, \
+                2.0 ** -126, 0.01
+        else:
+            import numpy as np
+            fi = np.finfo(dt.np)
+            self.bits, self.eps, self.max = fi.bits, float(fi.eps), float(fi.max)
+            self.tiny, self.resolution = float(fi.tiny), float(fi.resolution)
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype (torch.iinfo): bits, min, max."""
+
+    def __init__(self, type):  # noqa: A002
+        import numpy as np
+        from . import _dtype as D
+        dt = D.as_dtype(type)
+        if dt.is_floating_point or dt is D.bool:
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{dt}'")
+        ii = np.iinfo(dt.np)
+        self.bits, self.min, self.max, self.dtype = ii.bits, int(ii.min), int(ii.max), dt.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
