@@ -4,6 +4,7 @@ collectives  every collective x dtype x (contiguous, non-contiguous) against mpi
 train OUT    DDP training scenarios; rank 0 saves losses and final weights to OUT/<scenario>.npz
 faults       DDP error paths that must raise a clear error on every rank
 kill         rank 1 dies in the middle of the job; rank 0 is inside a collective
+stuck        rank 1 hangs; rank 0 times out (FLOWVISION_DIST_TIMEOUT) and takes the job down
 """
 import os
 import sys
@@ -138,6 +139,11 @@ def run_faults():
     _expect_error(lambda: dist.all_reduce(flow.zeros(2, dtype=flow.int64), op=dist.ReduceOp.AVG), "floating point")
     _expect_error(lambda: dist.broadcast(flow.zeros(2), src=5), "not a rank")
     _expect_error(lambda: dist.all_reduce(np.zeros(2)), "flowvision Tensor")
+    # the existing DistributedSampler shards by the process group's rank and size
+    from flowvision.backend.utils.data import DistributedSampler
+    sampler = DistributedSampler(list(range(10)), shuffle=False)
+    assert (sampler.num_replicas, sampler.rank) == (dist.get_world_size(), rank)
+    assert list(sampler) == list(range(rank, 10, dist.get_world_size()))
     dist.barrier()
     print(f"rank {rank}: faults OK", flush=True)
 
@@ -150,6 +156,18 @@ def run_kill():
     if rank == 1:
         os.kill(os.getpid(), 9)
     dist.all_reduce(t)  # never completes on rank 0: its peer is gone
+    print(f"rank {rank}: UNEXPECTED second all_reduce returned", flush=True)
+
+
+def run_stuck():
+    """Rank 1 stops answering (alive, but never enters the collective): rank 0 must give up at its deadline."""
+    import time
+    rank = dist.get_rank()
+    t = flow.ones(4)
+    dist.all_reduce(t)
+    if rank == 1:
+        time.sleep(120)
+    dist.all_reduce(t)
     print(f"rank {rank}: UNEXPECTED second all_reduce returned", flush=True)
 
 
@@ -166,6 +184,8 @@ def main():
         run_faults()
     elif what == "kill":
         run_kill()
+    elif what == "stuck":
+        run_stuck()
     else:
         raise SystemExit(f"unknown scenario {what}")
     dist.destroy_process_group()

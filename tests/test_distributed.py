@@ -33,9 +33,10 @@ def _mpirun() -> str:
     return exe
 
 
-def run_ranks(*args, np_=2, timeout=240):
+def run_ranks(*args, np_=2, timeout=240, extra_env=None):
     """Run the worker under ``mpirun -np 2``; returns (returncode, combined output, seconds)."""
-    env = dict(os.environ, FLOWVISION_NUM_THREADS="1", PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, FLOWVISION_NUM_THREADS="1", PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               **(extra_env or {}))
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers/CI run as root; Open MPI refuses without this
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     cmd = [_mpirun(), "--oversubscribe", "-np", str(np_), sys.executable, os.path.join(HERE, "distributed_worker.py"),
@@ -97,6 +98,14 @@ def test_killed_rank_makes_survivor_exit_with_message():
     assert "first all_reduce done" in out
     assert "UNEXPECTED" not in out
     assert ("rank 0 was terminated by the MPI launcher" in out or "did not complete within" in out), out[-3000:]
+
+
+def test_stuck_rank_times_out_with_message():
+    rc, out, seconds = run_ranks("stuck", timeout=90, extra_env={"FLOWVISION_DIST_TIMEOUT": "5"})
+    assert rc != 0, out[-3000:]
+    assert seconds < 60, f"the job took {seconds:.0f} s to end"
+    assert "all_reduce did not complete within 5 s on rank 0" in out, out[-3000:]
+    assert "aborting the MPI job" in out and "UNEXPECTED" not in out
 
 
 # ----------------------------------------------------------------------------- single process
