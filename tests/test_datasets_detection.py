@@ -8,8 +8,8 @@ import pytest
 import flowvision.datasets as fds
 from flowvision.datasets.utils import CorruptDatasetError, DatasetNotFoundError
 from test_datasets_classification import assert_same_dataset, assert_same_item, to_np
-from test_datasets_fixtures import (make_cityscapes, make_coco, make_imagenet_archives, make_kitti, make_sbd,
-                                    make_voc, make_widerface)
+from test_datasets_fixtures import make_coco, make_imagenet_archives, make_voc
+from test_datasets_fixtures_lists import make_cityscapes, make_kitti, make_sbd, make_widerface
 
 tvd = pytest.importorskip("torchvision.datasets")
 
@@ -195,7 +195,7 @@ def test_widerface(tmp_path, split):
 
 def test_wrap_more_datasets(tmp_path, monkeypatch):
     from torchvision.datasets import wrap_dataset_for_transforms_v2 as tv_wrap
-    from test_datasets_fixtures import make_celeba, make_pets
+    from test_datasets_fixtures_lists import make_celeba, make_pets
     root = str(tmp_path)
     make_kitti(root)
     make_widerface(root)

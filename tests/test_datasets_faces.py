@@ -5,8 +5,8 @@ import pytest
 import flowvision.datasets as fds
 from flowvision.datasets.utils import DatasetNotFoundError
 from test_datasets_classification import assert_same_dataset
-from test_datasets_fixtures import (make_celeba, make_inaturalist, make_lfw, make_omniglot, make_pcam,
-                                    make_places365)
+from test_datasets_fixtures_lists import (make_celeba, make_inaturalist, make_lfw, make_omniglot, make_pcam,
+                                          make_places365)
 
 tvd = pytest.importorskip("torchvision.datasets")
 

@@ -6,9 +6,10 @@ import pytest
 import flowvision.datasets as fds
 from flowvision.datasets.utils import CorruptDatasetError, DatasetNotFoundError
 from test_datasets_classification import assert_same_dataset
-from test_datasets_fixtures import (make_caltech101, make_caltech256, make_dtd, make_fer2013, make_fgvc,
-                                    make_flowers102, make_food101, make_gtsrb, make_imagenette, make_stanford_cars,
-                                    make_pets, make_rendered_sst2, make_simple_folders, make_sun397, md5)
+from test_datasets_fixtures import md5
+from test_datasets_fixtures_lists import (make_caltech101, make_caltech256, make_dtd, make_fer2013, make_fgvc,
+                                          make_flowers102, make_food101, make_gtsrb, make_imagenette, make_pets,
+                                          make_rendered_sst2, make_simple_folders, make_stanford_cars, make_sun397)
 
 tvd = pytest.importorskip("torchvision.datasets")
 

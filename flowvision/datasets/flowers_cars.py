@@ -1,6 +1,6 @@
 """Flowers102 and StanfordCars: image folders labelled by MATLAB files (needs scipy, an optional dependency)."""
 from pathlib import Path
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
