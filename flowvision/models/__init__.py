@@ -46,3 +46,13 @@ from .convmixer import *  # noqa: F401,F403
 from .pvt_v2 import *  # noqa: F401,F403
 from .levit import *  # noqa: F401,F403
 from ._tv_convert import TV_TO_TIMM, convert_torchvision_state_dict, create_model_from_torchvision, load_torchvision_checkpoint  # noqa: F401,E501
+
+
+def __getattr__(name):
+    # torchvision exposes these subpackages as attributes (models.detection.fasterrcnn_resnet50_fpn)
+    if name in ("detection", "segmentation", "feature_extraction"):
+        import importlib
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -561,7 +561,9 @@ def _gray_out_v2_np(img, num_output_channels):
 
 
 def _v2_color(name, np_kernel, v1fn, check):
-    def v1_like(img, *args):
+    def v1_like(img, *args, **kwargs):
+        # torch's keyword spelling (adjust_sharpness(img, sharpness_factor=2.0)): each kernel takes one factor
+        args = args + tuple(kwargs.values())
         if isinstance(img, _PILImage.Image):
             return v1fn(img, *args)
         check(img, *args)

@@ -12,7 +12,7 @@ from PIL import Image as _PILImage
 
 from flowvision import backend as fb
 
-__all__ = ["TVTensor", "Image", "Video", "Mask", "BoundingBoxes", "BoundingBoxFormat", "wrap",
+__all__ = ["set_return_type", "TVTensor", "Image", "Video", "Mask", "BoundingBoxes", "BoundingBoxFormat", "wrap",
            "is_rotated_bounding_format"]
 
 
@@ -171,3 +171,22 @@ def wrap(wrappee, *, like, **kwargs):
         meta.update(kwargs)
         return BoundingBoxes._from_array(arr, **meta)
     return type(like)._from_array(arr)
+
+
+class set_return_type:
+    """torchvision's switch for what ops on tv_tensors return. Here ops always return plain tensors (the
+    "Tensor" setting, torchvision's default); "TVTensor" raises ``NotImplementedError``: re-attach the type with
+    ``wrap(result, like=original)``. Usable as a call or a context manager."""
+
+    def __init__(self, return_type: str):
+        if return_type.lower() not in ("tensor", "tvtensor"):
+            raise ValueError(f"return_type must be 'TVTensor' or 'Tensor', got {return_type}")
+        if return_type.lower() == "tvtensor":
+            raise NotImplementedError("ops on tv_tensors return plain tensors in flowvision; use "
+                                      "tv_tensors.wrap(output, like=input) to keep the type")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
