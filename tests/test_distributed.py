@@ -148,6 +148,19 @@ def test_without_process_group():
     np.testing.assert_allclose(sbn(x).detach().numpy(), bn(x).detach().numpy(), rtol=1e-6, atol=1e-6)
 
 
+def test_signatures_match_torch():
+    tnn = pytest.importorskip("torch.nn")
+    import inspect
+
+    def names(fn):
+        return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()]
+    ours = names(nn.parallel.DistributedDataParallel.__init__)
+    assert ours[:-1] == names(tnn.parallel.DistributedDataParallel.__init__)
+    assert ours[-1] == ("overlap", inspect.Parameter.KEYWORD_ONLY)
+    assert names(nn.DataParallel.__init__) == names(tnn.DataParallel.__init__)
+    assert nn.DataParallel is nn.parallel.DataParallel
+
+
 def test_data_parallel_runs_the_module():
     flow.manual_seed(0)
     m = nn.Linear(4, 3)

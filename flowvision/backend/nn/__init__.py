@@ -12,3 +12,4 @@ for _name in ("grid_sample", "affine_grid"):
     if not hasattr(functional, _name):
         setattr(functional, _name, getattr(_sampling, _name))
 from . import parallel  # noqa: F401  (DistributedDataParallel loads mpi4py only when constructed)
+from .parallel import DataParallel  # noqa: F401

@@ -73,7 +73,9 @@ class DistributedDataParallel(Module):
         device_ids: accepted for torch compatibility; only None / CPU is supported.
         output_device: accepted for torch compatibility (ignored on CPU).
         dim: accepted for torch compatibility (inputs are not scattered: each rank feeds its own batch).
-        broadcast_buffers: copy rank 0's buffers (BatchNorm statistics, ...) to all ranks before each forward.
+        broadcast_buffers: copy rank 0's buffers (BatchNorm statistics, ...) to all ranks before each forward
+            (default True; ``forward_sync_buffers`` is torch's newer name for it).
+        init_sync: broadcast rank 0's parameters and buffers at construction (default True).
         process_group: the group to reduce over (default: the world).
         bucket_cap_mb: bucket size in MiB (default 25, as torch).
         find_unused_parameters: after forward, find the parameters the output does not depend on and mark
@@ -82,14 +84,31 @@ class DistributedDataParallel(Module):
         static_graph: accepted for torch compatibility.
         overlap: True (default) starts each bucket's all-reduce during backward; False starts them all after
             backward (for measuring what overlap buys).
+
+    torch's ``delay_all_reduce_named_params``, ``param_to_hook_all_reduce``, ``mixed_precision``, ``device_mesh``,
+    ``bucket_cap_mb_list`` and ``skip_all_reduce_unused_params=True`` are refused with an error;
+    ``batched_grad_copy`` is accepted and has no effect.
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
-                 broadcast_buffers: bool = True, process_group: Optional[C.ProcessGroup] = None,
-                 bucket_cap_mb: Optional[float] = None, find_unused_parameters: bool = False,
-                 check_reduction: bool = False, gradient_as_bucket_view: bool = False, static_graph: bool = False,
+                 broadcast_buffers: Optional[bool] = None, init_sync: bool = True,
+                 process_group: Optional[C.ProcessGroup] = None, bucket_cap_mb: Optional[float] = None,
+                 find_unused_parameters: bool = False, check_reduction: bool = False,
+                 gradient_as_bucket_view: bool = False, static_graph: bool = False,
+                 delay_all_reduce_named_params=None, param_to_hook_all_reduce=None, mixed_precision=None,
+                 device_mesh=None, skip_all_reduce_unused_params: bool = False, bucket_cap_mb_list=None,
+                 batched_grad_copy: bool = False, forward_sync_buffers: Optional[bool] = None, *,
                  overlap: bool = True):
         super().__init__()
+        unsupported = {"delay_all_reduce_named_params": delay_all_reduce_named_params,
+                       "param_to_hook_all_reduce": param_to_hook_all_reduce, "mixed_precision": mixed_precision,
+                       "device_mesh": device_mesh, "bucket_cap_mb_list": bucket_cap_mb_list,
+                       "skip_all_reduce_unused_params": skip_all_reduce_unused_params or None}
+        given = [k for k, v in unsupported.items() if v is not None]
+        if given:
+            raise ValueError(f"DistributedDataParallel over MPI does not support {', '.join(given)}")
+        if broadcast_buffers is None:
+            broadcast_buffers = True if forward_sync_buffers is None else forward_sync_buffers
         if not C.is_initialized():
             raise RuntimeError("DistributedDataParallel needs a process group: call "
                                "flowvision.backend.distributed.init_process_group('mpi') first (start the job "
@@ -127,7 +146,8 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_param_names", [n for n, _ in named])
         object.__setattr__(self, "_params", [p for _, p in named])
         self._verify_same_model()
-        self._sync_module_states()
+        if init_sync:
+            self._sync_module_states()
         self._build_buckets()
         object.__setattr__(self, "_hook_handles",
                            [p.register_post_accumulate_grad_hook(self._grad_ready) for p in self._params])
