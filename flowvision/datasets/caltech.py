@@ -82,7 +82,8 @@ class Caltech101(VisionDataset):
                                      md5="3138e1922a9193bfa496528edbbc45d0")
         inner = os.path.join(self.root, "caltech-101")
         for name in sorted(os.listdir(inner)):
-            if name.endswith(".gz"):
+            # the zip holds 101_ObjectCategories.tar.gz and Annotations.tar (torchvision skips the latter)
+            if name.endswith((".gz", ".tar")):
                 extract_archive(os.path.join(inner, name), self.root)
         shutil.rmtree(inner)
         os.remove(os.path.join(self.root, "caltech-101.zip"))
