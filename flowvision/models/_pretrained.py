@@ -114,6 +114,20 @@ def generate_default_cfgs(cfgs):
     return out
 
 
+def extend_default_cfgs(default_cfgs, cfgs):
+    """Add ``{'arch.tag': cfg}`` to an existing ``generate_default_cfgs`` result: new tags of an existing arch
+    go after its current ones (its default tag stays), new archs are added."""
+    for arch, dc in generate_default_cfgs(cfgs).items():
+        if arch not in default_cfgs:
+            default_cfgs[arch] = dc
+            continue
+        for tag in dc.tags:
+            if tag not in default_cfgs[arch].cfgs:
+                default_cfgs[arch].tags.append(tag)
+            default_cfgs[arch].cfgs[tag] = dc.cfgs[tag]
+    return default_cfgs
+
+
 def resolve_cfg_overlay(cfg, overlay=None):
     if not overlay:
         return cfg

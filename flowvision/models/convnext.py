@@ -13,7 +13,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, LayerNorm2d, Mlp, NormMlpClassifierHead, get_act_layer, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
+from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, extend_default_cfgs, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
 __all__ = ["ConvNeXt", "ConvNeXtBlock", "ConvNeXtStage"]
@@ -224,7 +224,7 @@ default_cfgs = generate_default_cfgs({
 })
 
 # tags behind the original flowvision names (ImageNet-22k heads, 22k->1k at 384)
-default_cfgs.update(generate_default_cfgs({
+extend_default_cfgs(default_cfgs, {
     "convnext_base.fb_in22k": _cfg(
         url="https://dl.fbaipublicfiles.com/convnext/convnext_base_22k_224.pth", hf_hub_id="timm/", num_classes=21841,
         fixed_input_size=False),
@@ -243,7 +243,7 @@ default_cfgs.update(generate_default_cfgs({
     "convnext_xlarge.fb_in22k_ft_in1k_384": _cfg(
         url="https://dl.fbaipublicfiles.com/convnext/convnext_xlarge_22k_1k_384_ema.pth", hf_hub_id="timm/",
         input_size=(3, 384, 384), pool_size=(12, 12), crop_pct=1.0, fixed_input_size=False, crop_mode="squash"),
-}))
+})
 
 
 def _c(variant, pretrained, kwargs, **args):

@@ -14,7 +14,7 @@ from flowvision.layers import DropPath, GatedMlp, Mlp, PatchEmbed, get_act_layer
 from ._builder import build_model_with_cfg
 from ._features import feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
-                          IMAGENET_INCEPTION_STD, generate_default_cfgs)
+                          IMAGENET_INCEPTION_STD, extend_default_cfgs, generate_default_cfgs)
 from ._registry import register_model, register_model_alias
 
 __all__ = ["MlpMixer", "MixerBlock", "ResBlock", "SpatialGatingBlock", "Affine"]
@@ -268,7 +268,7 @@ default_cfgs = generate_default_cfgs({
 })
 
 # tags behind the original flowvision names (in21k heads, MIIL, ResMLP distilled / DINO / 22k)
-default_cfgs.update(generate_default_cfgs({
+extend_default_cfgs(default_cfgs, {
     "mixer_b16_224.goog_in21k": _cfg(
         url="https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-vitjx/jx_mixer_b16_224_in21k-617b3de2.pth",
         hf_hub_id="timm/", num_classes=21843),
@@ -302,7 +302,7 @@ default_cfgs.update(generate_default_cfgs({
     "resmlp_big_24_224.fb_distilled_in1k": _cfg(
         url="https://dl.fbaipublicfiles.com/deit/resmlpB_24_dist.pth", hf_hub_id="timm/", mean=(0.485, 0.456, 0.406),
         std=(0.229, 0.224, 0.225)),
-}))
+})
 
 
 def _m(variant, pretrained, kwargs, **args):

@@ -15,7 +15,7 @@ from flowvision.layers import DropPath, Mlp, PatchEmbed, get_act_layer, to_2tupl
 from ._builder import build_model_with_cfg
 from ._features import feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
-                          IMAGENET_INCEPTION_STD, generate_default_cfgs)
+                          IMAGENET_INCEPTION_STD, extend_default_cfgs, generate_default_cfgs)
 from ._registry import register_model, register_model_alias
 
 __all__ = ["VisionTransformer", "VisionTransformerDistilled", "Attention", "Block", "LayerScale",
@@ -375,7 +375,7 @@ for _arch, _img, _f in (("small_patch16", 224, "small_224"), ("small_patch16", 3
     }))
 
 # tags behind the original flowvision names (in21k heads, SAM, MIIL, ViT-H)
-default_cfgs.update(generate_default_cfgs({
+extend_default_cfgs(default_cfgs, {
     "vit_tiny_patch16_224.augreg_in21k": _cfg(
         url="https://storage.googleapis.com/vit_models/augreg/Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0.npz",
         hf_hub_id="timm/", num_classes=21843),
@@ -410,7 +410,7 @@ default_cfgs.update(generate_default_cfgs({
     "vit_base_patch16_224_miil.in21k_ft_in1k": _cfg(
         url="https://github.com/rwightman/pytorch-image-models/releases/download/v0.1-tresnet/vit_base_patch16_224_1k_miil_84_4-2deb18e3.pth",
         hf_hub_id="timm/", crop_pct=0.875, interpolation="bilinear", mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)),
-}))
+})
 
 _SIZES = {"tiny": (192, 12, 3), "small": (384, 12, 6), "medium": (512, 12, 8), "base": (768, 12, 12),
           "large": (1024, 24, 16), "huge": (1280, 32, 16)}
