@@ -62,6 +62,8 @@ def main(argv=None):
     add_subcommands(sub)  # download, cache
     from flowvision.serve._cli import add_subcommand as add_serve
     add_serve(sub)  # serve
+    from flowvision.train._cli import add_subcommands as add_train
+    add_train(sub)  # train, validate
     args = parser.parse_args(argv)
     return args.func(args)
 

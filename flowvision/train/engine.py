@@ -7,6 +7,7 @@ timm+torch with the same weights, batches and hyper-parameters follow the same t
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from typing import Any, Callable, Dict, Iterable, Optional
@@ -84,11 +85,9 @@ def train_one_epoch(epoch: int, model, loader: Iterable, optimizer, loss_fn: Cal
     losses = AverageMeter()
     images = 0
     start = time.perf_counter()
-    bar = _progress(loader, n, f"train {epoch}", progress)
+    bar = _progress(itertools.islice(loader, n), n, f"train {epoch}", progress)
     optimizer.zero_grad()
     for batch_idx, (x, y) in enumerate(bar):
-        if batch_idx > last_batch_idx:
-            break
         last_batch = batch_idx == last_batch_idx
         need_update = last_batch or (batch_idx + 1) % grad_accum_steps == 0
         accum_steps = last_accum_steps if batch_idx >= last_batch_idx_to_accum else grad_accum_steps

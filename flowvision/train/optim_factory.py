@@ -11,11 +11,9 @@ import fnmatch
 from typing import Any, Collection, Dict, List, Optional
 
 from flowvision.backend import optim
+from ._names import OPTIMIZERS
 
 __all__ = ["param_groups_weight_decay", "create_optimizer_v2", "OPTIMIZERS"]
-
-#: names accepted by :func:`create_optimizer_v2` (timm's spellings)
-OPTIMIZERS = ("sgd", "nesterov", "momentum", "adam", "adamw", "lamb", "rmsprop")
 
 
 def _matches(name: str, patterns: Collection[str]) -> bool:

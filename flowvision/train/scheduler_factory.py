@@ -10,11 +10,9 @@ from typing import Optional, Sequence, Tuple
 
 from flowvision.data.scheduler import (CosineLRScheduler, MultiStepLRScheduler, PolyLRScheduler, Scheduler,
                                        StepLRScheduler, TanhLRScheduler)
+from ._names import SCHEDULERS
 
 __all__ = ["create_scheduler_v2", "SCHEDULERS"]
-
-#: names accepted by :func:`create_scheduler_v2`
-SCHEDULERS = ("cosine", "tanh", "poly", "step", "multistep", "constant", "none")
 
 
 def create_scheduler_v2(optimizer, sched: str = "cosine", num_epochs: int = 300, decay_epochs: float = 90,
