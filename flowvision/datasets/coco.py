@@ -46,13 +46,16 @@ class CocoIndex:
             raise CorruptDatasetError(f"{path}: malformed COCO record (missing {e})") from e
 
     def getAnnIds(self, imgIds: Union[int, List[int]]) -> List[int]:  # noqa: N802 - pycocotools' name
+        """The annotation ids of one image id or a list of them, in file order."""
         ids = [imgIds] if isinstance(imgIds, int) else imgIds
         return [a["id"] for i in ids for a in self.imgToAnns.get(i, [])]
 
     def loadAnns(self, ids: Union[int, List[int]]) -> List[Dict[str, Any]]:  # noqa: N802
+        """The annotation records of one id or a list of ids."""
         return [self.anns[i] for i in ([ids] if isinstance(ids, int) else ids)]
 
     def loadImgs(self, ids: Union[int, List[int]]) -> List[Dict[str, Any]]:  # noqa: N802
+        """The image records of one id or a list of ids."""
         return [self.imgs[i] for i in ([ids] if isinstance(ids, int) else ids)]
 
 

@@ -87,14 +87,17 @@ class MNIST(VisionDataset):
 
     @property
     def raw_folder(self) -> str:
+        """``<root>/<Class>/raw``: where the idx files are."""
         return os.path.join(self.root, self.__class__.__name__, "raw")
 
     @property
     def processed_folder(self) -> str:
+        """``<root>/<Class>/processed`` (torchvision's legacy location; not used)."""
         return os.path.join(self.root, self.__class__.__name__, "processed")
 
     @property
     def class_to_idx(self) -> Dict[str, int]:
+        """Class name -> index."""
         return {c: i for i, c in enumerate(self.classes)}
 
     def _check_exists(self) -> bool:

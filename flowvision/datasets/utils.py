@@ -107,6 +107,7 @@ def verify_str_arg(value: Any, arg: Optional[str] = None, valid_values: Optional
 
 
 def iterable_to_str(iterable: Iterable) -> str:
+    """``'a', 'b', 'c'``: the items quoted and comma-separated (for error messages)."""
     return "'" + "', '".join([str(item) for item in iterable]) + "'"
 
 
