@@ -133,3 +133,22 @@ def test_worker_batches_travel_through_shared_memory(cifar_pair):
     out = big.load()
     assert out[1] == 3 and out[0].sum() == 64 * 1024 and not os.listdir(shm)
     os.rmdir(shm)
+
+
+def test_full_shared_memory_falls_back_to_the_pipe(monkeypatch):
+    """A /dev/shm without room (ENOSPC on reservation) sends the batch through the pipe, intact."""
+    import errno
+    from flowvision.backend.utils.data import dataloader as dl
+    shm = dl._make_shm_dir()
+    if shm is None:
+        pytest.skip("no /dev/shm on this system")
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    data = (np.arange(64 * 1024, dtype=np.float32), "x")
+    msg = dl._pickled(data, 0, shm)
+    assert msg.segment is None and not os.listdir(shm)
+    out = msg.load()
+    np.testing.assert_array_equal(out[0], data[0])
+    os.rmdir(shm)

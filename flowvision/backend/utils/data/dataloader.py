@@ -290,7 +290,9 @@ def _pickled_shared(data, shm_dir):
         total += -(-n // _SHM_ALIGN) * _SHM_ALIGN
     fd, path = tempfile.mkstemp(dir=shm_dir)
     try:
-        os.ftruncate(fd, total)
+        # reserve the pages now: writing through a mapping into a full tmpfs (Docker's 64 MB /dev/shm) would kill
+        # the worker with SIGBUS, whereas a failed reservation raises ENOSPC and the batch takes the pipe
+        os.posix_fallocate(fd, 0, total)
         with mmap.mmap(fd, total) as mm:
             for b, off, n in zip(buffers, offsets, sizes):
                 mm[off:off + n] = b.raw()
