@@ -59,3 +59,14 @@ def test_set_return_type():
         flowvision.tv_tensors.set_return_type("TVTensor")
     with pytest.raises(ValueError):
         flowvision.tv_tensors.set_return_type("ndarray")
+
+
+def test_draw_keypoints_accepts_keypoints_with_scores():
+    kp = np.array([[[2.0, 3.0, 0.9], [10.0, 12.0, 0.5], [15.0, 4.0, 0.1]]], np.float32)
+    vis = np.array([[True, True, False]])
+    img = np.zeros((3, 20, 20), np.uint8)
+    a = flowvision.utils.draw_keypoints(fb.tensor(img), fb.tensor(kp), connectivity=[(0, 1)], colors="red",
+                                        radius=1, visibility=fb.tensor(vis))
+    b = torchvision.utils.draw_keypoints(torch.tensor(img), torch.tensor(kp), connectivity=[(0, 1)], colors="red",
+                                         radius=1, visibility=torch.tensor(vis))
+    np.testing.assert_array_equal(a.numpy(), b.numpy())

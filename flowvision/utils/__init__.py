@@ -291,8 +291,9 @@ def draw_keypoints(image, keypoints, connectivity=None, colors=None, radius=2, w
     pil = Image.fromarray(np.ascontiguousarray(np.moveaxis(a, 0, -1)))
     draw = ImageDraw.Draw(pil)
     for inst, vis_inst in zip(k.astype(np.int64).tolist(), vis.astype(bool).tolist()):
-        for (x, y), v in zip(inst, vis_inst):
+        for pt, v in zip(inst, vis_inst):  # (x, y) or (x, y, score) rows, as torchvision reads them
             if v:
+                x, y = pt[0], pt[1]
                 draw.ellipse([x - radius, y - radius, x + radius, y + radius], fill=colors, outline=None, width=0)
         if connectivity:
             for i, j in connectivity:

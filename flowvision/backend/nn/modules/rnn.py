@@ -188,30 +188,55 @@ class RNNBase(Module):
         return s
 
 
-class RNN(RNNBase):
-    """Elman RNN with tanh or relu (``nonlinearity``)."""
+def _bind(signature_fn, args, kwargs):
+    """torch declares RNN/LSTM/GRU.__init__(*args, **kwargs); bind them to the documented signature."""
+    import inspect
+    return inspect.signature(signature_fn).bind(*args, **kwargs).arguments
 
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+
+def _rnn_sig(input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False, dropout=0.0,
+             bidirectional=False, device=None, dtype=None):
+    pass
+
+
+def _lstm_sig(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False,
+              proj_size=0, device=None, dtype=None):
+    pass
+
+
+def _gru_sig(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False,
+             device=None, dtype=None):
+    pass
+
+
+class RNN(RNNBase):
+    """Elman RNN with tanh or relu (``nonlinearity``):
+    ``RNN(input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, device=None, dtype=None)``."""
+
+    def __init__(self, *args, **kwargs):
+        a = _bind(_rnn_sig, args, kwargs)
+        nonlinearity = a.pop("nonlinearity", "tanh")
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         self.nonlinearity = nonlinearity
-        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
-                         bias, batch_first, dropout, bidirectional, device=device, dtype=dtype)
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", **a)
 
 
 class LSTM(RNNBase):
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, proj_size=0, device=None, dtype=None):
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         proj_size, device=device, dtype=dtype)
+    """``LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, proj_size=0, device=None, dtype=None)``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", **_bind(_lstm_sig, args, kwargs))
 
 
 class GRU(RNNBase):
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, device=None, dtype=None):
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         device=device, dtype=dtype)
+    """``GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, device=None, dtype=None)``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("GRU", **_bind(_gru_sig, args, kwargs))
 
 
 class RNNCellBase(Module):
