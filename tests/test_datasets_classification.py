@@ -270,3 +270,21 @@ def test_image_folder_with_io_loader(tmp_path):
         assert t == u and tuple(a.shape) == tuple(b.shape)
         if not fv.samples[i][0].endswith(".jpg"):  # JPEG decoders may differ by rounding; lossless must match
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_optional_dependency_errors(tmp_path, monkeypatch):
+    """Without scipy / h5py the datasets that need them say what to install."""
+    import builtins
+    real_import = builtins.__import__
+
+    def no_scipy_h5py(name, *args, **kwargs):
+        if name.split(".")[0] in ("scipy", "h5py"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+    path = make_svhn(str(tmp_path), "test")
+    cls = type("S", (fds.SVHN,), {"split_list": dict(fds.SVHN.split_list, test=["u", "test_32x32.mat", md5(path)])})
+    monkeypatch.setattr(builtins, "__import__", no_scipy_h5py)
+    with pytest.raises(ImportError, match=r"flowvision\[datasets\]"):
+        cls(str(tmp_path), split="test")
+    with pytest.raises(ImportError, match="h5py"):
+        fds.PCAM(str(tmp_path))
