@@ -10,7 +10,7 @@ import flowvision.backend.distributed as dist
 from flowvision.backend._bf16 import bf16_to_f32, f32_to_bf16
 
 DTYPES = ["float32", "float64", "int64", "bfloat16"]
-OPS = {"sum": "SUM", "avg": "SUM", "max": "MAX", "min": "MIN"}
+OPS = {"sum": "SUM", "avg": "SUM", "max": "MAX", "min": "MIN", "product": "PROD"}
 SHAPE = (3, 5)
 
 
@@ -61,7 +61,7 @@ def check_all_reduce(comm, MPI, rank, world):
             stack = np.stack([rank_data(r, dtype) for r in range(world)])
             if dtype != "bfloat16":  # the numpy answer, independent of MPI
                 ref = {"sum": stack.sum(0), "avg": stack.sum(0) / world, "max": stack.max(0),
-                       "min": stack.min(0)}[name].astype(mine.dtype)
+                       "min": stack.min(0), "product": stack.prod(0)}[name].astype(mine.dtype)
                 np.testing.assert_array_equal(want, ref)
             for contiguous in (True, False):
                 t = as_tensor(mine, dtype, contiguous)
@@ -127,7 +127,7 @@ def check_reduce_scatter(comm, MPI, rank, world):
             if dtype != "bfloat16":
                 stack = np.stack([rank_data(r * world + rank + 7, dtype) for r in range(world)])
                 ref = {"sum": stack.sum(0), "avg": stack.sum(0) / world, "max": stack.max(0),
-                       "min": stack.min(0)}[name].astype(inputs[0].dtype)
+                       "min": stack.min(0), "product": stack.prod(0)}[name].astype(inputs[0].dtype)
                 np.testing.assert_array_equal(want, ref)
             out = as_tensor(np.zeros_like(inputs[0]), dtype, True)
             cat = flow.Tensor._wrap(np.concatenate(inputs), getattr(flow, dtype))
