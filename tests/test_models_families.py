@@ -178,3 +178,20 @@ def test_original_name_resolves_to_timm_model(orig):
 def test_vit_miil_parity():
     """vit_base_patch16_224_miil: ViT-B/16 without qkv bias (2 blocks keep CI fast)."""
     check_parity("vit_base_patch16_224_miil", 32, img_size=32, depth=2)
+
+
+@pytest.mark.parametrize("orig,tv_name", [("mnasnet0_5", "mnasnet0_5"), ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5"),
+                                          ("regnet_x_400mf", "regnet_x_400mf"),
+                                          ("lraspp_mobilenet_v3_large_coco", "lraspp_mobilenet_v3_large")])
+def test_original_torchvision_only_names(orig, tv_name):
+    """Names timm does not have build torchvision's architecture through create_model (state_dict keys and
+    shapes equal torchvision's), and timm-only options are refused by name."""
+    import torchvision
+    ours = M.create_model(orig, num_classes=10)
+    builder = getattr(torchvision.models, tv_name, None) or getattr(torchvision.models.segmentation, tv_name)
+    extra = {"weights_backbone": None} if "lraspp" in tv_name else {}
+    ref = builder(weights=None, num_classes=10, **extra)
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == \
+        {k: tuple(v.shape) for k, v in ref.state_dict().items()}
+    with pytest.raises(TypeError, match="torchvision architecture"):
+        M.create_model(orig, drop_path_rate=0.1)

@@ -2,7 +2,7 @@
 import os
 
 from ._builder import load_checkpoint
-from ._registry import model_entrypoint, resolve_model_name, split_model_name_tag
+from ._registry import is_model, model_entrypoint, resolve_model_name, split_model_name_tag
 
 __all__ = ["create_model"]
 
@@ -23,6 +23,14 @@ def create_model(model_name, pretrained=False, pretrained_cfg=None, pretrained_c
                          "pass checkpoint_path= for a local file")
     name = resolve_model_name(model_name)
     arch, tag = split_model_name_tag(name)
+    if not is_model(arch):
+        builder = _torchvision_builder(arch)
+        if builder is not None:
+            return _create_torchvision(builder, arch, pretrained, num_classes, checkpoint_path,
+                                       dict(kwargs, in_chans=in_chans, drop_rate=drop_rate, pretrained_cfg=pretrained_cfg,
+                                            drop_path_rate=drop_path_rate, global_pool=global_pool, img_size=img_size,
+                                            features_only=features_only, out_indices=out_indices,
+                                            pretrained_cfg_overlay=pretrained_cfg_overlay))
     if tag and pretrained_cfg is None:
         pretrained_cfg = tag
     create_fn = model_entrypoint(arch)
@@ -60,3 +68,38 @@ def _load_torchvision_layout(model, arch, checkpoint_path):
         except (RuntimeError, KeyError, ValueError):
             continue
     return False
+
+
+def _torchvision_builder(name):
+    """The torchvision builder behind a name timm does not have (``alexnet``, ``regnet_x_400mf``,
+    ``fasterrcnn_resnet50_fpn``; the original flowvision's ``fcn_resnet50_coco`` style names drop ``_coco``),
+    or None."""
+    from ._api import get_model_builder
+    for candidate in (name, name[:-len("_coco")] if name.endswith("_coco") else None):
+        if candidate:
+            try:
+                return get_model_builder(candidate)
+            except ValueError:
+                continue
+    return None
+
+
+def _create_torchvision(builder, name, pretrained, num_classes, checkpoint_path, timm_only):
+    """``create_model`` for a torchvision-only architecture: its builder with ``weights='DEFAULT'`` when
+    pretrained; timm-only options are refused by name instead of being ignored."""
+    unsupported = sorted(k for k, v in timm_only.items() if v is not None)
+    if unsupported:
+        raise TypeError(f"{name} is a torchvision architecture (flowvision.models.{builder.__name__}); it does "
+                        f"not accept {', '.join(unsupported)}")
+    import inspect
+    kwargs = {"weights": "DEFAULT" if pretrained else None}
+    if not pretrained and "weights_backbone" in inspect.signature(builder).parameters:
+        kwargs["weights_backbone"] = None  # pretrained=False downloads nothing (torchvision's default would)
+    if num_classes is not None:
+        kwargs["num_classes"] = num_classes
+    model = builder(**kwargs)
+    if checkpoint_path:
+        if not os.path.isfile(checkpoint_path):
+            raise FileNotFoundError(f"checkpoint_path not found: {checkpoint_path}")
+        load_checkpoint(model, checkpoint_path)
+    return model
