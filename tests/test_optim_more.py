@@ -99,18 +99,19 @@ def _rosenbrock_problem(lib, x0):
     return x, loss_fn
 
 
-@pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
-def test_lbfgs_matches_torch(line_search):
+@pytest.mark.parametrize("line_search,maximize", [(None, False), ("strong_wolfe", False), ("strong_wolfe", True)])
+def test_lbfgs_matches_torch(line_search, maximize):
     x0 = np.array([-1.5, 2.0], np.float64)
     xs, results = {}, {}
     for lib, name in ((fb, "ours"), (torch, "ref")):
         x, f = _rosenbrock_problem(lib, x0)
         opt = (optim if lib is fb else torch.optim).LBFGS([x], lr=1 if line_search else 0.05, max_iter=10,
-                                                          history_size=5, line_search_fn=line_search)
+                                                          history_size=5, line_search_fn=line_search,
+                                                          maximize=maximize)
 
         def closure():
             opt.zero_grad()
-            loss = f()
+            loss = -f() if maximize else f()
             loss.backward()
             return loss
         losses = [float(opt.step(closure).detach()) for _ in range(4)]

@@ -98,7 +98,7 @@ class LBFGS(Optimizer):
     ``backward()`` and returns the loss; it may be evaluated several times per step."""
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
-                 history_size=100, line_search_fn=None):
+                 history_size=100, line_search_fn=None, *, maximize=False):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:
@@ -107,7 +107,7 @@ class LBFGS(Optimizer):
             raise ValueError("only 'strong_wolfe' is supported")
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
                                       tolerance_change=tolerance_change, history_size=history_size,
-                                      line_search_fn=line_search_fn))
+                                      line_search_fn=line_search_fn, maximize=maximize))
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
@@ -115,7 +115,10 @@ class LBFGS(Optimizer):
     def _gather_flat_grad(self):
         views = [np.zeros(p.numel(), p._data.dtype) if p.grad is None else p.grad._data.reshape(-1)
                  for p in self._params]
-        return np.concatenate(views).astype(self._params[0]._data.dtype, copy=True)
+        flat = np.concatenate(views).astype(self._params[0]._data.dtype, copy=True)
+        if self.param_groups[0].get("maximize", False):  # ascend: minimise the negated objective
+            flat = -flat
+        return flat
 
     def _add_grad(self, step_size, update):
         offset = 0
@@ -138,6 +141,8 @@ class LBFGS(Optimizer):
         self._add_grad(t, d)
         with enable_grad():
             loss = float(closure())
+        if self.param_groups[0].get("maximize", False):
+            loss = -loss
         flat_grad = self._gather_flat_grad()
         self._set_param(x)
         return loss, flat_grad
@@ -155,9 +160,10 @@ class LBFGS(Optimizer):
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
+        maximize = group.get("maximize", False)
         with enable_grad():
             orig_loss = closure()
-        loss = float(orig_loss)
+        loss = -float(orig_loss) if maximize else float(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
         flat_grad = self._gather_flat_grad()
@@ -224,6 +230,7 @@ class LBFGS(Optimizer):
                     if n_iter != max_iter:
                         with enable_grad():
                             loss = float(closure())
+                        loss = -loss if maximize else loss
                         flat_grad = self._gather_flat_grad()
                         opt_cond = np.abs(flat_grad).max() <= tolerance_grad
                         ls_func_evals = 1
