@@ -113,3 +113,31 @@ def test_pcam_download_lists_drive_files(tmp_path):
         fds.PCAM(str(tmp_path), split="val", download=True)
     for name, file_id, checksum in fds.PCAM._FILES["val"].values():
         assert file_id in str(e.value) and checksum in str(e.value) and name + ".gz" in str(e.value)
+
+
+def test_flickr(tmp_path):
+    from test_datasets_fixtures_lists import make_flickr
+    imgs, html, token = make_flickr(str(tmp_path))
+    for name, ann in (("Flickr8k", html), ("Flickr30k", token)):
+        fv, tv = getattr(fds, name)(imgs, ann_file=ann), getattr(tvd, name)(imgs, ann_file=ann)
+        assert fv.ids == tv.ids
+        assert_same_dataset(fv, tv)
+
+
+@pytest.mark.parametrize("split", ["train", "val", "test"])
+def test_clevr(tmp_path, split):
+    from test_datasets_fixtures_lists import make_clevr
+    make_clevr(str(tmp_path))
+    fv = fds.CLEVRClassification(str(tmp_path), split=split)
+    tv = tvd.CLEVRClassification(str(tmp_path), split=split)
+    assert_same_dataset(fv, tv)
+
+
+@pytest.mark.parametrize("split", [None, "train", "test"])
+def test_moving_mnist(tmp_path, split):
+    from test_datasets_fixtures_lists import make_moving_mnist
+    make_moving_mnist(str(tmp_path))
+    fv = fds.MovingMNIST(str(tmp_path), split=split, split_ratio=7)
+    tv = tvd.MovingMNIST(str(tmp_path), split=split, split_ratio=7)
+    assert_same_dataset(fv, tv)
+    assert tuple(fv[0].shape) == tuple(tv[0].shape)

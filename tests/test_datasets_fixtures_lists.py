@@ -421,3 +421,47 @@ def make_widerface(root):
         tests.append(rel)
     with open(os.path.join(ann, "wider_face_test_filelist.txt"), "w") as f:
         f.write("\n".join(tests) + "\n")
+
+
+def make_flickr(root):
+    """Flickr8k's annotation HTML page and Flickr30k's token file over the same images."""
+    imgs = makedirs(os.path.join(root, "images"))
+    ids = [("1000268201", "693b08cb0e"), ("1001773457", "577c3a7d70"), ("1002674143", "1b742ab4b8")]
+    rows = []
+    tokens = []
+    for k, (pid, secret) in enumerate(ids):
+        write_image(os.path.join(imgs, f"{pid}_{secret}.jpg"), seed=k, fmt="JPEG")
+        caps = [f"caption {k} {j}" for j in range(k + 1)]
+        url = f"http://www.flickr.com/photos/user{k}/{pid}/"
+        rows.append(f'<tr><td><a href="{url}">{url}</a></td>\n<td><ul>'
+                    + "".join(f"<li>{c} </li>" for c in caps) + "</ul></td></tr>\n")
+        tokens += [f"{pid}_{secret}.jpg#{j}\t{c}" for j, c in enumerate(caps)]
+    rows.insert(1, '<tr><td><a href="http://www.flickr.com/photos/x/99/">Image Not Found</a></td></tr>\n')
+    html = os.path.join(root, "flickr8k.html")
+    with open(html, "w") as f:
+        f.write("<html><body><h1>Flickr 8k</h1>\n<table>\n" + "".join(rows) + "</table></body></html>\n")
+    token = os.path.join(root, "results_20130124.token")
+    with open(token, "w") as f:
+        f.write("\n".join(tokens) + "\n")
+    return imgs, html, token
+
+
+def make_clevr(root):
+    import json
+    base = os.path.join(root, "clevr", "CLEVR_v1.0")
+    rng = np.random.default_rng(RNG_SEED)
+    for split, n in (("train", 3), ("val", 2), ("test", 2)):
+        scenes = []
+        for i in range(n):
+            name = f"CLEVR_{split}_{i:06d}.png"
+            write_image(os.path.join(base, "images", split, name), size=(12, 8), seed=i)
+            scenes.append({"image_filename": name, "objects": [{"shape": "cube"}] * int(rng.integers(3, 10))})
+        if split != "test":
+            with open(os.path.join(makedirs(os.path.join(base, "scenes")), f"CLEVR_{split}_scenes.json"), "w") as f:
+                json.dump({"info": {}, "scenes": scenes[::-1]}, f)
+
+
+def make_moving_mnist(root, n=3):
+    base = makedirs(os.path.join(root, "MovingMNIST"))
+    arr = np.random.default_rng(RNG_SEED).integers(0, 256, (20, n, 64, 64), dtype=np.uint8)
+    np.save(os.path.join(base, "mnist_test_seq.npy"), arr)

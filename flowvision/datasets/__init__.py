@@ -7,6 +7,7 @@ safely; see ``docs/datasets.md`` for the list and the differences from torchvisi
 """
 from ._tv2_wrapper import wrap_dataset_for_transforms_v2
 from .caltech import Caltech101, Caltech256
+from .captions_misc import CLEVRClassification, Flickr8k, Flickr30k, MovingMNIST
 from .celeba import CelebA
 from .cifar import CIFAR10, CIFAR100
 from .coco import CocoCaptions, CocoDetection
@@ -37,5 +38,5 @@ __all__ = [
     "Food101", "DTD", "FGVCAircraft", "SUN397", "GTSRB", "FER2013", "OxfordIIITPet", "RenderedSST2", "Imagenette",
     "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "CelebA", "LFWPeople",
     "LFWPairs", "Omniglot", "Places365", "INaturalist", "PCAM", "Cityscapes",
-    "SBDataset", "Kitti", "WIDERFace", "wrap_dataset_for_transforms_v2",
+    "SBDataset", "Kitti", "WIDERFace", "Flickr8k", "Flickr30k", "CLEVRClassification", "MovingMNIST", "wrap_dataset_for_transforms_v2",
 ]
