@@ -47,9 +47,11 @@ CI_CASES = [
     ("levit_128s", 64, dict(img_size=64)),  # distilled heads averaged
     ("levit_conv_128s", 64, dict(img_size=64, num_classes=10)),  # NCHW maps, 1x1 ConvNorms
     ("levit_512_s8", 32, dict(img_size=32)),  # stride-8 stem, SiLU, single head
+    ("hrnet_w18_small", 32, {}),
+    ("hrnet_w18_small_v2", 32, dict(num_classes=10)),  # multi-module stages
 ]
 FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer", "convmixer", "pvt_v2",
-            "levit"]
+            "levit", "hrnet"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -64,7 +66,8 @@ FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("leg
                  ("cait_xxs24_224", None, 64, dict(img_size=64, depth=4)),
                  ("poolformer_s12", (1, 3), 32),
                  ("pvt_v2_b0", None, 64),
-                 ("levit_128s", None, 64, dict(img_size=64)), ("levit_conv_128s", (1, 2), 64, dict(img_size=64))]
+                 ("levit_128s", None, 64, dict(img_size=64)), ("levit_conv_128s", (1, 2), 64, dict(img_size=64)),
+                 ("hrnet_w18_small", None, 32), ("hrnet_w18_small", (1, 4), 32, dict(feature_location=""))]
 
 
 @pytest.mark.parametrize("name,out_indices,size,kwargs", [c if len(c) == 4 else (*c, {}) for c in FEATURE_CASES],
