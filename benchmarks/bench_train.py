@@ -1,0 +1,172 @@
+"""One training step — forward, label-smoothed cross-entropy, backward, SGD-Nesterov update — in flowvision and
+in PyTorch (timm models), same weights, batch and thread count, interleaved in one run.
+
+    python benchmarks/bench_train.py                       # small configurations (a shared 2-core machine)
+    python benchmarks/bench_train.py --full                # the sizes of the training-speed acceptance table
+    python benchmarks/bench_train.py --only resnet18 --rss # also the peak RSS of each side (one process each)
+    python benchmarks/bench_train.py --profile resnet18    # where a flowvision step spends its time (cProfile)
+
+Prints per-model median step time, images/s, the step's GFLOP/s (forward + backward FLOPs counted by torch's
+FlopCounterMode) and the ratio torch/flowvision (> 1: flowvision is faster).
+"""
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+SMALL = [("resnet18", 112, 8), ("resnet50", 112, 4), ("vit_small_patch16_224", 224, 2), ("efficientnet_b0", 112, 4),
+         ("convnext_tiny", 112, 2)]
+FULL = [("resnet18", 112, 32), ("resnet50", 224, 16), ("vit_small_patch16_224", 224, 16), ("efficientnet_b0", 224, 16),
+        ("convnext_tiny", 224, 8)]
+NUM_CLASSES = 1000
+
+
+def build(name, size, batch, seed=0):
+    """timm model and flowvision model with the same weights, their steps, and the step's FLOPs."""
+    import timm
+    import torch
+    from timm.loss import LabelSmoothingCrossEntropy as TLoss
+    from timm.optim import create_optimizer_v2 as t_opt
+
+    import flowvision.backend as fb
+    from flowvision.data.loss import LabelSmoothingCrossEntropy
+    from flowvision.models import create_model
+    from flowvision.train import create_optimizer_v2
+
+    torch.manual_seed(seed)
+    kw = dict(img_size=size) if name.startswith("vit") else {}
+    tm = timm.create_model(name, num_classes=NUM_CLASSES, **kw).train()
+    fm = create_model(name, num_classes=NUM_CLASSES, **kw).train()
+    fm.load_state_dict({k: fb.from_numpy(v.detach().numpy().copy()) for k, v in tm.state_dict().items()})
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, 3, size, size), dtype=np.float32)
+    y = rng.integers(0, NUM_CLASSES, batch)
+    topt = t_opt(tm, opt="sgd", lr=0.01, weight_decay=1e-4, momentum=0.9)
+    fopt = create_optimizer_v2(fm, opt="sgd", lr=0.01, weight_decay=1e-4, momentum=0.9)
+    tloss, floss = TLoss(0.1), LabelSmoothingCrossEntropy(0.1)
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+    fx, fy = fb.from_numpy(x), fb.from_numpy(y)
+
+    def t_step():
+        loss = tloss(tm(tx), ty)
+        topt.zero_grad()
+        loss.backward()
+        topt.step()
+        return loss.item()
+
+    def f_step():
+        loss = floss(fm(fx), fy)
+        fopt.zero_grad()
+        loss.backward()
+        fopt.step()
+        return loss.item()
+
+    from torch.utils.flop_counter import FlopCounterMode
+    with FlopCounterMode(display=False) as fc:
+        tloss(tm(tx), ty).backward()
+    topt.zero_grad()
+    return f_step, t_step, fc.get_total_flops()
+
+
+def bench(args):
+    import torch
+
+    import flowvision.backend as fb
+    torch.set_num_threads(args.threads)
+    fb.set_num_threads(args.threads)
+    configs = FULL if args.full else SMALL
+    if args.only:
+        configs = [c for c in configs if c[0] in args.only.split(",")]
+    print(f"threads {args.threads}, torch {torch.__version__}, {args.repeat} interleaved rounds after "
+          f"{args.warmup} warm-up steps each; median step time")
+    hdr = (f"{'model':<24}{'size':>5}{'batch':>6}{'GFLOP':>8}{'fv ms':>9}{'torch ms':>10}{'fv img/s':>10}"
+           f"{'fv GFLOP/s':>11}{'torch GFLOP/s':>14}{'torch/fv':>9}")
+    rows = []
+    print(hdr)
+    for name, size, batch in configs:
+        f_step, t_step, flops = build(name, size, batch)
+        for _ in range(args.warmup):
+            f_step()
+            t_step()
+        ft, tt = [], []
+        for r in range(args.repeat):
+            order = ((f_step, ft), (t_step, tt)) if r % 2 == 0 else ((t_step, tt), (f_step, ft))
+            for fn, acc in order:
+                t0 = time.perf_counter()
+                fn()
+                acc.append(time.perf_counter() - t0)
+        fm, tm = statistics.median(ft), statistics.median(tt)
+        line = (f"{name:<24}{size:>5}{batch:>6}{flops / 1e9:>8.2f}{fm * 1e3:>9.1f}{tm * 1e3:>10.1f}{batch / fm:>10.1f}"
+                f"{flops / fm / 1e9:>11.1f}{flops / tm / 1e9:>14.1f}{tm / fm:>9.2f}")
+        if args.rss:
+            fr, trss = (_rss(fw, name, size, batch, args.threads) for fw in ("flowvision", "torch"))
+            line += f"   peak RSS fv {fr:.0f} MB, torch {trss:.0f} MB"
+        print(line, flush=True)
+        rows.append((name, tm / fm))
+    if rows:
+        geo = float(np.exp(np.mean([np.log(r) for _, r in rows])))
+        print(f"geometric mean torch/fv: {geo:.2f}")
+
+
+def _rss_child(fw, name, size, batch, threads):
+    """Subprocess: build both models (same cost on each side), run 3 steps of one framework, print VmHWM in KiB."""
+    import torch
+
+    import flowvision.backend as fb
+    torch.set_num_threads(threads)
+    fb.set_num_threads(threads)
+    f_step, t_step, _ = build(name, int(size), int(batch))
+    step = f_step if fw == "flowvision" else t_step
+    with open("/proc/self/status") as f:
+        base = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+    for _ in range(3):
+        step()
+    with open("/proc/self/status") as f:
+        peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+    print(peak, base)
+
+
+def _rss(fw, name, size, batch, threads):
+    out = subprocess.run([sys.executable, __file__, "--_rss-child", fw, name, str(size), str(batch), str(threads)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return int(out[0]) / 1024
+
+
+def profile(args):
+    import cProfile
+    import pstats
+
+    import flowvision.backend as fb
+    fb.set_num_threads(args.threads)
+    name, size, batch = next(c for c in (FULL if args.full else SMALL) if c[0] == args.profile)
+    f_step, _, _ = build(name, size, batch)
+    f_step()
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(2):
+        f_step()
+    pr.disable()
+    pstats.Stats(pr).sort_stats("tottime").print_stats(args.top)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--_rss-child":
+        return _rss_child(*sys.argv[2:7])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=5, help="interleaved timed rounds per model")
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--full", action="store_true", help="the acceptance sizes (resnet50 @224 b16, ...)")
+    p.add_argument("--only", default="", help="comma-separated model names")
+    p.add_argument("--rss", action="store_true", help="measure each side's peak RSS in its own process")
+    p.add_argument("--profile", default="", help="cProfile two flowvision steps of this model instead")
+    p.add_argument("--top", type=int, default=25, help="profile rows to print")
+    args = p.parse_args()
+    return profile(args) if args.profile else bench(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
