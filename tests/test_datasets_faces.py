@@ -141,3 +141,32 @@ def test_moving_mnist(tmp_path, split):
     tv = tvd.MovingMNIST(str(tmp_path), split=split, split_ratio=7)
     assert_same_dataset(fv, tv)
     assert tuple(fv[0].shape) == tuple(tv[0].shape)
+
+
+def test_sbu(tmp_path, monkeypatch):
+    from test_datasets_fixtures_lists import make_sbu
+    checksum = make_sbu(str(tmp_path))
+    for cls in (fds.SBU, tvd.SBU):
+        monkeypatch.setattr(cls, "md5_checksum", checksum)
+    fv, tv = fds.SBU(str(tmp_path), download=False), tvd.SBU(str(tmp_path), download=False)
+    assert len(fv) == 3 and fv.photos == tv.photos
+    assert_same_dataset(fv, tv)
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_phototour(tmp_path, monkeypatch, train):
+    import shutil
+    from test_datasets_fixtures_lists import make_phototour
+    make_phototour(str(tmp_path / "a"))
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    for cls in (fds.PhotoTour, tvd.PhotoTour):
+        monkeypatch.setattr(cls, "lens", dict(cls.lens, liberty=7))
+    tv = tvd.PhotoTour(str(tmp_path / "a"), "liberty", train=train)  # writes its liberty.pt cache
+    fv = fds.PhotoTour(str(tmp_path / "b"), "liberty", train=train)  # cuts the sheets, writes liberty.npz
+    assert (tmp_path / "b" / "liberty.npz").exists()
+    assert_same_dataset(fv, tv)
+    np.testing.assert_array_equal(fv.data.numpy(), tv.data.numpy())
+    np.testing.assert_array_equal(fv.matches.numpy(), tv.matches.numpy())
+    assert_same_dataset(fds.PhotoTour(str(tmp_path / "b"), "liberty", train=train), tv)  # from the .npz
+    shutil.rmtree(tmp_path / "a" / "liberty")
+    assert_same_dataset(fds.PhotoTour(str(tmp_path / "a"), "liberty", train=train), tv)  # torchvision's .pt

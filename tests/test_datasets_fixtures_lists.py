@@ -465,3 +465,34 @@ def make_moving_mnist(root, n=3):
     base = makedirs(os.path.join(root, "MovingMNIST"))
     arr = np.random.default_rng(RNG_SEED).integers(0, 256, (20, n, 64, 64), dtype=np.uint8)
     np.save(os.path.join(base, "mnist_test_seq.npy"), arr)
+
+
+def make_sbu(root, n=4):
+    base = makedirs(os.path.join(root, "dataset"))
+    urls, caps = [], []
+    for i in range(n):
+        name = f"{1000 + i}_abc.jpg"
+        urls.append(f"http://static.flickr.com/1/{name}")
+        caps.append(f"a photo number {i}")
+        if i != 2:  # one photo is gone, as on Flickr
+            write_image(os.path.join(base, name), seed=i, fmt="JPEG")
+    with open(os.path.join(base, "SBU_captioned_photo_dataset_urls.txt"), "w") as f:
+        f.write("\n".join(urls) + "\n")
+    with open(os.path.join(base, "SBU_captioned_photo_dataset_captions.txt"), "w") as f:
+        f.write("\n".join(caps) + "\n")
+    archive = os.path.join(root, "SBUCaptionedPhotoDataset.tar.gz")
+    with open(archive, "wb") as f:
+        f.write(b"already extracted")
+    return md5(archive)
+
+
+def make_phototour(root, name="liberty"):
+    base = makedirs(os.path.join(root, name))
+    rng = np.random.default_rng(RNG_SEED)
+    for k, (h, w) in enumerate(((128, 192), (64, 128))):  # 6 + 2 patches
+        Image.fromarray(rng.integers(0, 256, (h, w), dtype=np.uint8)).save(os.path.join(base, f"patches{k:04d}.bmp"))
+    with open(os.path.join(base, "info.txt"), "w") as f:
+        f.write("".join(f"{i // 2} 0\n" for i in range(8)))
+    with open(os.path.join(base, "m50_100000_100000_0.txt"), "w") as f:
+        for a, b in ((0, 1), (2, 5), (3, 4), (5, 6)):
+            f.write(f"{a} {a // 2} 0 {b} {b // 2} 0 0\n")

@@ -23,6 +23,7 @@ from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
 from .omniglot import Omniglot
 from .pcam import PCAM
 from .places_inat import INaturalist, Places365
+from .sbu_phototour import SBU, PhotoTour
 from .segmentation import Cityscapes, SBDataset
 from .stl10 import STL10
 from .svhn import SVHN
@@ -38,5 +39,6 @@ __all__ = [
     "Food101", "DTD", "FGVCAircraft", "SUN397", "GTSRB", "FER2013", "OxfordIIITPet", "RenderedSST2", "Imagenette",
     "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "CelebA", "LFWPeople",
     "LFWPairs", "Omniglot", "Places365", "INaturalist", "PCAM", "Cityscapes",
-    "SBDataset", "Kitti", "WIDERFace", "Flickr8k", "Flickr30k", "CLEVRClassification", "MovingMNIST", "wrap_dataset_for_transforms_v2",
+    "SBDataset", "Kitti", "WIDERFace", "Flickr8k", "Flickr30k", "CLEVRClassification", "MovingMNIST", "SBU",
+    "PhotoTour", "wrap_dataset_for_transforms_v2",
 ]
