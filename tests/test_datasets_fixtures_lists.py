@@ -496,3 +496,72 @@ def make_phototour(root, name="liberty"):
     with open(os.path.join(base, "m50_100000_100000_0.txt"), "w") as f:
         for a, b in ((0, 1), (2, 5), (3, 4), (5, 6)):
             f.write(f"{a} {a // 2} 0 {b} {b // 2} 0 0\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# optical flow
+
+def write_flo(path, h=6, w=8, seed=0):
+    flow = np.random.default_rng(seed).normal(0, 3, (h, w, 2)).astype("<f4")
+    makedirs(os.path.dirname(path))
+    with open(path, "wb") as f:
+        f.write(b"PIEH" + np.array([w, h], "<i4").tobytes() + flow.tobytes())
+
+
+def write_pfm(path, h=6, w=8, seed=0, channels=3):
+    data = np.random.default_rng(seed).normal(0, 3, (h, w, channels)).astype("<f4")
+    makedirs(os.path.dirname(path))
+    with open(path, "wb") as f:
+        f.write((b"PF" if channels == 3 else b"Pf") + f"\n{w} {h}\n-1.0\n".encode() + data.tobytes())
+
+
+def write_flow_png16(path, h=6, w=8, seed=0):
+    import cv2
+    rng = np.random.default_rng(seed)
+    rgb = np.stack([rng.integers(2 ** 15 - 640, 2 ** 15 + 640, (h, w)), rng.integers(2 ** 15 - 640, 2 ** 15 + 640, (h, w)),
+                    rng.integers(0, 2, (h, w))], axis=-1).astype(np.uint16)
+    makedirs(os.path.dirname(path))
+    assert cv2.imwrite(path, rgb[:, :, ::-1])
+
+
+def make_flow_datasets(root):
+    k = 0
+    for split, folder in (("training", "clean"), ("training", "final"), ("test", "clean")):
+        for i in range(3):
+            write_image(os.path.join(root, "Sintel", split, folder, "alley_1", f"frame_{i + 1:04d}.png"), (8, 6), seed=k)
+            k += 1
+    for i in range(2):
+        write_flo(os.path.join(root, "Sintel", "training", "flow", "alley_1", f"frame_{i + 1:04d}.flo"), seed=i)
+    for split in ("training", "testing"):
+        for i in range(2):
+            for j in (10, 11):
+                write_image(os.path.join(root, "KittiFlow", split, "image_2", f"{i:06d}_{j}.png"), (8, 6), seed=k)
+                k += 1
+            if split == "training":
+                write_flow_png16(os.path.join(root, "KittiFlow", split, "flow_occ", f"{i:06d}_10.png"), seed=i)
+    for i in range(3):
+        for j in (1, 2):
+            write_image(os.path.join(root, "FlyingChairs", "data", f"{i + 1:05d}_img{j}.ppm"), (8, 6), seed=k, fmt="PPM")
+            k += 1
+        write_flo(os.path.join(root, "FlyingChairs", "data", f"{i + 1:05d}_flow.flo"), seed=10 + i)
+    with open(os.path.join(root, "FlyingChairs", "FlyingChairs_train_val.txt"), "w") as f:
+        f.write("1\n2\n1\n")
+    for p in ("frames_cleanpass", "frames_finalpass"):
+        for cam in ("left", "right"):
+            for i in range(3):
+                write_image(os.path.join(root, "FlyingThings3D", p, "TRAIN", "A", "0000", cam, f"{6 + i:04d}.png"),
+                            (8, 6), seed=k)
+                k += 1
+    for direction, tag in (("into_future", "IntoFuture"), ("into_past", "IntoPast")):
+        for cam in ("left", "right"):
+            for i in range(3):
+                write_pfm(os.path.join(root, "FlyingThings3D", "optical_flow", "TRAIN", "A", "0000", direction, cam,
+                                       f"OpticalFlow{tag}_{6 + i:04d}_{cam[0].upper()}.pfm"), seed=k)
+                k += 1
+    for i in range(3):
+        write_image(os.path.join(root, "hd1k", "hd1k_input", "image_2", f"000000_{i:04d}.png"), (8, 6), seed=k)
+        write_flow_png16(os.path.join(root, "hd1k", "hd1k_flow_gt", "flow_occ", f"000000_{i:04d}.png"), seed=k)
+        k += 1
+    for j in (10, 11):
+        write_image(os.path.join(root, "hd1k", "hd1k_challenge", "image_2", f"000000_{j}.png"), (8, 6), seed=k)
+        k += 1

@@ -21,6 +21,7 @@ from .imagenet import ImageNet
 from .lfw import LFWPairs, LFWPeople
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
 from .omniglot import Omniglot
+from .optical_flow import HD1K, FlyingChairs, FlyingThings3D, KittiFlow, Sintel
 from .pcam import PCAM
 from .places_inat import INaturalist, Places365
 from .sbu_phototour import SBU, PhotoTour
@@ -40,5 +41,5 @@ __all__ = [
     "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "CelebA", "LFWPeople",
     "LFWPairs", "Omniglot", "Places365", "INaturalist", "PCAM", "Cityscapes",
     "SBDataset", "Kitti", "WIDERFace", "Flickr8k", "Flickr30k", "CLEVRClassification", "MovingMNIST", "SBU",
-    "PhotoTour", "wrap_dataset_for_transforms_v2",
+    "PhotoTour", "Sintel", "KittiFlow", "FlyingChairs", "FlyingThings3D", "HD1K", "wrap_dataset_for_transforms_v2",
 ]
