@@ -30,7 +30,11 @@ TIMEOUT_S = 600
 
 
 def _python() -> str:
-    # qemu-user runs an ELF binary, not a launcher script (pyenv shims, venv symlinks)
+    """The interpreter to run under qemu. qemu-user needs an ELF binary (a symlink to one is fine, and keeps a
+    virtual environment's prefix), not a launcher script."""
+    with open(os.path.realpath(sys.executable), "rb") as f:
+        if f.read(4) == b"\x7fELF":
+            return sys.executable
     return os.path.realpath(sys.executable)
 
 
