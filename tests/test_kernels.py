@@ -467,39 +467,32 @@ def test_set_num_threads_stress():
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
-def _kernel_objects(isa):
-    import glob
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return sorted(glob.glob(os.path.join(root, "build", "*", "CMakeFiles", f"fv_kernels_{isa}.dir", "**", "*.o"),
-                            recursive=True))
-
-
-@pytest.mark.parametrize("isa_name", ["avx512", "avx2"])
-def test_isa_objects_share_no_code(isa_name):
-    """The per-ISA objects must not export inline/template code the linker could merge across ISAs
-    (it might keep the AVX-512 copy and crash older CPUs): every defined symbol is in fv::<isa>."""
-    import shutil
-
-    objs = _kernel_objects(isa_name)
-    if not objs or shutil.which("nm") is None:
-        pytest.skip("no build tree with kernel objects (or no nm)")
-    out = subprocess.run(["nm", "-C", "--defined-only", *objs], capture_output=True, text=True, check=True).stdout
-    bad = [ln for ln in out.splitlines()
-           if len(ln.split(" ", 2)) == 3 and ln.split(" ", 2)[1] in "TtWwVvuBbDdRr"
-           and ln.split(" ", 2)[1] not in "tbdr"  # local symbols are fine
-           and f"fv::{isa_name}::" not in ln and "__gxx_personality_v0" not in ln]
-    assert not bad, "symbols shared across ISA objects:\n" + "\n".join(bad[:20])
+@pytest.mark.parametrize("env_isa, expect", [
+    ("portable", "forced by FLOWVISION_ISA=portable"),
+    ("bogus", "FLOWVISION_ISA=bogus is not an ISA"),
+    ("", "the CPU "),
+])
+def test_isa_reason(env_isa, expect):
+    """cpu_isa_reason says why the table was chosen: cpuid, a forced lower level, or an ignored value."""
+    code = "from flowvision.backend import _C; print(_C.cpu_isa()); print(_C.cpu_isa_reason())"
+    env = dict(os.environ, FLOWVISION_ISA=env_isa)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    isa, reason = r.stdout.splitlines()
+    assert expect in reason, reason
+    assert isa == ("portable" if env_isa == "portable" else NATIVE_ISA)
 
 
-def test_portable_objects_use_no_avx():
-    import shutil
-
-    objs = _kernel_objects("portable")
-    if not objs or shutil.which("objdump") is None:
-        pytest.skip("no build tree with kernel objects (or no objdump)")
-    out = subprocess.run(["objdump", "-d", *objs], capture_output=True, text=True, check=True).stdout
-    assert "%ymm" not in out and "%zmm" not in out
+def test_isa_reason_higher_than_cpu_is_ignored():
+    higher = [i for i in ("avx2", "avx512") if i not in _C.supported_isas()]
+    if not higher:
+        pytest.skip("this CPU supports every kernel ISA")  # the AVX-512 machines; the AVX2 ones run it
+    env = dict(os.environ, FLOWVISION_ISA=higher[-1])
+    r = subprocess.run([sys.executable, "-c", "from flowvision.backend import _C; print(_C.cpu_isa_reason())"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert "asks for more than the CPU has and was ignored" in r.stdout, r.stdout + r.stderr
+    with pytest.raises(ValueError, match="not supported by this CPU"):
+        _C._set_isa_for_testing(higher[-1])
 
 
 def test_isa_setter_rejects_unknown():
