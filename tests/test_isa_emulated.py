@@ -103,3 +103,36 @@ def test_emulated_cpu_equals_native(runs, cpu):
             mismatches.append(f"{k}: max |diff| {np.nanmax(np.abs(a - b))}")
     assert not mismatches, f"-cpu {cpu} vs native {isa}:\n" + "\n".join(mismatches)
 
+
+
+@pytest.mark.slow
+def test_wheel_runs_on_emulated_cpus(tmp_path):
+    """A wheel built on this machine, installed into a fresh virtual environment, chooses the right kernels and
+    runs the smoke workload under both emulated CPUs (minutes: builds the extension from scratch)."""
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        pytest.fail("qemu-x86_64 not found: install it with `apt-get install -y qemu-user`")
+    root = os.path.dirname(HERE)
+    src = tmp_path / "src"
+    subprocess.run(["git", "-C", root, "worktree", "add", "--detach", str(src)], check=True, capture_output=True)
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-w", str(tmp_path / "dist")],
+                       check=True, capture_output=True, env=dict(os.environ, FLOWVISION_CUDA="0"), timeout=3600)
+    finally:
+        subprocess.run(["git", "-C", root, "worktree", "remove", "--force", str(src)], capture_output=True)
+    wheel = next((tmp_path / "dist").glob("flowvision-*.whl"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    subprocess.run([py, "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True, timeout=1800)
+    env = dict(os.environ, FLOWVISION_NUM_THREADS="2")
+    env.pop("FLOWVISION_ISA", None)
+    for cpu, isa in CPUS.items():
+        out = tmp_path / f"{cpu}.npz"
+        r = subprocess.run([qemu, "-cpu", cpu, py, SMOKE, str(out)], env=env, capture_output=True, text=True,
+                           timeout=TIMEOUT_S, cwd=tmp_path)
+        assert r.returncode == 0, f"wheel under -cpu {cpu}: rc {r.returncode}\n{r.stderr[-3000:]}"
+        got = np.load(out)
+        assert str(got["isa"]) == isa
+        assert "site-packages" in subprocess.run([py, "-c", "import flowvision; print(flowvision.__file__)"],
+                                                 capture_output=True, text=True, cwd=tmp_path).stdout
