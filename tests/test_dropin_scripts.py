@@ -99,3 +99,32 @@ def test_real_example_runs_on_flowvision(name, tmp_path):
         write_image_folder(str(work / "code" / rel), classes)
     r = run(Path(EXAMPLES) / name, script, args, "flowvision", timeout=600, workdir=work)
     assert r.returncode == 0, f"stdout:\n{r.stdout[-3000:]}\nstderr:\n{r.stderr[-5000:]}"
+
+
+@pytest.mark.slow
+def test_real_fast_neural_style_eval_on_a_torch_checkpoint(tmp_path):
+    """Training needs VGG16's ImageNet weights (a download); the eval path runs on a checkpoint torch wrote."""
+    src = Path(EXAMPLES or "") / "fast_neural_style" / "neural_style"
+    if not EXAMPLES or not src.is_dir():
+        pytest.skip("set DROPIN_EXAMPLES to a pytorch/examples checkout to run the real scripts")
+    torch = pytest.importorskip("torch")
+    import importlib.util
+    import numpy as np
+    from PIL import Image
+    spec = importlib.util.spec_from_file_location("transformer_net", src / "transformer_net.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch.manual_seed(0)
+    ref = mod.TransformerNet().eval()
+    work = _workdir(tmp_path, None)
+    torch.save(ref.state_dict(), work / "code" / "tn.pth")
+    img = np.random.default_rng(0).integers(0, 256, (24, 28, 3), dtype=np.uint8)
+    Image.fromarray(img).save(work / "code" / "c.png")
+    r = run(src, "neural_style.py", ["eval", "--content-image", "c.png", "--model", "tn.pth", "--output-image",
+                                     "o.png"], "flowvision", timeout=300, workdir=work)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with torch.no_grad():
+        x = torch.tensor(img.transpose(2, 0, 1)[None].astype(np.float32))
+        expect = ref(x)[0].clamp(0, 255).numpy().transpose(1, 2, 0).astype("uint8")
+    got = np.asarray(Image.open(work / "code" / "o.png"))
+    assert got.shape == expect.shape and np.abs(got.astype(int) - expect.astype(int)).max() <= 1
