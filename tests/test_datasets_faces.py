@@ -170,3 +170,25 @@ def test_phototour(tmp_path, monkeypatch, train):
     assert_same_dataset(fds.PhotoTour(str(tmp_path / "b"), "liberty", train=train), tv)  # from the .npz
     shutil.rmtree(tmp_path / "a" / "liberty")
     assert_same_dataset(fds.PhotoTour(str(tmp_path / "a"), "liberty", train=train), tv)  # torchvision's .pt
+
+
+def test_lsun(tmp_path, monkeypatch):
+    pytest.importorskip("lmdb")
+    from test_datasets_fixtures_lists import make_lsun
+    import shutil
+    make_lsun(str(tmp_path / "a"))
+    shutil.copytree(tmp_path / "a", tmp_path / "b")  # lmdb refuses to open one database twice in a process
+    monkeypatch.chdir(tmp_path)  # torchvision writes its key cache into the working directory
+    classes = ["bedroom_train", "church_outdoor_train"]
+    fv, tv = fds.LSUN(str(tmp_path / "a"), classes=classes), tvd.LSUN(str(tmp_path / "b"), classes=classes)
+    assert_same_dataset(fv, tv)
+    assert repr(fv).replace("/a", "/b") == repr(tv)
+    tv_test = tvd.LSUN(str(tmp_path / "b"), classes="test")
+    assert_same_dataset(fds.LSUN(str(tmp_path / "a"), classes="test"), tv_test)
+    with pytest.raises(ValueError, match="LSUN class"):
+        fds.LSUN(str(tmp_path / "a"), classes=["kitchenette_train"])
+    with pytest.raises(DatasetNotFoundError, match="bedroom_val_lmdb"):
+        fds.LSUN(str(tmp_path / "a"), classes="val")
+    import pickle
+    state = pickle.loads(pickle.dumps(fv.dbs[0]))  # what a spawn-started DataLoader worker receives
+    assert state.env is None and state.keys == fv.dbs[0].keys

@@ -565,3 +565,19 @@ def make_flow_datasets(root):
     for j in (10, 11):
         write_image(os.path.join(root, "hd1k", "hd1k_challenge", "image_2", f"000000_{j}.png"), (8, 6), seed=k)
         k += 1
+
+
+def make_lsun(root, classes=("bedroom_train", "church_outdoor_train", "test"), per_db=(3, 2, 2)):
+    import io
+    import lmdb
+    k = 0
+    for c, n in zip(classes, per_db):
+        env = lmdb.open(os.path.join(makedirs(root), f"{c}_lmdb"), map_size=1 << 24)
+        with env.begin(write=True) as txn:
+            for i in range(n):
+                buf = io.BytesIO()
+                arr = np.random.default_rng(k).integers(0, 256, (6, 8, 3), dtype=np.uint8)
+                Image.fromarray(arr).save(buf, format="JPEG")
+                txn.put(f"{c}-{i:04x}".encode(), buf.getvalue())
+                k += 1
+        env.close()

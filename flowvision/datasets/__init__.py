@@ -19,6 +19,7 @@ from .flowers_cars import Flowers102, StanfordCars
 from .folder import DatasetFolder, ImageFolder
 from .imagenet import ImageNet
 from .lfw import LFWPairs, LFWPeople
+from .lsun import LSUN, LSUNClass
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
 from .omniglot import Omniglot
 from .optical_flow import HD1K, FlyingChairs, FlyingThings3D, KittiFlow, Sintel
@@ -41,5 +42,6 @@ __all__ = [
     "EuroSAT", "Country211", "Flowers102", "StanfordCars", "Caltech101", "Caltech256", "CelebA", "LFWPeople",
     "LFWPairs", "Omniglot", "Places365", "INaturalist", "PCAM", "Cityscapes",
     "SBDataset", "Kitti", "WIDERFace", "Flickr8k", "Flickr30k", "CLEVRClassification", "MovingMNIST", "SBU",
-    "PhotoTour", "Sintel", "KittiFlow", "FlyingChairs", "FlyingThings3D", "HD1K", "wrap_dataset_for_transforms_v2",
+    "PhotoTour", "Sintel", "KittiFlow", "FlyingChairs", "FlyingThings3D", "HD1K", "LSUN",
+    "LSUNClass", "wrap_dataset_for_transforms_v2",
 ]
