@@ -28,6 +28,7 @@ CASES = [
     ("pvt_v2_b0", 64, {}, {"Contiguous": 4, "Mean": 1}),
     ("levit_conv_128s", 64, dict(img_size=64), {"BatchNormEval": 2, "Div": 1}),
     ("hrnet_w18_small", 32, {}, {"_Interpolate": 10}),
+    ("mobilevit_xxs", 64, {}, {}),
 ]
 
 

@@ -1,0 +1,181 @@
+"""MobileViT (Mehta & Rastegari, "MobileViT: Light-weight, General-purpose, and Mobile-friendly Vision
+Transformer", ICLR 2022): MobileNetV2 inverted residuals plus blocks that unfold the map into 2x2-patch
+sequences for a transformer and fold it back. timm's names (its ByobNet layout: ``stem``, ``stages``,
+``final_conv``, ``head``); the original flowvision names ``mobilevit_small / _x_small / _xx_small`` are
+aliases of ``mobilevit_s / _xs / _xxs``.
+"""
+import math
+
+import flowvision.backend as flow
+from flowvision.backend import nn
+from flowvision.backend.nn import functional as F
+from flowvision.layers import ClassifierHead, ConvNormAct, DropPath
+
+from ._builder import build_model_with_cfg
+from ._contract import ClassifierContract, check_input_channels, classifier_or_none
+from ._pretrained import generate_default_cfgs
+from ._registry import register_model, register_model_alias
+from .vision_transformer import Block
+
+__all__ = ["MobileVit"]
+
+
+class BottleneckBlock(nn.Module):
+    """Inverted residual (timm's ByobNet 'bottle' block as MobileViT configures it): 1x1 expand + SiLU,
+    3x3 depthwise + SiLU, 1x1 linear projection, identity shortcut only when the shape is unchanged."""
+
+    def __init__(self, in_chs, out_chs, stride=1, expansion=4.0, drop_path_rate=0.0):
+        super().__init__()
+        mid = int(in_chs * expansion)
+        self.shortcut = nn.Identity() if in_chs == out_chs and stride == 1 else None
+        self.conv1_1x1 = ConvNormAct(in_chs, mid, 1, act_layer=nn.SiLU)
+        self.conv2_kxk = ConvNormAct(mid, mid, 3, stride=stride, groups=mid, act_layer=nn.SiLU)
+        self.conv2b_kxk = nn.Identity()
+        self.attn = nn.Identity()
+        self.conv3_1x1 = ConvNormAct(mid, out_chs, 1, apply_act=False)
+        self.attn_last = nn.Identity()
+        self.drop_path = DropPath(drop_path_rate) if drop_path_rate > 0 else nn.Identity()
+        self.act = nn.Identity()
+
+    def forward(self, x):
+        out = self.conv3_1x1(self.attn(self.conv2b_kxk(self.conv2_kxk(self.conv1_1x1(x)))))
+        out = self.drop_path(self.attn_last(out))
+        if self.shortcut is not None:
+            out = out + self.shortcut(x)
+        return self.act(out)
+
+
+class MobileVitBlock(nn.Module):
+    """Local 3x3 conv + 1x1 to the transformer width; unfold into (B * patch_area, patches, C) sequences;
+    transformer; fold back; 1x1 projection; 3x3 fusion with the block input."""
+
+    def __init__(self, in_chs, out_chs=None, transformer_dim=None, transformer_depth=2, num_heads=4, mlp_ratio=2.0,
+                 patch_size=2, drop_path_rate=0.0):
+        super().__init__()
+        out_chs = out_chs or in_chs
+        self.conv_kxk = ConvNormAct(in_chs, in_chs, 3, act_layer=nn.SiLU)
+        self.conv_1x1 = nn.Conv2d(in_chs, transformer_dim, 1, bias=False)
+        self.transformer = nn.Sequential(*[Block(
+            transformer_dim, num_heads=num_heads, mlp_ratio=mlp_ratio, qkv_bias=True, drop_path=drop_path_rate,
+            act_layer=nn.SiLU, norm_layer=nn.LayerNorm) for _ in range(transformer_depth)])
+        self.norm = nn.LayerNorm(transformer_dim)
+        self.conv_proj = ConvNormAct(transformer_dim, out_chs, 1, act_layer=nn.SiLU)
+        self.conv_fusion = ConvNormAct(in_chs + out_chs, out_chs, 3, act_layer=nn.SiLU)
+        self.patch_size = (patch_size, patch_size)
+        self.patch_area = patch_size * patch_size
+
+    def forward(self, x):
+        shortcut = x
+        x = self.conv_1x1(self.conv_kxk(x))
+        ph, pw = self.patch_size
+        b, c, h, w = x.shape
+        new_h, new_w = math.ceil(h / ph) * ph, math.ceil(w / pw) * pw
+        nh, nw = new_h // ph, new_w // pw
+        n = nh * nw
+        resized = (new_h, new_w) != (h, w)
+        if resized:  # as the reference: resample to a multiple of the patch size rather than pad
+            x = F.interpolate(x, size=(new_h, new_w), mode="bilinear", align_corners=False)
+        # (B, C, H, W) -> (B * patch_area, patches, C): one sequence per position inside the patch
+        x = x.reshape(b * c * nh, ph, nw, pw).transpose(1, 2)
+        x = x.reshape(b, c, n, self.patch_area).transpose(1, 3).reshape(b * self.patch_area, n, -1)
+        x = self.norm(self.transformer(x))
+        x = x.reshape(b, self.patch_area, n, -1).transpose(1, 3).reshape(b * c * nh, nw, ph, pw)
+        x = x.transpose(1, 2).reshape(b, c, nh * ph, nw * pw)
+        if resized:
+            x = F.interpolate(x, size=(h, w), mode="bilinear", align_corners=False)
+        return self.conv_fusion(flow.cat((shortcut, self.conv_proj(x)), dim=1))
+
+
+class MobileVit(ClassifierContract, nn.Module):
+    """MobileViT.
+
+    Args:
+        widths: output width of the five stages. dims: transformer widths of stages 3-5.
+        expansion: inverted-residual expansion. final_chs: width of the final 1x1 conv.
+        in_chans, num_classes, global_pool, drop_rate, drop_path_rate: as usual.
+    """
+
+    def __init__(self, widths, dims, expansion, final_chs, in_chans=3, num_classes=1000, global_pool="avg",
+                 drop_rate=0.0, drop_path_rate=0.0):
+        super().__init__()
+        self.num_classes = num_classes
+        self.in_chans = in_chans
+        self.grad_checkpointing = False
+        self.stem = ConvNormAct(in_chans, 16, 3, stride=2, act_layer=nn.SiLU)
+        stages, prev = [], 16
+        self.feature_info = []
+        for i, out in enumerate(widths):
+            stride = 1 if i == 0 else 2
+            blocks = [BottleneckBlock(prev, out, stride, expansion, drop_path_rate)]
+            if i == 1:
+                blocks += [BottleneckBlock(out, out, 1, expansion, drop_path_rate) for _ in range(2)]
+            elif i >= 2:
+                blocks.append(MobileVitBlock(out, out, dims[i - 2], transformer_depth=(2, 4, 3)[i - 2],
+                                             drop_path_rate=drop_path_rate))
+            stages.append(nn.Sequential(*blocks))
+            prev = out
+            if i < len(widths) - 1:
+                self.feature_info.append(dict(num_chs=out, reduction=2 ** (i + 1), module=f"stages.{i}"))
+        self.stages = nn.Sequential(*stages)
+        self.final_conv = ConvNormAct(prev, final_chs, 1, act_layer=nn.SiLU)
+        self.feature_info.append(dict(num_chs=final_chs, reduction=32, module="final_conv"))
+        self.num_features = self.head_hidden_size = final_chs
+        self.head = ClassifierHead(final_chs, num_classes, global_pool, drop_rate)
+
+    def group_matcher(self, coarse=False):
+        return dict(stem=r"^stem", blocks=[(r"^stages\.(\d+)" if coarse else r"^stages\.(\d+)\.(\d+)", None),
+                                           (r"^final_conv", (99999,))])
+
+    def get_classifier(self, name_only=False):
+        return "head.fc" if name_only else self.head.fc
+
+    def reset_classifier(self, num_classes, global_pool=None):
+        self.num_classes = classifier_or_none(num_classes)
+        self.head.reset(num_classes, global_pool)
+
+    def forward_features(self, x):
+        check_input_channels(x, self.in_chans)
+        return self.final_conv(self.stages(self.stem(x)))
+
+    def forward_head(self, x, pre_logits=False):
+        return self.head(x, pre_logits=pre_logits)
+
+
+def _cfg(**kwargs):
+    return {**dict(num_classes=1000, input_size=(3, 256, 256), pool_size=(8, 8), crop_pct=0.9,
+                   interpolation="bicubic", mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0), first_conv="stem.conv",
+                   classifier="head.fc", fixed_input_size=False, license="cvnets-license", hf_hub_id="timm/"),
+            **kwargs}
+
+
+default_cfgs = generate_default_cfgs({f"mobilevit_{s}.cvnets_in1k": _cfg() for s in ("xxs", "xs", "s")})
+
+
+def _mvit(variant, pretrained, kwargs, **args):
+    return build_model_with_cfg(MobileVit, variant, pretrained, **{**args, **kwargs})
+
+
+@register_model
+def mobilevit_xxs(pretrained=False, **kwargs):
+    """MobileViT-XXS."""
+    return _mvit("mobilevit_xxs", pretrained, kwargs, widths=(16, 24, 48, 64, 80), dims=(64, 80, 96), expansion=2.0,
+                 final_chs=320)
+
+
+@register_model
+def mobilevit_xs(pretrained=False, **kwargs):
+    """MobileViT-XS."""
+    return _mvit("mobilevit_xs", pretrained, kwargs, widths=(32, 48, 64, 80, 96), dims=(96, 120, 144), expansion=4.0,
+                 final_chs=384)
+
+
+@register_model
+def mobilevit_s(pretrained=False, **kwargs):
+    """MobileViT-S."""
+    return _mvit("mobilevit_s", pretrained, kwargs, widths=(32, 64, 96, 128, 160), dims=(144, 192, 240),
+                 expansion=4.0, final_chs=640)
+
+
+for _orig, _timm in (("mobilevit_small", "mobilevit_s"), ("mobilevit_x_small", "mobilevit_xs"),
+                     ("mobilevit_xx_small", "mobilevit_xxs")):
+    register_model_alias(_orig, _timm)
