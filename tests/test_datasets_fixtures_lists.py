@@ -581,3 +581,102 @@ def make_lsun(root, classes=("bedroom_train", "church_outdoor_train", "test"), p
                 txn.put(f"{c}-{i:04x}".encode(), buf.getvalue())
                 k += 1
         env.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# stereo
+
+def _png16(path, arr):
+    makedirs(os.path.dirname(path))
+    Image.fromarray(arr.astype(np.uint16)).save(path)
+
+
+def make_stereo_datasets(root):
+    rng = np.random.default_rng(RNG_SEED)
+    k = [0]
+
+    def img(path, fmt=None):
+        k[0] += 1
+        write_image(path, (8, 6), seed=k[0], fmt=fmt)
+
+    def pfm(path):
+        k[0] += 1
+        write_pfm(path, seed=k[0], channels=1)
+    for s in ("scene_a", "scene_b"):  # Carla
+        d = os.path.join(root, "carla-highres", "trainingF", s)
+        img(os.path.join(d, "im0.png")), img(os.path.join(d, "im1.png"))
+        pfm(os.path.join(d, "disp0GT.pfm")), pfm(os.path.join(d, "disp1GT.pfm"))
+    for split in ("training", "testing"):  # Kitti 2012 / 2015
+        for i in range(2):
+            img(os.path.join(root, "Kitti2012", split, "colored_0", f"{i:06d}_10.png"))
+            img(os.path.join(root, "Kitti2012", split, "colored_1", f"{i:06d}_10.png"))
+            img(os.path.join(root, "Kitti2015", split, "image_2", f"{i:06d}_10.png"))
+            img(os.path.join(root, "Kitti2015", split, "image_3", f"{i:06d}_10.png"))
+            if split == "training":
+                _png16(os.path.join(root, "Kitti2012", split, "disp_noc", f"{i:06d}_10.png"),
+                       rng.integers(0, 60000, (6, 8)))
+                for side in ("0", "1"):
+                    _png16(os.path.join(root, "Kitti2015", split, f"disp_occ_{side}", f"{i:06d}_10.png"),
+                           rng.integers(0, 60000, (6, 8)))
+    for split, scenes in (("train", ["Adirondack-perfect", "Piano-perfect", "Piano-imperfect"]),
+                          ("test", ["Plants", "Hoops"])):  # Middlebury
+        for s in scenes:
+            d = os.path.join(root, "Middlebury2014", split, s)
+            img(os.path.join(d, "im0.png")), img(os.path.join(d, "im1.png"))
+            if split == "train":
+                for n in ("disp0.pfm", "disp1.pfm"):
+                    k[0] += 1
+                    path = os.path.join(d, n)
+                    write_pfm(path, seed=k[0], channels=1)
+                    data = bytearray(open(path, "rb").read())
+                    data[-4:] = np.array([np.inf], "<f4").tobytes()  # an unknown disparity
+                    open(path, "wb").write(bytes(data))
+    for s in ("shapenet", "reflective", "tree", "hole"):  # CREStereo
+        for i in range(1 + (s == "tree")):
+            d = os.path.join(root, "CREStereo", s)
+            img(os.path.join(d, f"{i}_left.jpg"), "JPEG"), img(os.path.join(d, f"{i}_right.jpg"), "JPEG")
+            for side in ("left", "right"):
+                _png16(os.path.join(d, f"{i}_{side}.disp.png"), rng.integers(0, 4000, (6, 8)))
+    import json  # FallingThings
+    for d in (os.path.join(root, "FallingThings", "single", "obj", "scene"),
+              os.path.join(root, "FallingThings", "mixed", "scene")):
+        makedirs(d)
+        with open(os.path.join(d, "_camera_settings.json"), "w") as f:
+            json.dump({"camera_settings": [{"intrinsic_settings": {"fx": 768.16}}]}, f)
+        for i in range(2):
+            img(os.path.join(d, f"{i:06d}.left.jpg"), "JPEG"), img(os.path.join(d, f"{i:06d}.right.jpg"), "JPEG")
+            for side in ("left", "right"):
+                _png16(os.path.join(d, f"{i:06d}.{side}.depth.png"), rng.integers(100, 60000, (6, 8)))
+    for variant, prefix in (("FlyingThings3D", ("TRAIN", "A", "0000")), ("Monkaa", ("a_rain",))):  # SceneFlow
+        base = os.path.join(root, "SceneFlow", variant)
+        for p in ("frames_cleanpass", "frames_finalpass"):
+            for side in ("left", "right"):
+                for i in range(2):
+                    img(os.path.join(base, p, *prefix, side, f"{6 + i:04d}.png"))
+        for side in ("left", "right"):
+            for i in range(2):
+                pfm(os.path.join(base, "disparity", *prefix, side, f"{6 + i:04d}.pfm"))
+    base = os.path.join(root, "Sintel", "training")  # Sintel stereo
+    for i in range(2):
+        for p in ("final_left", "final_right", "clean_left", "clean_right"):
+            img(os.path.join(base, p, "alley_1", f"frame_{i + 1:04d}.png"))
+        write_image(os.path.join(base, "disparities", "alley_1", f"frame_{i + 1:04d}.png"), (8, 6), seed=70 + i)
+        for m in ("occlusions", "outofframe"):
+            makedirs(os.path.join(base, m, "alley_1"))
+            Image.fromarray((rng.integers(0, 2, (6, 8)) * 255).astype(np.uint8)).save(
+                os.path.join(base, m, "alley_1", f"frame_{i + 1:04d}.png"))
+    for split in ("train", "test"):  # InStereo2k
+        for s in ("000001", "000002"):
+            d = os.path.join(root, "InStereo2k", split, s)
+            img(os.path.join(d, "left.png")), img(os.path.join(d, "right.png"))
+            for side in ("left", "right"):
+                _png16(os.path.join(d, f"{side}_disp.png"), rng.integers(0, 60000, (6, 8)))
+    for split_dir in ("two_view_training", "two_view_test"):  # ETH3D
+        for s in ("delivery_area_1l", "electro_1s"):
+            d = os.path.join(root, "ETH3D", split_dir, s)
+            img(os.path.join(d, "im0.png")), img(os.path.join(d, "im1.png"))
+            if split_dir == "two_view_training":
+                gt = os.path.join(root, "ETH3D", "two_view_training_gt", s)
+                pfm(os.path.join(gt, "disp0GT.pfm"))
+                Image.fromarray((rng.integers(0, 2, (6, 8)) * 255).astype(np.uint8)).save(
+                    os.path.join(gt, "mask0nocc.png"))

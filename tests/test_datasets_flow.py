@@ -41,3 +41,34 @@ def test_bad_flow_files(tmp_path):
     (tmp_path / "y.pfm").write_bytes(b"P6\n1 1\n255\n")
     with pytest.raises(CorruptDatasetError, match="y.pfm"):
         _read_pfm(str(tmp_path / "y.pfm"))
+
+
+@pytest.fixture(scope="module")
+def stereo_root(tmp_path_factory):
+    from test_datasets_fixtures_lists import make_stereo_datasets
+    root = tmp_path_factory.mktemp("stereo")
+    make_stereo_datasets(str(root))
+    return str(root)
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("CarlaStereo", {}), ("Kitti2012Stereo", {"split": "train"}), ("Kitti2012Stereo", {"split": "test"}),
+    ("Kitti2015Stereo", {"split": "train"}), ("Kitti2015Stereo", {"split": "test"}),
+    ("Middlebury2014Stereo", {"split": "train"}), ("Middlebury2014Stereo", {"split": "train", "calibration": "both"}),
+    ("Middlebury2014Stereo", {"split": "test", "calibration": None}),
+    ("CREStereo", {}), ("FallingThingsStereo", {"variant": "both"}),
+    ("SceneFlowStereo", {"variant": "FlyingThings3D", "pass_name": "both"}), ("SceneFlowStereo", {"variant": "Monkaa"}),
+    ("SintelStereo", {"pass_name": "both"}), ("InStereo2k", {"split": "train"}), ("InStereo2k", {"split": "test"}),
+    ("ETH3DStereo", {"split": "train"}), ("ETH3DStereo", {"split": "test"}),
+])
+def test_stereo_datasets(stereo_root, name, kwargs):
+    fv, tv = getattr(fds, name)(stereo_root, **kwargs), getattr(tvd, name)(stereo_root, **kwargs)
+    assert_same_dataset(fv, tv)
+
+
+def test_stereo_missing(tmp_path):
+    from flowvision.datasets.utils import DatasetNotFoundError
+    with pytest.raises(DatasetNotFoundError, match="carla-highres"):
+        fds.CarlaStereo(str(tmp_path))
+    with pytest.raises(ValueError, match="calibration"):
+        fds.Middlebury2014Stereo(str(tmp_path), split="test")

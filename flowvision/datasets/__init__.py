@@ -27,6 +27,8 @@ from .pcam import PCAM
 from .places_inat import INaturalist, Places365
 from .sbu_phototour import SBU, PhotoTour
 from .segmentation import Cityscapes, SBDataset
+from .stereo import (CarlaStereo, CREStereo, ETH3DStereo, FallingThingsStereo, InStereo2k, Kitti2012Stereo,
+                     Kitti2015Stereo, Middlebury2014Stereo, SceneFlowStereo, SintelStereo)
 from .stl10 import STL10
 from .svhn import SVHN
 from .usps import SEMEION, USPS
@@ -43,5 +45,6 @@ __all__ = [
     "LFWPairs", "Omniglot", "Places365", "INaturalist", "PCAM", "Cityscapes",
     "SBDataset", "Kitti", "WIDERFace", "Flickr8k", "Flickr30k", "CLEVRClassification", "MovingMNIST", "SBU",
     "PhotoTour", "Sintel", "KittiFlow", "FlyingChairs", "FlyingThings3D", "HD1K", "LSUN",
-    "LSUNClass", "wrap_dataset_for_transforms_v2",
+    "LSUNClass", "CarlaStereo", "Kitti2012Stereo", "Kitti2015Stereo", "Middlebury2014Stereo", "CREStereo",
+    "FallingThingsStereo", "SceneFlowStereo", "SintelStereo", "InStereo2k", "ETH3DStereo", "wrap_dataset_for_transforms_v2",
 ]
