@@ -70,3 +70,21 @@ def test_draw_keypoints_accepts_keypoints_with_scores():
     b = torchvision.utils.draw_keypoints(torch.tensor(img), torch.tensor(kp), connectivity=[(0, 1)], colors="red",
                                          radius=1, visibility=torch.tensor(vis))
     np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_detection_models_take_a_batch_tensor_and_init_like_torchvision():
+    fb.manual_seed(0)
+    m = flowvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None,
+                                                                          num_classes=3).eval()
+    x = fb.rand(2, 3, 64, 64)
+    batched, listed = m(x), m([x[0], x[1]])
+    assert len(batched) == 2
+    for a, b in zip(batched, listed):
+        for k in ("boxes", "scores", "labels"):
+            np.testing.assert_array_equal(a[k].numpy(), b[k].numpy())
+    ours = flowvision.models.detection.fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None)
+    ref = torchvision.models.detection.fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None)
+    for name in ("layer1.0.bn3.weight", "layer4.2.bn3.weight", "bn1.weight"):
+        a = dict(ours.backbone.body.named_parameters())[name]
+        b = dict(ref.backbone.body.named_parameters())[name]
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())

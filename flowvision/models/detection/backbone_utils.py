@@ -29,7 +29,8 @@ def _resnet(depth, norm_layer):
     from ..resnet import BasicBlock, Bottleneck, ResNet
     block, layers = {18: (BasicBlock, (2, 2, 2, 2)), 34: (BasicBlock, (3, 4, 6, 3)), 50: (Bottleneck, (3, 4, 6, 3)),
                      101: (Bottleneck, (3, 4, 23, 3)), 152: (Bottleneck, (3, 8, 36, 3))}[depth]
-    return ResNet(block=block, layers=layers, norm_layer=norm_layer)
+    # torchvision's ResNet keeps every BN gamma at 1 (zero_init_residual=False); timm's default zeroes the last one
+    return ResNet(block=block, layers=layers, norm_layer=norm_layer, zero_init_last=False)
 
 
 def _resnet_fpn_extractor(backbone, trainable_layers, returned_layers=None, extra_blocks=None, norm_layer=None):

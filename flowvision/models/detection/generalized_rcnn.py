@@ -50,6 +50,8 @@ def _check_targets(images, targets):
 
 
 def _check_images(images):
+    if isinstance(images, Tensor) and images.ndim == 4:  # a batch tensor iterates into images, as in torchvision
+        images = list(images.unbind(0))
     if not isinstance(images, (list, tuple)):
         raise TypeError(f"images is expected to be a list of 3d tensors of shape [C, H, W], got {type(images).__name__}")
     sizes = []

@@ -136,6 +136,8 @@ class GeneralizedRCNNTransform(nn.Module):
             raise TypeError(f"unexpected keyword arguments: {sorted(kwargs)}")
 
     def forward(self, images, targets=None):
+        if isinstance(images, Tensor) and images.ndim == 4:  # a batch tensor iterates into images (torchvision)
+            images = list(images.unbind(0))
         if not isinstance(images, (list, tuple)):
             raise TypeError(f"images is expected to be a list of 3d tensors, got {type(images).__name__}")
         images = list(images)
