@@ -33,7 +33,7 @@ CONTRACT_CASES = [
     ("rexnet_100", 32, {}), ("dla46_c", 32, {}), ("cait_xxs24_224", 32, dict(img_size=32)),
     ("poolformer_s12", 32, {}), ("caformer_s18", 32, {}), ("convmixer_768_32", 14, {}),
     ("pvt_v2_b0", 64, {}), ("levit_128s", 32, dict(img_size=32)), ("levit_conv_128s", 32, dict(img_size=32)),
-    ("hrnet_w18_small", 32, {}), ("mobilevit_xxs", 32, {}),
+    ("hrnet_w18_small", 32, {}), ("mobilevit_xxs", 32, {}), ("gernet_s", 32, {}),
 ]
 
 

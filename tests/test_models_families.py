@@ -51,9 +51,11 @@ CI_CASES = [
     ("hrnet_w18_small_v2", 32, dict(num_classes=10)),  # multi-module stages
     ("mobilevit_xxs", 64, {}),
     ("mobilevit_xs", 32, dict(num_classes=10)),  # 1x1 last map: resampled to the 2x2 patch grid and back
+    ("gernet_s", 32, {}),
+    ("gernet_m", 32, dict(num_classes=10)),
 ]
 FAMILIES = ["res2net", "resnest", "senet", "ghostnet", "rexnet", "dla", "cait", "metaformer", "convmixer", "pvt_v2",
-            "levit", "hrnet", "mobilevit"]
+            "levit", "hrnet", "mobilevit", "byobnet"]
 
 
 @pytest.mark.parametrize("name,size,kwargs", CI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CI_CASES])
@@ -70,7 +72,7 @@ FEATURE_CASES = [("res2net50_48w_2s", None, 32), ("resnest14d", None, 32), ("leg
                  ("pvt_v2_b0", None, 64),
                  ("levit_128s", None, 64, dict(img_size=64)), ("levit_conv_128s", (1, 2), 64, dict(img_size=64)),
                  ("hrnet_w18_small", None, 32), ("hrnet_w18_small", (1, 4), 32, dict(feature_location="")),
-                 ("mobilevit_xxs", None, 64)]
+                 ("mobilevit_xxs", None, 64), ("gernet_s", None, 32)]
 
 
 @pytest.mark.parametrize("name,out_indices,size,kwargs", [c if len(c) == 4 else (*c, {}) for c in FEATURE_CASES],
@@ -153,6 +155,7 @@ ORIGINAL_NAMES = {
     "cait_S24_224": ("cait_s24_224", None), "cait_M48_448": ("cait_m48_448", None),
     "poolformer_m48": ("poolformer_m48", None), "levit_128s": ("levit_128s", None),
     "mobilevit_xx_small": ("mobilevit_xxs", None), "mobilevit_small": ("mobilevit_s", None),
+    "genet_small": ("gernet_s", None), "genet_large": ("gernet_l", None),
     "convmixer_768_32_relu": ("convmixer_768_32", None), "convmixer_1024_20": ("convmixer_1024_20_ks9_p14", None),
     "vit_base_patch16_224_sam": ("vit_base_patch16_224", "sam_in1k"),
     "vit_base_patch8_224_in21k": ("vit_base_patch8_224", "augreg_in21k"),

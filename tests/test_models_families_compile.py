@@ -29,6 +29,7 @@ CASES = [
     ("levit_conv_128s", 64, dict(img_size=64), {"BatchNormEval": 2, "Div": 1}),
     ("hrnet_w18_small", 32, {}, {"_Interpolate": 10}),
     ("mobilevit_xxs", 64, {}, {}),
+    ("gernet_s", 32, {}, {}),
 ]
 
 

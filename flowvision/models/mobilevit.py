@@ -9,40 +9,24 @@ import math
 import flowvision.backend as flow
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
-from flowvision.layers import ClassifierHead, ConvNormAct, DropPath
+from flowvision.layers import ClassifierHead, ConvNormAct
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, check_input_channels, classifier_or_none
 from ._pretrained import generate_default_cfgs
 from ._registry import register_model, register_model_alias
+from .byobnet import BottleneckBlock
 from .vision_transformer import Block
 
 __all__ = ["MobileVit"]
 
 
-class BottleneckBlock(nn.Module):
-    """Inverted residual (timm's ByobNet 'bottle' block as MobileViT configures it): 1x1 expand + SiLU,
-    3x3 depthwise + SiLU, 1x1 linear projection, identity shortcut only when the shape is unchanged."""
-
-    def __init__(self, in_chs, out_chs, stride=1, expansion=4.0, drop_path_rate=0.0):
-        super().__init__()
-        mid = int(in_chs * expansion)
-        self.shortcut = nn.Identity() if in_chs == out_chs and stride == 1 else None
-        self.conv1_1x1 = ConvNormAct(in_chs, mid, 1, act_layer=nn.SiLU)
-        self.conv2_kxk = ConvNormAct(mid, mid, 3, stride=stride, groups=mid, act_layer=nn.SiLU)
-        self.conv2b_kxk = nn.Identity()
-        self.attn = nn.Identity()
-        self.conv3_1x1 = ConvNormAct(mid, out_chs, 1, apply_act=False)
-        self.attn_last = nn.Identity()
-        self.drop_path = DropPath(drop_path_rate) if drop_path_rate > 0 else nn.Identity()
-        self.act = nn.Identity()
-
-    def forward(self, x):
-        out = self.conv3_1x1(self.attn(self.conv2b_kxk(self.conv2_kxk(self.conv1_1x1(x)))))
-        out = self.drop_path(self.attn_last(out))
-        if self.shortcut is not None:
-            out = out + self.shortcut(x)
-        return self.act(out)
+def _inverted_residual(in_chs, out_chs, stride, expansion, drop_path_rate):
+    """MobileNetV2 block as a ByobNet bottleneck: expand + SiLU, depthwise 3x3 + SiLU, linear projection,
+    identity shortcut only when the shape is kept."""
+    mid = int(in_chs * expansion)
+    return BottleneckBlock(in_chs, out_chs, stride, mid, groups=mid, act_layer=nn.SiLU, project_shortcut=False,
+                           out_act=False, drop_path_rate=drop_path_rate)
 
 
 class MobileVitBlock(nn.Module):
@@ -106,9 +90,9 @@ class MobileVit(ClassifierContract, nn.Module):
         self.feature_info = []
         for i, out in enumerate(widths):
             stride = 1 if i == 0 else 2
-            blocks = [BottleneckBlock(prev, out, stride, expansion, drop_path_rate)]
+            blocks = [_inverted_residual(prev, out, stride, expansion, drop_path_rate)]
             if i == 1:
-                blocks += [BottleneckBlock(out, out, 1, expansion, drop_path_rate) for _ in range(2)]
+                blocks += [_inverted_residual(out, out, 1, expansion, drop_path_rate) for _ in range(2)]
             elif i >= 2:
                 blocks.append(MobileVitBlock(out, out, dims[i - 2], transformer_depth=(2, 4, 3)[i - 2],
                                              drop_path_rate=drop_path_rate))
