@@ -30,6 +30,7 @@ CASES = [
     ("hrnet_w18_small", 32, {}, {"_Interpolate": 10}),
     ("mobilevit_xxs", 64, {}, {}),
     ("gernet_s", 32, {}, {}),
+    ("van_b0", 32, {}, {"batch_norm_nhwc": 26, "Mean": 1}),  # pre-norm BatchNorms are not after a conv
 ]
 
 

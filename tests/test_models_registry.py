@@ -112,10 +112,11 @@ def test_cfgs_match_timm():
     from timm.models import get_pretrained_cfg
     fields = ("input_size", "crop_pct", "interpolation", "mean", "std", "first_conv", "classifier", "num_classes",
               "test_input_size", "test_crop_pct", "fixed_input_size", "pool_size", "license")
+    paper_only = set(M.list_models(module="van"))  # families timm does not have (from their papers)
     for name in M.list_models():
-        assert timm.is_model(name), f"{name} has no timm counterpart"
+        assert timm.is_model(name) or name in paper_only, f"{name} has no timm counterpart"
     for full in M.list_models(include_tags=True):
-        if "." not in full:
+        if "." not in full or full.split(".")[0] in paper_only:
             continue
         ref = get_pretrained_cfg(full)
         assert ref is not None, f"timm has no pretrained cfg {full}"
