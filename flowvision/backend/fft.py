@@ -52,6 +52,7 @@ def _complex(name):
     return fn
 
 
-for _n in ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn",
-           "hfft", "ihfft"):
-    globals()[_n] = _complex(_n)
+fft, ifft, rfft, irfft = _complex("fft"), _complex("ifft"), _complex("rfft"), _complex("irfft")
+fft2, ifft2, rfft2, irfft2 = _complex("fft2"), _complex("ifft2"), _complex("rfft2"), _complex("irfft2")
+fftn, ifftn, rfftn, irfftn = _complex("fftn"), _complex("ifftn"), _complex("rfftn"), _complex("irfftn")
+hfft, ihfft = _complex("hfft"), _complex("ihfft")

@@ -75,7 +75,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     if dtype is not None:
         A = A.to(dtype)
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     d0, d1 = (d % A.ndim for d in dim)
     if ord == "fro":
         out = A.pow(2).sum((d0, d1), keepdim=True).sqrt()

@@ -1,7 +1,7 @@
 """``torch.special``: the special functions, with torch's names."""
 from __future__ import annotations
 
-from ._special import digamma, gammaln, lgamma, logit, multigammaln, polygamma, psi, xlogy  # noqa: F401
+from ._special import digamma, gammaln, logit, multigammaln, polygamma, psi, xlogy  # noqa: F401
 from ._ops.elementwise import erf, erfc, erfinv, exp2, expm1, log1p, sigmoid as expit  # noqa: F401
 
 __all__ = ["digamma", "gammaln", "polygamma", "psi", "logit", "multigammaln", "xlogy", "erf", "erfc", "erfinv",

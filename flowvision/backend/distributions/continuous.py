@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 
-from .. import _creation as C
 from .._tensor import Tensor, Size
 from .._special import digamma, lgamma, xlogy
 from .distribution import Distribution, as_param, broadcast, rng

@@ -3,7 +3,6 @@ or strong-Wolfe line search, all parameters of the single group viewed as one fl
 import numpy as np
 
 from .optimizer import Optimizer, _bump
-from .._tensor import Tensor
 
 __all__ = ["LBFGS"]
 
