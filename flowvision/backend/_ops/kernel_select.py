@@ -26,6 +26,8 @@ import numpy as np
 from .. import _C
 
 _REFERENCE = contextvars.ContextVar("flowvision_reference_kernels", default=False)
+_F32 = np.dtype(np.float32)
+_HAS_NHWC = hasattr(_C, "conv2d_nhwc")  # the build's kernels (fixed at import; the selector runs per eager call)
 
 
 @contextlib.contextmanager
@@ -45,7 +47,7 @@ def packed_allowed() -> bool:
 
 def nhwc_kernels() -> bool:
     """Whether this build has the NHWC direct convolution kernels."""
-    return hasattr(_C, "conv2d_nhwc")
+    return _HAS_NHWC
 
 
 def eager_direct_ok(x_shape: Sequence[int], w_shape: Sequence[int], groups: int, dtype) -> bool:
@@ -53,7 +55,7 @@ def eager_direct_ok(x_shape: Sequence[int], w_shape: Sequence[int], groups: int,
     2, 4, 8 or >= 16 channels per group the OC block would be mostly padding), and not cheap convs (< 200 FLOPs per
     output element: depthwise, 3-channel 3x3) on large maps, where the transposes cost more than the kernel
     saves."""
-    if np.dtype(dtype) != np.float32 or not nhwc_kernels():
+    if dtype != _F32 or not _HAS_NHWC:
         return False
     ocg, icg = w_shape[0] // groups, w_shape[1]
     if groups > 1 and not (ocg == icg and ocg in (1, 2, 4, 8)) and ocg < 16:
@@ -76,9 +78,9 @@ def conv_algorithm(x_shape: Sequence[int], w_shape: Sequence[int], padding: Sequ
     Returns:
         ``"gemm_1x1"``, ``"nhwc_direct"`` or ``"im2col"`` (see the module docstring).
     """
-    if nhwc_activations and np.dtype(dtype) == np.float32 and nhwc_kernels():
+    if nhwc_activations and dtype == _F32 and _HAS_NHWC:
         return "nhwc_direct"
-    if tuple(w_shape[2:]) == (1, 1) and tuple(padding) == (0, 0) and groups == 1:
+    if w_shape[2] == 1 and w_shape[3] == 1 and padding[0] == 0 and padding[1] == 0 and groups == 1:
         return "gemm_1x1"
     if not nhwc_activations and eager_direct_ok(x_shape, w_shape, groups, dtype):
         return "nhwc_direct"
