@@ -88,3 +88,21 @@ def test_detection_models_take_a_batch_tensor_and_init_like_torchvision():
         a = dict(ours.backbone.body.named_parameters())[name]
         b = dict(ref.backbone.body.named_parameters())[name]
         np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+def test_register_kernel_by_alias_name():
+    called = []
+
+    class MyMask(flowvision.tv_tensors.Mask):
+        pass
+
+    @v2.functional.register_kernel(functional="hflip", tv_tensor_cls=MyMask)
+    def kernel(x):
+        called.append(1)
+        return x
+
+    m = MyMask(fb.zeros(1, 2, 2))
+    v2.functional.horizontal_flip(m)
+    v2.functional.hflip(m)
+    v2.RandomHorizontalFlip(p=1.0)(m)
+    assert len(called) == 3

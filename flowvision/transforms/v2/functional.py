@@ -33,7 +33,11 @@ _KERNELS = {}
 
 def register_kernel(functional, tv_tensor_cls):
     """Decorator: use ``kernel(inpt, *args, **kwargs)`` for ``functional`` on inputs of ``tv_tensor_cls``."""
-    name = functional if isinstance(functional, str) else functional.__name__
+    if isinstance(functional, str):  # an alias ("hflip") names the same dispatcher as the function it is bound to
+        fn = globals().get(functional)
+        name = fn.__name__ if callable(fn) else functional
+    else:
+        name = functional.__name__
 
     def deco(kernel):
         _KERNELS.setdefault(name, {})[tv_tensor_cls] = kernel
