@@ -241,6 +241,43 @@ def test_vision_dataset_contract(tmp_path):
     assert both.transforms(Image.new("RGB", (3, 2)), 2) == ((3, 2), 20)
 
 
+def _describe(img):
+    return img.mode, img.size, int(np.asarray(img, dtype=np.int64).sum())
+
+
+@pytest.mark.parametrize("name", ["MNIST", "QMNIST", "SVHN", "USPS", "SEMEION", "ImageFolder"])
+def test_transform_and_target_transform_applied_like_torchvision(tmp_path, name):
+    """transform / target_transform are applied to each item, and reassigning them afterwards takes effect."""
+    root = str(tmp_path)
+    if name in ("MNIST", "QMNIST"):
+        (make_mnist if name == "MNIST" else make_qmnist)(root)
+        build = {lib: getattr(lib, name) for lib in (fds, tvd)}
+    elif name == "SVHN":
+        path = make_svhn(root, "train")
+        build = {}
+        for lib in (fds, tvd):
+            lst = {k: list(v) for k, v in lib.SVHN.split_list.items()}
+            lst["train"][2] = md5(path)
+            build[lib] = type("SVHN", (lib.SVHN,), {"split_list": lst})
+    elif name == "USPS":
+        make_usps(root, train=True)
+        build = {lib: lib.USPS for lib in (fds, tvd)}
+    elif name == "SEMEION":
+        path = make_semeion(root)
+        build = {lib: type("S", (lib.SEMEION,), {"md5_checksum": md5(path)}) for lib in (fds, tvd)}
+    else:
+        make_image_folder(root)
+        build = {lib: lib.ImageFolder for lib in (fds, tvd)}
+    fv = build[fds](root, transform=_describe, target_transform=_to_str)
+    tv = build[tvd](root, transform=_describe, target_transform=_to_str)
+    assert_same_dataset(fv, tv)
+    assert isinstance(fv[0][0], tuple) and isinstance(fv[0][1], str)
+    for ds in (fv, tv):
+        ds.transform, ds.target_transform = None, lambda t: ("late", t)
+    assert_same_dataset(fv, tv)
+    assert fv[0][1][0] == "late" and hasattr(fv[0][0], "mode")
+
+
 def test_fakedata():
     ds = fds.FakeData(size=4, image_size=(3, 12, 10), num_classes=3)
     tv = tvd.FakeData(size=4, image_size=(3, 12, 10), num_classes=3)

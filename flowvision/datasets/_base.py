@@ -26,11 +26,7 @@ class FileListDataset(VisionDataset):
     def __getitem__(self, idx: int) -> Tuple[Any, Any]:
         """``(loaded sample, label)`` with the transforms applied."""
         image, label = self._load(self._image_files[idx]), self._labels[idx]
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            label = self.target_transform(label)
-        return image, label
+        return self._apply_transforms(image, label)
 
 
 def require(condition: bool, what: str, url: Optional[str] = None, md5: Optional[str] = None,

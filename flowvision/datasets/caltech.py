@@ -64,11 +64,7 @@ class Caltech101(VisionDataset):
                 path = os.path.join(self.root, "Annotations", self.annotation_categories[c], f"annotation_{k:04d}.mat")
                 target.append(load_mat(path)["obj_contour"])
         target = tuple(target) if len(target) > 1 else target[0]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.index)
@@ -122,11 +118,7 @@ class Caltech256(VisionDataset):
         c, k = self.y[index], self.index[index]
         img = Image.open(os.path.join(self.root, "256_ObjectCategories", self.categories[c], f"{c + 1:03d}_{k:04d}.jpg"))
         target = c
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.index)

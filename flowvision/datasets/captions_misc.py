@@ -77,11 +77,7 @@ class Flickr8k(VisionDataset):
         """``(PIL image, captions)``."""
         img_id = self.ids[index]
         img, target = self.loader(img_id), self.annotations[img_id]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -115,11 +111,7 @@ class Flickr30k(VisionDataset):
         """``(PIL image, captions)``."""
         img_id = self.ids[index]
         img, target = self.loader(os.path.join(self.root, img_id)), self.annotations[img_id]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -166,11 +158,7 @@ class CLEVRClassification(VisionDataset):
     def __getitem__(self, idx: int) -> Tuple[Any, Any]:
         """``(PIL image, number of objects or None)``."""
         image, label = self.loader(self._image_files[idx]), self._labels[idx]
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            label = self.target_transform(label)
-        return image, label
+        return self._apply_transforms(image, label)
 
     def extra_repr(self) -> str:
         return f"split={self._split}"

@@ -146,12 +146,8 @@ class WIDERFace(VisionDataset):
     def __getitem__(self, index: int) -> Tuple[Any, Any]:
         """``(PIL image, annotation dict or None)``."""
         img = Image.open(self.img_info[index]["img_path"])
-        if self.transform is not None:
-            img = self.transform(img)
         target = None if self.split == "test" else self.img_info[index]["annotations"]
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.img_info)

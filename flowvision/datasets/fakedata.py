@@ -47,11 +47,7 @@ class FakeData(VisionDataset):
         # ToPILImage's float path: multiply by 255 and cast (wrapping like torch's byte conversion)
         pixels = (noise * 255).astype(np.int64).astype(np.uint8)
         img = Image.fromarray(pixels[:, :, 0] if c == 1 else pixels)  # uint8 HW -> L, HWC -> RGB / RGBA
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return self.size

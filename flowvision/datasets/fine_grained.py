@@ -257,11 +257,7 @@ class FER2013(VisionDataset):
         """``(PIL L image, emotion index or None)``."""
         pixels, target = self._samples[idx]
         image = Image.fromarray(pixels)
-        if self.transform is not None:
-            image = self.transform(image)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
+        return self._apply_transforms(image, target)
 
     def extra_repr(self) -> str:
         return f"split={self._split}"

@@ -167,11 +167,7 @@ class DatasetFolder(VisionDataset):
                 raise CorruptDatasetError(f"no sample of {self.root} could be loaded")
         else:
             sample = self._load(path)
-        if self.transform is not None:
-            sample = self.transform(sample)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return sample, target
+        return self._apply_transforms(sample, target)
 
     def __len__(self) -> int:
         return len(self.samples)

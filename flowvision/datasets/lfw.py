@@ -111,11 +111,7 @@ class LFWPeople(_LFW):
     def __getitem__(self, index: int) -> Tuple[Any, Any]:
         """``(PIL RGB image, identity index)``."""
         img, target = self._loader(self.data[index]), self.targets[index]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f"\nClasses (identities): {len(self.class_to_idx)}"

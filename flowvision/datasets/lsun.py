@@ -60,11 +60,7 @@ class LSUNClass(VisionDataset):
         except (OSError, TypeError) as e:
             raise CorruptDatasetError(f"{self.root}: entry {self.keys[index]!r} is not an image: {e}") from e
         target = None
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return self.length

@@ -76,11 +76,7 @@ class MNIST(VisionDataset):
         """``(PIL image, int class index)``."""
         img = Image.fromarray(self.data[index].numpy())
         target = int(self.targets[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -298,13 +294,9 @@ class QMNIST(MNIST):
         """``(PIL image, target)``: the class index when ``compat``, else the provenance row."""
         img = Image.fromarray(self.data[index].numpy())
         target = self.targets[index]
-        if self.transform is not None:
-            img = self.transform(img)
         if self.compat:
             target = int(target[0])
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def extra_repr(self) -> str:
         return f"Split: {self.what}"

@@ -58,11 +58,7 @@ class Omniglot(VisionDataset):
         image_name, character_class = self._flat_character_images[index]
         path = join(self.target_folder, self._characters[character_class], image_name)
         image = Image.open(path, mode="r").convert("L") if self.loader is None else self.loader(path)
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            character_class = self.target_transform(character_class)
-        return image, character_class
+        return self._apply_transforms(image, character_class)
 
     def _check_integrity(self) -> bool:
         name = self._get_target_folder()

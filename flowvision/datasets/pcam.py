@@ -75,11 +75,7 @@ class PCAM(VisionDataset):
             image = Image.fromarray(f["x"][idx]).convert("RGB")
         with self._open("targets") as f:
             target = int(f["y"][idx, 0, 0, 0])  # stored as (N, 1, 1, 1)
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            target = self.target_transform(target)
-        return image, target
+        return self._apply_transforms(image, target)
 
     def _check_exists(self) -> bool:
         return all((self._base_folder / f[0]).exists() for f in self._FILES[self._split].values())

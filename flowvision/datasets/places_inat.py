@@ -238,11 +238,7 @@ class INaturalist(VisionDataset):
         img = self.loader(image_path) if self.loader is not None else Image.open(image_path)
         target: Any = [cat_id if t == "full" else self.categories_map[cat_id][t] for t in self.target_type]
         target = tuple(target) if len(target) > 1 else target[0]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.index)

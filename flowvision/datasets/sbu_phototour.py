@@ -57,11 +57,7 @@ class SBU(VisionDataset):
         """``(PIL image, caption)``."""
         img = self.loader(os.path.join(self.root, "dataset", self.photos[index]))
         target = self.captions[index]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.photos)

@@ -108,11 +108,7 @@ class STL10(VisionDataset):
         """``(PIL RGB image, int target or -1 / None)``."""
         img = Image.fromarray(np.transpose(self.data[index], (1, 2, 0)))
         target = int(self.labels[index]) if self.labels is not None else None
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return self.data.shape[0]

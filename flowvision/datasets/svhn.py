@@ -60,11 +60,7 @@ class SVHN(VisionDataset):
         """``(PIL RGB image, int digit)``."""
         img = Image.fromarray(np.transpose(self.data[index], (1, 2, 0)))
         target = int(self.labels[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.data)

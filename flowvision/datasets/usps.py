@@ -71,11 +71,7 @@ class USPS(VisionDataset):
     def __getitem__(self, index: int) -> Tuple[Any, Any]:
         """``(PIL L image, int digit)``."""
         img, target = Image.fromarray(self.data[index]), int(self.targets[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -117,11 +113,7 @@ class SEMEION(VisionDataset):
     def __getitem__(self, index: int) -> Tuple[Any, Any]:
         """``(PIL L image, int digit)``."""
         img, target = Image.fromarray(self.data[index]), int(self.labels[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._apply_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.data)

@@ -41,6 +41,14 @@ class VisionDataset(Dataset):
     def __getitem__(self, index: int) -> Any:
         raise NotImplementedError
 
+    def _apply_transforms(self, sample: Any, target: Any) -> Tuple[Any, Any]:
+        """``(transform(sample), target_transform(target))``, each applied only when set.
+
+        Reads ``self.transform`` / ``self.target_transform`` at call time (not the ``transforms`` wrapper built
+        in ``__init__``), so reassigning either attribute after construction takes effect, as in torchvision.
+        """
+        return _apply_pair(self.transform, self.target_transform, sample, target)
+
     def __len__(self) -> int:
         raise NotImplementedError
 
@@ -62,6 +70,15 @@ class VisionDataset(Dataset):
         return ""
 
 
+def _apply_pair(transform: Optional[Callable], target_transform: Optional[Callable], sample: Any,
+                target: Any) -> Tuple[Any, Any]:
+    if transform is not None:
+        sample = transform(sample)
+    if target_transform is not None:
+        target = target_transform(target)
+    return sample, target
+
+
 def _format_transform_repr(transform: Callable, head: str) -> List[str]:
     lines = repr(transform).splitlines()
     return [f"{head}{lines[0]}"] + [" " * len(head) + line for line in lines[1:]]
@@ -75,11 +92,7 @@ class StandardTransform:
         self.target_transform = target_transform
 
     def __call__(self, input: Any, target: Any) -> Tuple[Any, Any]:
-        if self.transform is not None:
-            input = self.transform(input)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return input, target
+        return _apply_pair(self.transform, self.target_transform, input, target)
 
     def _format_transform_repr(self, transform: Callable, head: str) -> List[str]:
         return _format_transform_repr(transform, head)
