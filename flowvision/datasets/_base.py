@@ -3,7 +3,7 @@ import os
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from .folder import default_loader
-from .utils import CorruptDatasetError, DatasetNotFoundError
+from .utils import CorruptDatasetError, DatasetNotFoundError, check_integrity, download_and_extract_archive
 from .vision import VisionDataset
 
 
@@ -27,6 +27,32 @@ class FileListDataset(VisionDataset):
         """``(loaded sample, label)`` with the transforms applied."""
         image, label = self._load(self._image_files[idx]), self._labels[idx]
         return self._apply_transforms(image, label)
+
+
+class ArchiveFilesMixin:
+    """Integrity check and download of the datasets whose md5-listed files come from one archive.
+
+    The class declares ``base_folder`` (where the files lie under ``root``), ``train_list`` / ``test_list``
+    (``[name, md5]`` pairs) and the archive's ``url``, ``filename`` and ``tgz_md5`` (CIFAR10/100, STL10).
+    """
+
+    root: str
+    base_folder: str
+    train_list: List[List[str]]
+    test_list: List[List[str]]
+    url: str
+    filename: str
+    tgz_md5: str
+
+    def _check_integrity(self) -> bool:
+        return all(check_integrity(os.path.join(self.root, self.base_folder, name), md5)
+                   for name, md5 in self.train_list + self.test_list)
+
+    def download(self) -> None:
+        """Download (md5-verified) and safely extract the archive unless all its files are already there."""
+        if self._check_integrity():
+            return
+        download_and_extract_archive(self.url, self.root, filename=self.filename, md5=self.tgz_md5)
 
 
 def require(condition: bool, what: str, url: Optional[str] = None, md5: Optional[str] = None,

@@ -10,7 +10,8 @@ from ..hub.errors import CheckpointError
 from ..hub.pickle_reader import _NpArray, _RestrictedUnpickler, _materialize_checked
 from .utils import CorruptDatasetError
 
-__all__ = ["read_restricted_pickle", "read_sn3_pascalvincent", "read_image_file", "read_label_file", "load_mat"]
+__all__ = ["read_restricted_pickle", "read_sn3_pascalvincent", "read_image_file", "read_label_file", "load_mat",
+           "import_optional"]
 
 
 class _Py2NpArray(_NpArray):
@@ -117,6 +118,25 @@ def read_label_file(path: str) -> np.ndarray:
     if x.dtype != np.uint8 or x.ndim != 1:
         raise CorruptDatasetError(f"{path}: expected uint8 labels of 1 dimension, got {x.dtype} {x.shape}")
     return x.astype(np.int64)
+
+
+def import_optional(module: str, needed_for: str) -> Any:
+    """Import the optional top-level package ``module`` (lmdb, h5py, ...) only when a dataset needs it.
+
+    Args:
+        module: the package's import name, which is also its PyPI name.
+        needed_for: what reads the files, for the message (``"PCAM reads HDF5 files"``).
+
+    Returns:
+        The imported module.
+
+    Raises:
+        ImportError: naming what needs the package and how to install it.
+    """
+    try:
+        return __import__(module)
+    except ImportError as e:
+        raise ImportError(f"{needed_for}, which needs the {module} package: pip install {module}") from e
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,14 +6,15 @@ from typing import Any, Callable, Optional, Tuple, Union
 import numpy as np
 from PIL import Image
 
+from ._base import ArchiveFilesMixin
 from ._readers import read_restricted_pickle
-from .utils import CorruptDatasetError, DatasetNotFoundError, check_integrity, download_and_extract_archive
+from .utils import CorruptDatasetError, DatasetNotFoundError, check_integrity
 from .vision import VisionDataset
 
 __all__ = ["CIFAR10", "CIFAR100"]
 
 
-class CIFAR10(VisionDataset):
+class CIFAR10(ArchiveFilesMixin, VisionDataset):
     """`CIFAR10 <https://www.cs.toronto.edu/~kriz/cifar.html>`_: 32x32 colour images in 10 classes.
 
     Args:
@@ -91,16 +92,6 @@ class CIFAR10(VisionDataset):
 
     def __len__(self) -> int:
         return len(self.data)
-
-    def _check_integrity(self) -> bool:
-        return all(check_integrity(os.path.join(self.root, self.base_folder, name), md5)
-                   for name, md5 in self.train_list + self.test_list)
-
-    def download(self) -> None:
-        """Download (md5-verified) and safely extract the archive unless the batches are already there."""
-        if self._check_integrity():
-            return
-        download_and_extract_archive(self.url, self.root, filename=self.filename, md5=self.tgz_md5)
 
     def extra_repr(self) -> str:
         return f"Split: {'Train' if self.train is True else 'Test'}"

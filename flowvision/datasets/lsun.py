@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterable, List, Optional, Tuple, Union
 
 from PIL import Image
 
+from ._readers import import_optional
 from .utils import CorruptDatasetError, DatasetNotFoundError, iterable_to_str, verify_str_arg
 from .vision import VisionDataset
 
@@ -17,11 +18,7 @@ _CATEGORIES = ["bedroom", "bridge", "church_outdoor", "classroom", "conference_r
 
 
 def _lmdb():
-    try:
-        import lmdb
-    except ImportError as e:
-        raise ImportError("LSUN reads LMDB databases, which needs the lmdb package: pip install lmdb") from e
-    return lmdb
+    return import_optional("lmdb", "LSUN reads LMDB databases")
 
 
 class LSUNClass(VisionDataset):

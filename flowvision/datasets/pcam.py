@@ -4,19 +4,12 @@ from typing import Any, Callable, Optional, Tuple, Union
 
 from PIL import Image
 
+from ._readers import import_optional
 from .utils import CorruptDatasetError, DatasetNotFoundError, download_file_from_google_drive, extract_archive, \
     verify_str_arg
 from .vision import VisionDataset
 
 __all__ = ["PCAM"]
-
-
-def _h5py():
-    try:
-        import h5py
-    except ImportError as e:
-        raise ImportError("PCAM reads HDF5 files, which needs h5py: pip install h5py") from e
-    return h5py
 
 
 class PCAM(VisionDataset):
@@ -47,7 +40,7 @@ class PCAM(VisionDataset):
 
     def __init__(self, root: Union[str, pathlib.Path], split: str = "train", transform: Optional[Callable] = None,
                  target_transform: Optional[Callable] = None, download: bool = False) -> None:
-        self.h5py = _h5py()
+        self.h5py = import_optional("h5py", "PCAM reads HDF5 files")
         self._split = verify_str_arg(split, "split", ("train", "test", "val"))
         super().__init__(root, transform=transform, target_transform=target_transform)
         self._base_folder = pathlib.Path(self.root) / "pcam"

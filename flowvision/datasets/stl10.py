@@ -6,8 +6,8 @@ from typing import Any, Callable, Optional, Tuple, Union
 import numpy as np
 from PIL import Image
 
-from .utils import CorruptDatasetError, DatasetNotFoundError, check_integrity, download_and_extract_archive, \
-    verify_str_arg
+from ._base import ArchiveFilesMixin
+from .utils import CorruptDatasetError, DatasetNotFoundError, verify_str_arg
 from .vision import VisionDataset
 
 __all__ = ["STL10"]
@@ -15,7 +15,7 @@ __all__ = ["STL10"]
 _IMG_BYTES = 3 * 96 * 96
 
 
-class STL10(VisionDataset):
+class STL10(ArchiveFilesMixin, VisionDataset):
     """`STL10 <https://cs.stanford.edu/~acoates/stl10/>`_: 96x96 colour images, 10 classes plus unlabeled data.
 
     Args:
@@ -112,16 +112,6 @@ class STL10(VisionDataset):
 
     def __len__(self) -> int:
         return self.data.shape[0]
-
-    def _check_integrity(self) -> bool:
-        return all(check_integrity(os.path.join(self.root, self.base_folder, name), md5)
-                   for name, md5 in self.train_list + self.test_list)
-
-    def download(self) -> None:
-        """Download (md5-verified) and safely extract the archive unless the files are already there."""
-        if self._check_integrity():
-            return
-        download_and_extract_archive(self.url, self.root, filename=self.filename, md5=self.tgz_md5)
 
     def extra_repr(self) -> str:
         return f"Split: {self.split}"
