@@ -85,3 +85,40 @@ def test_van_lka_is_a_gate():
     with flow.no_grad():
         assert float(lka(z).abs().max()) == 0.0
         assert tuple(lka(flow.randn(1, 8, 10, 10)).shape) == (1, 8, 10, 10)
+
+
+# InsightFace arcface_torch model zoo (the backbones of Deng et al., "ArcFace", CVPR 2019), 112x112 input:
+# r50 43.6 M params / 6.3 GFLOPs, r100 65.2 M / 12.1 GFLOPs
+IRESNET_TABLE = {"iresnet50": (43.6, 6.3), "iresnet101": (65.2, 12.1)}
+
+
+@pytest.mark.parametrize("name", ["iresnet50"])
+def test_iresnet_params_flops_match_table(name):
+    params, gflops = IRESNET_TABLE[name]
+    model = M.create_model(name).eval()
+    assert round(_params_m(model), 1) == params
+    assert round(_gmacs(model, 112), 1) == gflops
+
+
+@pytest.mark.slow
+def test_iresnet101_params_flops_match_table():
+    params, gflops = IRESNET_TABLE["iresnet101"]
+    model = M.create_model("iresnet101").eval()
+    assert model.pretrained_cfg["architecture"] == "iresnet100"
+    assert round(_params_m(model), 1) == params and round(_gmacs(model, 112), 1) == gflops
+
+
+def test_iresnet_embedding_and_features():
+    """A 512-d embedding for 112x112 faces; stage maps at strides 1..16; a wrong input size is refused."""
+    model = M.create_model("iresnet50").eval()
+    x = flow.randn(2, 3, 112, 112)
+    with flow.no_grad():
+        emb = model(x)
+        feats = model.forward_features(x)
+    assert tuple(emb.shape) == (2, 512) and tuple(feats.shape) == (2, 512, 7, 7)
+    assert [f["reduction"] for f in model.feature_info] == [1, 2, 4, 8, 16]
+    fm = M.create_model("iresnet50", features_only=True, out_indices=(2, 4)).eval()
+    with flow.no_grad():
+        assert [tuple(t.shape) for t in fm(x)] == [(2, 128, 28, 28), (2, 512, 7, 7)]
+    with pytest.raises(ValueError, match="input size"):
+        model(flow.randn(1, 3, 224, 224))
