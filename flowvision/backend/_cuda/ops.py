@@ -24,36 +24,28 @@ def _shape(a):
     return A.shape_of(a)
 
 
-@register(E.Add)
-class Add:
-    @staticmethod
-    def forward(ctx, a, b, alpha=1):
-        ctx.shapes = (_shape(a), _shape(b))
-        ctx.alpha = alpha
-        return A.bop("add", a, b, alpha)
+def _add_sub_twin(op, sign):
+    """a + alpha * b (sign 1) or a - alpha * b (sign -1): the gradient of b is sign * alpha * g."""
+    class AddSub:
+        @staticmethod
+        def forward(ctx, a, b, alpha=1):
+            ctx.shapes = (_shape(a), _shape(b))
+            ctx.scale = sign * float(alpha)
+            return A.bop(op, a, b, alpha)
 
-    @staticmethod
-    def backward(ctx, g):
-        sa, sb = ctx.shapes
-        need = ctx.needs_input_grad
-        gb = g if ctx.alpha == 1 else A.bop("mul", g, float(ctx.alpha))
-        return (A.unbroadcast(g, sa) if need[0] else None), (A.unbroadcast(gb, sb) if need[1] else None)
+        @staticmethod
+        def backward(ctx, g):
+            sa, sb = ctx.shapes
+            need = ctx.needs_input_grad
+            gb = g if ctx.scale == 1 else A.bop("mul", g, ctx.scale)
+            return (A.unbroadcast(g, sa) if need[0] else None), (A.unbroadcast(gb, sb) if need[1] else None)
+
+    AddSub.__name__ = op.capitalize()
+    return AddSub
 
 
-@register(E.Sub)
-class Sub:
-    @staticmethod
-    def forward(ctx, a, b, alpha=1):
-        ctx.shapes = (_shape(a), _shape(b))
-        ctx.alpha = alpha
-        return A.bop("sub", a, b, alpha)
-
-    @staticmethod
-    def backward(ctx, g):
-        sa, sb = ctx.shapes
-        need = ctx.needs_input_grad
-        return ((A.unbroadcast(g, sa) if need[0] else None),
-                (A.unbroadcast(A.bop("mul", g, -float(ctx.alpha)), sb) if need[1] else None))
+Add = register(E.Add)(_add_sub_twin("add", 1))
+Sub = register(E.Sub)(_add_sub_twin("sub", -1))
 
 
 @register(E.Mul)
