@@ -7,7 +7,7 @@ import pytest
 
 import flowvision.datasets as fds
 from flowvision.datasets.utils import CorruptDatasetError, DatasetNotFoundError
-from test_datasets_classification import assert_same_dataset, assert_same_item, to_np
+from test_datasets_classification import _describe, assert_same_dataset, assert_same_item, to_np
 from test_datasets_fixtures import make_coco, make_imagenet_archives, make_voc
 from test_datasets_fixtures_lists import make_cityscapes, make_kitti, make_sbd, make_widerface
 
@@ -237,3 +237,36 @@ def test_wrap_cityscapes_instances(tmp_path):
         ids = np.unique(data)
         np.testing.assert_array_equal(to_np(target["labels"]), np.where(ids >= 1000, ids // 1000, ids))
         np.testing.assert_array_equal(to_np(target["masks"]), np.stack([(data == k)[None] for k in ids]))
+
+
+def _joint(img, target):
+    return _describe(img), ("joint", target)
+
+
+@pytest.mark.parametrize("name", ["VOCSegmentation", "VOCDetection", "CocoDetection", "SBDataset", "Kitti",
+                                  "WIDERFace"])
+def test_transforms_applied_like_torchvision(tmp_path, name):
+    """The joint ``transforms`` and the separate ``transform`` / ``target_transform`` give torchvision's items."""
+    root = str(tmp_path)
+    if name.startswith("VOC"):
+        make_voc(root)
+        args, kw = (root,), {"year": "2012", "image_set": "train"}
+    elif name == "CocoDetection":
+        args, kw = make_coco(root, n_images=3), {}
+    elif name == "SBDataset":
+        make_sbd(root)
+        args, kw = (root,), {"image_set": "train", "mode": "segmentation"}
+    elif name == "Kitti":
+        make_kitti(root)
+        args, kw = (root,), {"train": True}
+    else:
+        make_widerface(root)
+        args, kw = (root,), {"split": "train"}
+    for extra in ({"transforms": _joint}, {"transform": _describe, "target_transform": lambda t: ("sep", t)}):
+        if name == ("WIDERFace" if "transforms" in extra else "SBDataset"):
+            continue  # torchvision's WIDERFace takes only the separate pair, SBDataset only the joint one
+        fv, tv = getattr(fds, name)(*args, **kw, **extra), getattr(tvd, name)(*args, **kw, **extra)
+        if name == "Kitti":
+            _sort_like_flowvision(tv, ["images", "targets"])
+        assert_same_dataset(fv, tv)
+        assert isinstance(fv[0][0], tuple) and fv[0][1][0] in ("joint", "sep")

@@ -89,9 +89,7 @@ class CocoDetection(VisionDataset):
             raise ValueError(f"Index must be of type integer, got {type(index)} instead.")
         id = self.ids[index]
         image, target = self._load_image(id), self._load_target(id)
-        if self.transforms is not None:
-            image, target = self.transforms(image, target)
-        return image, target
+        return self._apply_joint_transforms(image, target)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -62,9 +62,7 @@ class Kitti(VisionDataset):
         """``(PIL image, list of object dicts or None)``."""
         image = Image.open(self.images[index])
         target = self._parse_target(index) if self.train else None
-        if self.transforms:
-            image, target = self.transforms(image, target)
-        return image, target
+        return self._apply_joint_transforms(image, target)
 
     def _parse_target(self, index: int) -> List[Dict[str, Any]]:
         path = self.targets[index]

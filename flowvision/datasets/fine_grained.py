@@ -328,9 +328,7 @@ class OxfordIIITPet(VisionDataset):
             else:
                 target.append(Image.open(self._segs[idx]))
         out: Any = None if not target else target[0] if len(target) == 1 else tuple(target)
-        if self.transforms:
-            image, out = self.transforms(image, out)
-        return image, out
+        return self._apply_joint_transforms(image, out)
 
 
 class RenderedSST2(FileListDataset):

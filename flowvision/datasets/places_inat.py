@@ -66,9 +66,7 @@ class Places365(VisionDataset):
         """``(PIL image, class index or None for test)``."""
         file, target = self.imgs[index]
         image = self.loader(file)
-        if self.transforms is not None:
-            image, target = self.transforms(image, target)
-        return image, target
+        return self._apply_joint_transforms(image, target)
 
     def __len__(self) -> int:
         return len(self.imgs)

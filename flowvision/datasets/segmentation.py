@@ -117,9 +117,7 @@ class Cityscapes(VisionDataset):
             path = self.targets[index][i]
             targets.append(self._load_json(path) if t == "polygon" else Image.open(path))
         target = tuple(targets) if len(targets) > 1 else targets[0]
-        if self.transforms is not None:
-            image, target = self.transforms(image, target)
-        return image, target
+        return self._apply_joint_transforms(image, target)
 
     def __len__(self) -> int:
         return len(self.images)
@@ -200,9 +198,7 @@ class SBDataset(VisionDataset):
         """``(PIL RGB image, mask or boundaries)``."""
         img = Image.open(self.images[index]).convert("RGB")
         target = self._get_target(self.masks[index])
-        if self.transforms is not None:
-            img, target = self.transforms(img, target)
-        return img, target
+        return self._apply_joint_transforms(img, target)
 
     def __len__(self) -> int:
         return len(self.images)

@@ -49,6 +49,12 @@ class VisionDataset(Dataset):
         """
         return _apply_pair(self.transform, self.target_transform, sample, target)
 
+    def _apply_joint_transforms(self, sample: Any, target: Any) -> Tuple[Any, Any]:
+        """``transforms(sample, target)`` when ``transforms`` is set (as passed, or wrapping the separate pair)."""
+        if self.transforms is not None:
+            sample, target = self.transforms(sample, target)
+        return sample, target
+
     def __len__(self) -> int:
         raise NotImplementedError
 

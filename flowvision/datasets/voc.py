@@ -85,9 +85,7 @@ class VOCSegmentation(_VOCBase):
         """``(PIL RGB image, PIL mask in mode P)``."""
         img = Image.open(self.images[index]).convert("RGB")
         target = Image.open(self.masks[index])
-        if self.transforms is not None:
-            img, target = self.transforms(img, target)
-        return img, target
+        return self._apply_joint_transforms(img, target)
 
 
 class VOCDetection(_VOCBase):
@@ -115,9 +113,7 @@ class VOCDetection(_VOCBase):
         except ParseError as e:
             raise CorruptDatasetError(f"{path} is not a readable VOC annotation: {e}") from e
         target = self.parse_voc_xml(root)
-        if self.transforms is not None:
-            img, target = self.transforms(img, target)
-        return img, target
+        return self._apply_joint_transforms(img, target)
 
     @staticmethod
     def parse_voc_xml(node: Element) -> Dict[str, Any]:
