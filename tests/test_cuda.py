@@ -42,9 +42,22 @@ def test_import_flowvision_never_loads_cuda():
     assert out == ["False", "False"]
 
 
+def _gpu_present():
+    """What the build's FLOWVISION_CUDA=AUTO looks for (CMakeLists.txt)."""
+    if os.path.exists("/dev/nvidia0"):
+        return True
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    r = subprocess.run([smi, "-L"], capture_output=True, text=True)
+    return r.returncode == 0 and "GPU" in r.stdout
+
+
 def test_module_builds_and_imports_where_nvcc_exists():
     if shutil.which("nvcc") is None and not cuda.is_built():
         pytest.skip("no nvcc on this machine: _C_cuda is not built here by design")
+    if not cuda.is_built() and not _gpu_present():
+        pytest.skip("no GPU here: _C_cuda is built only with FLOWVISION_CUDA=1 (install-time default AUTO)")
     assert cuda.is_built(), f"nvcc exists but _C_cuda does not import: {cuda._import_error}"
     m = cuda._load()
     assert m.runtime_version() >= 12000
