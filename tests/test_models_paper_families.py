@@ -122,3 +122,85 @@ def test_iresnet_embedding_and_features():
         assert [tuple(t.shape) for t in fm(x)] == [(2, 128, 28, 28), (2, 512, 7, 7)]
     with pytest.raises(ValueError, match="input size"):
         model(flow.randn(1, 3, 224, 224))
+
+
+def _torch_style_net(torch):
+    """The same network written with torch layers (Johnson et al., Table 1 of the supplementary, as in the
+    PyTorch examples): the reference for values and parameter names."""
+    tnn = torch.nn
+
+    class Conv(tnn.Module):
+        def __init__(self, i, o, k, s, up=None):
+            super().__init__()
+            self.up = up
+            self.reflection_pad = tnn.ReflectionPad2d(k // 2)
+            self.conv2d = tnn.Conv2d(i, o, k, s)
+
+        def forward(self, x):
+            if self.up:
+                x = tnn.functional.interpolate(x, scale_factor=self.up, mode="nearest")
+            return self.conv2d(self.reflection_pad(x))
+
+    class Res(tnn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv1, self.in1 = Conv(c, c, 3, 1), tnn.InstanceNorm2d(c, affine=True)
+            self.conv2, self.in2 = Conv(c, c, 3, 1), tnn.InstanceNorm2d(c, affine=True)
+
+        def forward(self, x):
+            return self.in2(self.conv2(torch.relu(self.in1(self.conv1(x))))) + x
+
+    class Net(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.in1 = Conv(3, 32, 9, 1), tnn.InstanceNorm2d(32, affine=True)
+            self.conv2, self.in2 = Conv(32, 64, 3, 2), tnn.InstanceNorm2d(64, affine=True)
+            self.conv3, self.in3 = Conv(64, 128, 3, 2), tnn.InstanceNorm2d(128, affine=True)
+            self.res = tnn.ModuleList([Res(128) for _ in range(5)])
+            self.deconv1, self.in4 = Conv(128, 64, 3, 1, 2), tnn.InstanceNorm2d(64, affine=True)
+            self.deconv2, self.in5 = Conv(64, 32, 3, 1, 2), tnn.InstanceNorm2d(32, affine=True)
+            self.deconv3 = Conv(32, 3, 9, 1)
+
+        def forward(self, x):
+            y = torch.relu(self.in1(self.conv1(x)))
+            y = torch.relu(self.in3(self.conv3(torch.relu(self.in2(self.conv2(y))))))
+            for r in self.res:
+                y = r(y)
+            y = torch.relu(self.in5(self.deconv2(torch.relu(self.in4(self.deconv1(y))))))
+            return torch.clamp(self.deconv3(y), 0, 255)
+    return Net()
+
+
+def test_fast_neural_style_equals_torch_reference():
+    """Same weights (names mapped res.N -> resN+1), same image: equal stylised output; 1.68 M parameters."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    ref = _torch_style_net(torch).eval()
+    with torch.no_grad():
+        for name, p in ref.named_parameters():
+            if name.endswith("weight") and p.ndim == 1:
+                p.copy_(0.5 + torch.rand(p.shape))
+            elif name.endswith("bias"):
+                p.copy_(0.1 * torch.randn(p.shape))
+    ours = M.create_model("fast_neural_style").eval()
+    sd = {}
+    for k, v in ref.state_dict().items():
+        if k.startswith("res."):
+            i, rest = k[4:].split(".", 1)
+            k = f"res{int(i) + 1}.{rest}"
+        sd[k] = flow.from_numpy(v.numpy().copy())
+    ours.load_state_dict(sd, strict=True)
+    assert round(_params_m(ours), 2) == 1.68
+    x = np.random.RandomState(0).rand(1, 3, 48, 40).astype(np.float32) * 255
+    with torch.no_grad():
+        expected = ref(torch.from_numpy(x)).numpy()
+    with flow.no_grad():
+        got = ours(flow.from_numpy(x)).numpy()
+    assert got.shape == (1, 3, 48, 40)
+    assert np.abs(got - expected).max() <= 1e-4 * max(np.abs(expected).max(), 1.0)
+    for style in ("sketch", "candy", "mosaic", "rain_princess", "udnie"):
+        assert isinstance(M.fast_neural_style(style_model=style), M.FastNeuralStyle)
+    with pytest.raises(ValueError, match="style_model"):
+        M.fast_neural_style(style_model="picasso")
+    with pytest.raises(RuntimeError, match="no pretrained weights"):
+        M.create_model("fast_neural_style", pretrained=True)

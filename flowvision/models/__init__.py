@@ -50,6 +50,7 @@ from .mobilevit import *  # noqa: F401,F403
 from .byobnet import *  # noqa: F401,F403
 from .van import *  # noqa: F401,F403
 from .iresnet import *  # noqa: F401,F403
+from .style_transfer import FastNeuralStyle, fast_neural_style  # noqa: F401
 from ._tv_convert import TV_TO_TIMM, convert_torchvision_state_dict, create_model_from_torchvision, load_torchvision_checkpoint  # noqa: F401,E501
 
 
