@@ -67,6 +67,26 @@ def require(condition: bool, what: str, url: Optional[str] = None, md5: Optional
     raise DatasetNotFoundError(msg)
 
 
+def download_unless_present(present: Callable[[], bool], download: bool, what: str, url: str, md5: Optional[str],
+                            root: Union[str, os.PathLike]) -> None:
+    """Fetch and safely extract the archive ``url`` into ``root`` when asked to and the data is absent.
+
+    Args:
+        present: tells whether the extracted data is there (asked again after a download).
+        download: the dataset's ``download`` argument.
+        what: what is missing, for the error message.
+        url: the archive's URL.
+        md5: its md5, or None where the dataset publishes none.
+        root: where the archive is saved and extracted.
+
+    Raises:
+        DatasetNotFoundError: the data is still absent, naming ``what`` and the archive to fetch.
+    """
+    if download and not present():
+        download_and_extract_archive(url, download_root=root, md5=md5)
+    require(present(), what, url, md5, root)
+
+
 def read_lines(path: Union[str, os.PathLike]) -> List[str]:
     """The stripped, non-empty lines of a text file; a missing file raises DatasetNotFoundError."""
     if not os.path.isfile(path):

@@ -10,9 +10,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ._base import require
+from ._base import download_unless_present, require
 from .folder import default_loader
-from .utils import CorruptDatasetError, download_and_extract_archive, download_url, verify_str_arg
+from .utils import CorruptDatasetError, download_url, verify_str_arg
 from .vision import VisionDataset
 
 __all__ = ["Flickr8k", "Flickr30k", "CLEVRClassification", "MovingMNIST"]
@@ -135,9 +135,8 @@ class CLEVRClassification(VisionDataset):
         self.loader = loader
         self._base_folder = pathlib.Path(self.root) / "clevr"
         self._data_folder = self._base_folder / "CLEVR_v1.0"
-        if download and not self._data_folder.is_dir():
-            download_and_extract_archive(self._URL, str(self._base_folder), md5=self._MD5)
-        require(self._data_folder.is_dir(), str(self._data_folder), self._URL, self._MD5, self._base_folder)
+        download_unless_present(self._data_folder.is_dir, download, str(self._data_folder), self._URL, self._MD5,
+                                self._base_folder)
         self._image_files = sorted(self._data_folder.joinpath("images", self._split).glob("*"))
         self._labels: List[Optional[int]]
         if self._split != "test":

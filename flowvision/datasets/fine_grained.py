@@ -9,7 +9,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 from PIL import Image
 
-from ._base import FileListDataset, read_lines, require, split_pairs
+from ._base import FileListDataset, download_unless_present, read_lines, require, split_pairs
 from .folder import ImageFolder, default_loader, find_classes, make_dataset
 from .utils import CorruptDatasetError, DatasetNotFoundError, check_integrity, download_and_extract_archive, \
     verify_str_arg
@@ -42,9 +42,8 @@ class Food101(FileListDataset):
         self._split = verify_str_arg(split, "split", ("train", "test"))
         self._base_folder = Path(self.root) / "food-101"
         self._meta_folder, self._images_folder = self._base_folder / "meta", self._base_folder / "images"
-        if download and not self._check_exists():
-            download_and_extract_archive(self._URL, download_root=self.root, md5=self._MD5)
-        require(self._check_exists(), f"{self._meta_folder} or {self._images_folder}", self._URL, self._MD5, self.root)
+        download_unless_present(self._check_exists, download, f"{self._meta_folder} or {self._images_folder}",
+                                self._URL, self._MD5, self.root)
         path = self._meta_folder / f"{split}.json"
         try:
             with open(path) as f:
@@ -87,9 +86,8 @@ class DTD(FileListDataset):
         self._base_folder = Path(self.root) / type(self).__name__.lower()
         self._data_folder = self._base_folder / "dtd"
         self._meta_folder, self._images_folder = self._data_folder / "labels", self._data_folder / "images"
-        if download and not self._data_folder.is_dir():
-            download_and_extract_archive(self._URL, download_root=str(self._base_folder), md5=self._MD5)
-        require(self._data_folder.is_dir(), str(self._data_folder), self._URL, self._MD5, self._base_folder)
+        download_unless_present(self._data_folder.is_dir, download, str(self._data_folder), self._URL, self._MD5,
+                                self._base_folder)
         path = self._meta_folder / f"{self._split}{self._partition}.txt"
         classes = []
         self._image_files = []
@@ -122,9 +120,8 @@ class FGVCAircraft(FileListDataset):
         self._annotation_level = verify_str_arg(annotation_level, "annotation_level",
                                                 ("variant", "family", "manufacturer"))
         self._data_path = os.path.join(self.root, "fgvc-aircraft-2013b")
-        if download and not os.path.isdir(self._data_path):
-            download_and_extract_archive(self._URL, self.root)
-        require(os.path.isdir(self._data_path), self._data_path, self._URL, None, self.root)
+        download_unless_present(lambda: os.path.isdir(self._data_path), download, self._data_path, self._URL, None,
+                                self.root)
         names = {"variant": "variants.txt", "family": "families.txt", "manufacturer": "manufacturers.txt"}
         with open(os.path.join(self._data_path, "data", names[self._annotation_level])) as f:
             self.classes = [line.strip() for line in f]
@@ -153,9 +150,8 @@ class SUN397(FileListDataset):
                  download: bool = False, loader: Callable[[PathT], Any] = default_loader) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
         self._data_dir = Path(self.root) / "SUN397"
-        if download and not self._data_dir.is_dir():
-            download_and_extract_archive(self._DATASET_URL, download_root=self.root, md5=self._DATASET_MD5)
-        require(self._data_dir.is_dir(), str(self._data_dir), self._DATASET_URL, self._DATASET_MD5, self.root)
+        download_unless_present(self._data_dir.is_dir, download, str(self._data_dir), self._DATASET_URL,
+                                self._DATASET_MD5, self.root)
         with open(self._data_dir / "ClassName.txt") as f:
             self.classes = [c[3:].strip() for c in f]
         self.class_to_idx = dict(zip(self.classes, range(len(self.classes))))
@@ -349,11 +345,8 @@ class RenderedSST2(FileListDataset):
         folder = Path(self.root) / "rendered-sst2" / {"train": "train", "val": "valid", "test": "test"}[self._split]
         self.classes = ["negative", "positive"]
         self.class_to_idx = {"negative": 0, "positive": 1}
-        exists = all((folder / c).is_dir() for c in self.classes)
-        if download and not exists:
-            download_and_extract_archive(self._URL, download_root=self.root, md5=self._MD5)
-            exists = all((folder / c).is_dir() for c in self.classes)
-        require(exists, f"{folder}/{{negative,positive}}", self._URL, self._MD5, self.root)
+        download_unless_present(lambda: all((folder / c).is_dir() for c in self.classes), download,
+                                f"{folder}/{{negative,positive}}", self._URL, self._MD5, self.root)
         samples = make_dataset(str(folder), extensions=("png",))
         self._image_files, self._labels = [p for p, _ in samples], [t for _, t in samples]
         self.loader = loader
@@ -396,9 +389,8 @@ class Imagenette(FileListDataset):
         self._url, self._md5 = self._ARCHIVES[self._size]
         self._size_root = Path(self.root) / Path(self._url).stem
         self._image_root = str(self._size_root / self._split)
-        if download and not self._size_root.exists():
-            download_and_extract_archive(self._url, self.root, md5=self._md5)
-        require(self._size_root.exists(), str(self._size_root), self._url, self._md5, self.root)
+        download_unless_present(self._size_root.exists, download, str(self._size_root), self._url, self._md5,
+                                self.root)
         self.wnids, self.wnid_to_idx = find_classes(self._image_root)
         self.classes = [self._WNID_TO_CLASS[w] for w in self.wnids]
         self.class_to_idx = {name: idx for w, idx in self.wnid_to_idx.items() for name in self._WNID_TO_CLASS[w]}
@@ -447,9 +439,8 @@ class Country211(ImageFolder):
         root = Path(root).expanduser()
         self.root = str(root)
         self._base_folder = root / "country211"
-        if download and not self._base_folder.is_dir():
-            download_and_extract_archive(self._URL, download_root=self.root, md5=self._MD5)
-        require(self._base_folder.is_dir(), str(self._base_folder), self._URL, self._MD5, self.root)
+        download_unless_present(self._base_folder.is_dir, download, str(self._base_folder), self._URL, self._MD5,
+                                self.root)
         super().__init__(str(self._base_folder / self._split), transform=transform,
                          target_transform=target_transform, loader=loader)
         self.root = str(root)
