@@ -6,7 +6,7 @@ from typing import Any, Callable, List, Optional, Tuple, Union
 
 from PIL import Image
 
-from ._base import require
+from ._base import download_unless_present, require
 from ._readers import load_mat
 from .utils import download_and_extract_archive, extract_archive, verify_str_arg
 from .vision import VisionDataset
@@ -99,12 +99,9 @@ class Caltech256(VisionDataset):
         super().__init__(os.path.join(root, "caltech256"), transform=transform, target_transform=target_transform)
         os.makedirs(self.root, exist_ok=True)
         folder = os.path.join(self.root, "256_ObjectCategories")
-        if download and not os.path.isdir(folder):
-            download_and_extract_archive("https://data.caltech.edu/records/nyy15-4j048/files/256_ObjectCategories.tar",
-                                         self.root, filename="256_ObjectCategories.tar",
-                                         md5="67b4f42ca05d46448c6bb8ecd2220f6d")
-        require(os.path.isdir(folder), folder, "https://data.caltech.edu/records/nyy15-4j048/files/"
-                "256_ObjectCategories.tar", "67b4f42ca05d46448c6bb8ecd2220f6d", self.root)
+        download_unless_present(lambda: os.path.isdir(folder), download, folder,
+                                "https://data.caltech.edu/records/nyy15-4j048/files/256_ObjectCategories.tar",
+                                "67b4f42ca05d46448c6bb8ecd2220f6d", self.root)
         self.categories = sorted(os.listdir(folder))
         self.index: List[int] = []
         self.y: List[int] = []
