@@ -35,6 +35,7 @@ CONTRACT_CASES = [
     ("pvt_v2_b0", 64, {}), ("levit_128s", 32, dict(img_size=32)), ("levit_conv_128s", 32, dict(img_size=32)),
     ("hrnet_w18_small", 32, {}), ("mobilevit_xxs", 32, {}), ("gernet_s", 32, {}),
     ("van_b0", 32, {}), ("iresnet50", 32, dict(img_size=32)),
+    ("pvt_tiny", 32, dict(img_size=32)),
 ]
 
 

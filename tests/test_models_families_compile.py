@@ -32,6 +32,7 @@ CASES = [
     ("gernet_s", 32, {}, {}),
     ("van_b0", 32, {}, {"batch_norm_nhwc": 26, "Mean": 1}),  # pre-norm BatchNorms are not after a conv
     ("iresnet50", 32, dict(img_size=32), {"Neg": 25, "Sub": 25, "batch_norm_nhwc": 25, "BatchNormEval": 1}),
+    ("pvt_tiny", 64, dict(img_size=64), {}),
 ]
 
 

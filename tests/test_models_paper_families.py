@@ -16,8 +16,16 @@ def _params_m(model):
     return sum(p.numel() for p in model.parameters()) / 1e6
 
 
-def _gmacs(model, size=224):
+def _gmacs(model, size=224, attention=False):
+    """GMACs of convs and linears (+ the two attention products of PVT's spatial-reduction attention when
+    ``attention``: PVT's table counts them)."""
+    from flowvision.models.pvt_v2 import Attention
     total = [0]
+
+    def attn_hook(mod, inp, out):
+        x, (h, w) = inp
+        n_kv = h * w if mod.sr is None else (h // mod.sr.stride[0]) * (w // mod.sr.stride[1])
+        total[0] += 2 * x.shape[1] * n_kv * x.shape[2]
 
     def hook(mod, inp, out):
         if isinstance(mod, nn.Conv2d):
@@ -27,6 +35,8 @@ def _gmacs(model, size=224):
             total[0] += out.numel() // out.shape[-1] * mod.in_features * mod.out_features
 
     handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
+    if attention:
+        handles += [m.register_forward_hook(attn_hook) for m in model.modules() if isinstance(m, Attention)]
     with flow.no_grad():
         model(flow.randn(1, 3, size, size))
     for h in handles:
@@ -204,3 +214,36 @@ def test_fast_neural_style_equals_torch_reference():
         M.fast_neural_style(style_model="picasso")
     with pytest.raises(RuntimeError, match="no pretrained weights"):
         M.create_model("fast_neural_style", pretrained=True)
+
+
+# Wang et al., "Pyramid Vision Transformer", Table 2 (ImageNet classification): Params (M), GFLOPs at 224
+PVT_TABLE = {"pvt_tiny": (13.2, 1.9), "pvt_small": (24.5, 3.8), "pvt_medium": (44.2, 6.7), "pvt_large": (61.4, 9.8)}
+
+
+@pytest.mark.parametrize("name", ["pvt_tiny", pytest.param("pvt_small", marks=pytest.mark.slow),
+                                  pytest.param("pvt_medium", marks=pytest.mark.slow),
+                                  pytest.param("pvt_large", marks=pytest.mark.slow)])
+def test_pvt_params_flops_match_paper(name):
+    params, gflops = PVT_TABLE[name]
+    model = M.create_model(name).eval()
+    assert round(_params_m(model), 1) == params
+    assert round(_gmacs(model, attention=True), 1) == gflops
+
+
+def test_pvt_shapes_and_features():
+    """Stage maps at strides 4..32 with the paper's widths; the class token joins only the last stage."""
+    model = M.create_model("pvt_tiny", img_size=64).eval()
+    x = flow.randn(2, 3, 64, 64)
+    with flow.no_grad():
+        tokens, maps = model.forward_intermediates(x)
+        logits = model(x)
+    assert tuple(tokens.shape) == (2, 1 + 2 * 2, 512) and tuple(logits.shape) == (2, 1000)
+    assert [tuple(t.shape) for t in maps] == [(2, 64, 16, 16), (2, 128, 8, 8), (2, 320, 4, 4), (2, 512, 2, 2)]
+    fm = M.create_model("pvt_tiny", img_size=64, features_only=True, out_indices=(1, 3)).eval()
+    fm.model.load_state_dict(model.state_dict())
+    with flow.no_grad():
+        outs = fm(x)
+    assert [tuple(t.shape) for t in outs] == [(2, 128, 8, 8), (2, 512, 2, 2)]
+    np.testing.assert_allclose(outs[1].numpy(), maps[3].numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="input size"):
+        model(flow.randn(1, 3, 96, 96))

@@ -153,7 +153,10 @@ def _native(name):
 
 @pytest.mark.slow
 # families timm does not have (built from their papers) are checked in test_models_paper_families.py
-@pytest.mark.parametrize("name", sorted(set(M.list_models()) - set(M.list_models(module=["van", "iresnet"]))))
+_PAPER_ONLY = set(M.list_models(module=["van", "iresnet", "pvt"]))
+
+
+@pytest.mark.parametrize("name", sorted(set(M.list_models()) - _PAPER_ONLY))
 def test_parity_native_size(name):
     check_parity(name, _native(name), batch=1)
 

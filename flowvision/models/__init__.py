@@ -44,6 +44,7 @@ from .cait import *  # noqa: F401,F403
 from .metaformer import *  # noqa: F401,F403
 from .convmixer import *  # noqa: F401,F403
 from .pvt_v2 import *  # noqa: F401,F403
+from .pvt import *  # noqa: F401,F403
 from .levit import *  # noqa: F401,F403
 from .hrnet import *  # noqa: F401,F403
 from .mobilevit import *  # noqa: F401,F403
