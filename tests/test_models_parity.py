@@ -151,11 +151,11 @@ def _native(name):
     return M.get_pretrained_cfg(name).input_size[-1] if M.get_pretrained_cfg(name) else 224
 
 
-@pytest.mark.slow
 # families timm does not have (built from their papers) are checked in test_models_paper_families.py
 _PAPER_ONLY = set(M.list_models(module=["van", "iresnet", "pvt"]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(set(M.list_models()) - _PAPER_ONLY))
 def test_parity_native_size(name):
     check_parity(name, _native(name), batch=1)
