@@ -103,8 +103,8 @@ def bench(args):
         line = (f"{name:<24}{size:>5}{batch:>6}{flops / 1e9:>8.2f}{fm * 1e3:>9.1f}{tm * 1e3:>10.1f}{batch / fm:>10.1f}"
                 f"{flops / fm / 1e9:>11.1f}{flops / tm / 1e9:>14.1f}{tm / fm:>9.2f}")
         if args.rss:
-            fr, trss = (_rss(fw, name, size, batch, args.threads) for fw in ("flowvision", "torch"))
-            line += f"   peak RSS fv {fr:.0f} MB, torch {trss:.0f} MB"
+            (fp, fd), (tp, td) = (_rss(fw, name, size, batch, args.threads) for fw in ("flowvision", "torch"))
+            line += f"   peak RSS fv {fp:.0f} MB (+{fd:.0f} by the steps), torch {tp:.0f} MB (+{td:.0f})"
         print(line, flush=True)
         rows.append((name, tm / fm))
     if rows:
@@ -113,12 +113,13 @@ def bench(args):
 
 
 def _rss_child(fw, name, size, batch, threads):
-    """Subprocess: build both models (same cost on each side), run 3 steps of one framework, print VmHWM in KiB."""
+    """Subprocess: build both models (the same baseline for each side), run 3 steps of one framework, print the
+    peak RSS (VmHWM, KiB) after the steps and before them."""
     import torch
 
     import flowvision.backend as fb
-    torch.set_num_threads(threads)
-    fb.set_num_threads(threads)
+    torch.set_num_threads(int(threads))
+    fb.set_num_threads(int(threads))
     f_step, t_step, _ = build(name, int(size), int(batch))
     step = f_step if fw == "flowvision" else t_step
     with open("/proc/self/status") as f:
@@ -133,7 +134,7 @@ def _rss_child(fw, name, size, batch, threads):
 def _rss(fw, name, size, batch, threads):
     out = subprocess.run([sys.executable, __file__, "--_rss-child", fw, name, str(size), str(batch), str(threads)],
                          capture_output=True, text=True, check=True).stdout.split()
-    return int(out[0]) / 1024
+    return int(out[0]) / 1024, (int(out[0]) - int(out[1])) / 1024
 
 
 def profile(args):
