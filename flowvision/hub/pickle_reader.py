@@ -44,7 +44,8 @@ import zlib
 import numpy as np
 
 from .bf16 import Bf16Array
-from .errors import CheckpointError, UnsafeCheckpointError
+from ._zipcheck import check_zip_layout
+from .errors import CheckpointError, UnsafeCheckpointError, checkpoint_reader
 
 __all__ = ["read_torch_checkpoint", "is_torch_zip", "is_legacy_torch", "ALLOWED_GLOBALS"]
 
@@ -587,6 +588,7 @@ def _read_zip(path):
     except (zipfile.BadZipFile, OSError, ValueError) as e:
         raise CheckpointError(f"not a readable zip archive ({e})", path=path) from e
     with zf, open(path, "rb") as raw:
+        check_zip_layout(zf, raw, path)
         names = zf.namelist()
         pkl = [n for n in names if n == "data.pkl" or n.endswith("/data.pkl")]
         pkl = [n for n in pkl if n.count("/") <= 1]
@@ -614,6 +616,11 @@ def _read_zip(path):
             nbytes = numel * dtype.np.itemsize
             if dtype.name == "uint8" and isinstance(pid[1], _StorageType) and pid[1].name == "UntypedStorage":
                 nbytes = numel
+            # deflate expands at most ~1032:1, so a bigger claim is damage (and must not size an allocation)
+            limit = info.compress_size if info.compress_type == zipfile.ZIP_STORED else 1032 * info.compress_size
+            if nbytes > limit:
+                raise CheckpointError(f"storage {member!r} claims {nbytes} bytes but holds at most {limit}",
+                                      path=path)
             if info.file_size < nbytes:
                 raise CheckpointError(f"storage {member!r} holds {info.file_size} bytes, the record needs {nbytes}",
                                       path=path)
@@ -727,9 +734,15 @@ def _read_legacy(path):
             if f.readinto(memoryview(buf)) != nbytes:
                 raise CheckpointError(f"file ends inside storage {key!r} (truncated)", path=path)
             _set(st, array=buf.view(st.dtype.np.newbyteorder("<" if little else ">")), numel=count)
+        if f.tell() != file_size:
+            # torch.save writes nothing after the last storage; extra bytes mean inserted or shifted
+            # data (the format has no checksum, so this is the only hint that the tensors moved)
+            raise CheckpointError(f"{file_size - f.tell()} unexpected bytes after the last storage: "
+                                  "corrupt checkpoint", path=path)
         return _materialize_checked(obj, path)
 
 
+@checkpoint_reader
 def read_torch_checkpoint(path):
     """The object a ``torch.save`` file holds, with tensors as numpy arrays; no torch, no code run.
 

@@ -13,8 +13,9 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ._zipcheck import check_zip_layout
 from .bf16 import Bf16Array
-from .errors import CheckpointError
+from .errors import CheckpointError, checkpoint_reader
 from .pickle_reader import is_legacy_torch, read_torch_checkpoint
 
 __all__ = [
@@ -77,6 +78,7 @@ def _safetensors_header(path):
     return header, data_start
 
 
+@checkpoint_reader
 def read_safetensors(path):
     """A safetensors file as ``OrderedDict[name, ndarray]`` (header order; BF16 -> Bf16Array)."""
     path = os.fspath(path)
@@ -163,17 +165,46 @@ def _save_safetensors_raw(tensors, path, metadata):
             f.write(b)
 
 
+def _check_npz_sizes(path):
+    """Check the archive's layout and that no member's header declares more data than it holds.
+
+    ``np.load`` allocates the array a header declares before reading it, so a damaged shape field
+    would otherwise ask for terabytes (MemoryError) or gigabytes of zeros.
+    """
+    from numpy.lib import format as npy_format
+
+    readers = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}
+    with zipfile.ZipFile(path) as zf, open(path, "rb") as raw:
+        check_zip_layout(zf, raw, path)
+        for info in zf.infolist():
+            with zf.open(info) as f:
+                version = npy_format.read_magic(f)
+                if version not in readers:
+                    continue  # np.load reports versions it does not know
+                shape, _fortran, dtype = readers[version](f)
+            nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            limit = info.compress_size if info.compress_type == zipfile.ZIP_STORED else 1032 * info.compress_size
+            if nbytes > limit:
+                raise CheckpointError(f"member {info.filename!r} declares shape {shape} ({nbytes} bytes) but holds "
+                                      f"at most {limit} bytes", path=path)
+
+
+@checkpoint_reader
 def read_npz(path):
     """A numpy ``.npz`` archive as ``OrderedDict[name, ndarray]`` (object arrays refused)."""
     path = os.fspath(path)
     try:
+        _check_npz_sizes(path)
         with np.load(path, allow_pickle=False) as z:
             return OrderedDict((k, z[k]) for k in z.files)
+    except CheckpointError:
+        raise
     except (ValueError, OSError, zipfile.BadZipFile, EOFError, KeyError) as e:
         raise CheckpointError(f"corrupt, truncated or unsupported .npz archive ({type(e).__name__}: {e})",
                               path=path) from e
 
 
+@checkpoint_reader
 def detect_format(path):
     """``'safetensors'``, ``'torch_zip'``, ``'torch_legacy'``, ``'npz'``; raises CheckpointError otherwise."""
     path = os.fspath(path)
@@ -204,6 +235,7 @@ def detect_format(path):
     raise CheckpointError("unknown checkpoint format (not safetensors, a torch checkpoint or an .npz)", path=path)
 
 
+@checkpoint_reader
 def read_any(path):
     """The raw content of a checkpoint file (for torch files: the whole pickled object)."""
     fmt = detect_format(path)
