@@ -260,3 +260,24 @@ def test_zip_version_needed_and_bad_offsets_are_checkpoint_errors(originals, tmp
         with pytest.raises(CheckpointError, match="delete") as info:
             load_checkpoint(path)
         assert str(path) in str(info.value), name
+
+
+def test_huge_declared_sizes_are_refused_before_allocating(tmp_path):
+    """Shapes claiming terabytes must give CheckpointError, not MemoryError or a giant zero-filled array."""
+    import json
+    import zipfile
+
+    from numpy.lib import format as npy_format
+
+    header = io.BytesIO()
+    npy_format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (2 ** 40,)})
+    npz = tmp_path / "huge.npz"
+    with zipfile.ZipFile(npz, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("w.npy", header.getvalue() + b"\0" * 64)
+    text = json.dumps({"w": {"dtype": "F32", "shape": [2 ** 40], "data_offsets": [0, 2 ** 42]}}).encode()
+    st = tmp_path / "huge.safetensors"
+    st.write_bytes(struct.pack("<Q", len(text)) + text + b"\0" * 64)
+    for path in (npz, st):
+        with pytest.raises(CheckpointError, match="download it again") as info:
+            load_checkpoint(path)
+        assert info.value.path == str(path)
