@@ -14,6 +14,7 @@ import pickle
 import pickletools
 import random
 import struct
+import zipfile
 from collections import OrderedDict
 
 import numpy as np
@@ -265,7 +266,6 @@ def test_zip_version_needed_and_bad_offsets_are_checkpoint_errors(originals, tmp
 def test_huge_declared_sizes_are_refused_before_allocating(tmp_path):
     """Shapes claiming terabytes must give CheckpointError, not MemoryError or a giant zero-filled array."""
     import json
-    import zipfile
 
     from numpy.lib import format as npy_format
 
@@ -279,5 +279,28 @@ def test_huge_declared_sizes_are_refused_before_allocating(tmp_path):
     st.write_bytes(struct.pack("<Q", len(text)) + text + b"\0" * 64)
     for path in (npz, st):
         with pytest.raises(CheckpointError, match="download it again") as info:
+            load_checkpoint(path)
+        assert info.value.path == str(path)
+
+
+def test_central_directory_entry_hiding_members_is_detected(originals, tmp_path):
+    """A garbled comment length in one directory entry swallows the entries after it; zipfile still opens
+    the archive, so without the layout check the checkpoint loaded with members silently missing."""
+    for fmt in ("npz", "torch_zip"):
+        data, _ = originals[fmt]
+        entries = []
+        pos = data.find(b"PK\x01\x02")
+        while pos >= 0:
+            entries.append(pos)
+            pos = data.find(b"PK\x01\x02", pos + 4)
+        end = data.find(b"PK\x06\x06") if fmt == "torch_zip" else data.rfind(b"PK\x05\x06")
+        victim = entries[-3]
+        swallow = end - entries[-2]  # the last two entries become the victim's comment
+        mutated = data[:victim + 32] + struct.pack("<H", swallow) + data[victim + 34:]
+        path = tmp_path / f"hidden.{fmt}"
+        path.write_bytes(mutated)
+        with zipfile.ZipFile(path) as zf:  # the archive opens, with two members fewer
+            assert len(zf.infolist()) == len(entries) - 2
+        with pytest.raises(CheckpointError, match="members are missing|damaged") as info:
             load_checkpoint(path)
         assert info.value.path == str(path)
