@@ -103,19 +103,6 @@ def test_recipe_matches_timm(case, torch_two_threads):
     _check_case(CASES[case], steps=6)
 
 
-SLOW_CASES = {
-    "resnet18-sgd": (dict(model_name="resnet18"), 32, "sgd", 0.05, 1),
-    "vit-adamw": (dict(model_name="vit_tiny_patch16_224", img_size=32, patch_size=8, depth=4), 32, "adamw", 5e-4, 1),
-    "efficientnet_b0-sgd-accum": (dict(model_name="efficientnet_b0"), 32, "sgd", 0.05, 2),
-}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("case", list(SLOW_CASES))
-def test_recipe_matches_timm_50_steps(case, torch_two_threads):
-    _check_case(SLOW_CASES[case], steps=50)
-
-
 def _check_case(case, steps):
     kwargs, size, opt, lr, accum = case
     num_classes, batch = 5, 8
