@@ -4,7 +4,16 @@ import os
 from ._builder import load_checkpoint
 from ._registry import is_model, model_entrypoint, resolve_model_name, split_model_name_tag
 
-__all__ = ["create_model"]
+__all__ = ["create_model", "register_task_builder"]
+
+# builders of non-classification networks of the original zoo (style transfer) that torchvision does not have
+_TASK_BUILDERS = {}
+
+
+def register_task_builder(fn):
+    """Decorator: ``create_model(fn.__name__)`` calls ``fn`` (a builder taking ``weights=``, like torchvision's)."""
+    _TASK_BUILDERS[fn.__name__] = fn
+    return fn
 
 
 def create_model(model_name, pretrained=False, pretrained_cfg=None, pretrained_cfg_overlay=None,
@@ -75,6 +84,8 @@ def _torchvision_builder(name):
     ``fasterrcnn_resnet50_fpn``; the original flowvision's ``fcn_resnet50_coco`` style names drop ``_coco``),
     or None."""
     from ._api import get_model_builder
+    if name in _TASK_BUILDERS:
+        return _TASK_BUILDERS[name]
     for candidate in (name, name[:-len("_coco")] if name.endswith("_coco") else None):
         if candidate:
             try:

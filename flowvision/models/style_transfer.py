@@ -3,14 +3,14 @@ Super-Resolution", ECCV 2016): the image-transformation network, as the original
 ``fast_neural_style`` (the PyTorch-examples variant: instance norm, reflection padding, nearest-upsample + conv
 instead of fractionally strided convs).
 
-Not a classifier: it is built by ``flowvision.models.fast_neural_style(style_model=...)``,
-``get_model('fast_neural_style')`` or ``create_model('fast_neural_style')``. Input and output are RGB images in
-[0, 255] (N, 3, H, W); the output is clamped to that range.
+Not a classifier: it is built by ``flowvision.models.fast_neural_style(style_model=...)`` or
+``create_model('fast_neural_style')`` (torchvision has no such builder, so ``get_model`` does not list it).
+Input and output are RGB images in [0, 255] (N, 3, H, W); the output is clamped to that range.
 """
 from flowvision import backend as flow
 from flowvision.backend import nn
 
-from ._api import register_builder
+from ._factory import register_task_builder
 
 __all__ = ["FastNeuralStyle", "fast_neural_style", "STYLES"]
 
@@ -91,7 +91,7 @@ class FastNeuralStyle(nn.Module):
         return flow.clamp(self.deconv3(y), 0, 255)
 
 
-@register_builder()
+@register_task_builder
 def fast_neural_style(weights=None, progress=True, style_model="sketch", pretrained=False):
     """The fast neural style network for one of ``STYLES``.
 
