@@ -58,7 +58,11 @@ def _write(fmt, sd, path):
         torch.save(sd, str(path))
     elif fmt == "torch_legacy":
         torch.save(sd, str(path), _use_new_zipfile_serialization=False)
-        path.write_bytes(_fixed_legacy_keys(path.read_bytes()))
+        distinct = []
+        for t in sd.values():
+            if all(t.untyped_storage().data_ptr() != d.untyped_storage().data_ptr() for d in distinct):
+                distinct.append(t)
+        path.write_bytes(_fixed_legacy_keys(path.read_bytes(), [t.untyped_storage().nbytes() for t in distinct]))
     elif fmt == "safetensors":
         from safetensors.torch import save_file
         save_file({k: v.contiguous() for k, v in sd.items()}, str(path))
@@ -66,21 +70,37 @@ def _write(fmt, sd, path):
         np.savez(str(path), **{k: v.numpy() for k, v in sd.items() if v.dtype != torch.bfloat16})
 
 
-def _fixed_legacy_keys(data):
-    """The legacy format names storages by their memory address: give them fixed names of the same length.
+def _fixed_legacy_keys(data, storage_nbytes):
+    """Rewrite a legacy file so its bytes do not depend on memory addresses.
 
-    Without this every run would fuzz different bytes; same-length names keep every offset valid.
+    The legacy format names storages by their address and writes them sorted by that name, so every
+    run would fuzz different bytes. Storages get same-length names in order of first use in the object
+    pickle (``storage_nbytes`` lists their sizes in that order) and are written in that order.
     """
     f = io.BytesIO(data)
     for _ in range(3):  # magic number, protocol version, system info
         pickle.load(f)
-    for op, _, _ in pickletools.genops(f):  # step over the object pickle without running it
+    first_use = []
+    for op, arg, _ in pickletools.genops(f):  # step over the object pickle without running it
         if op.name == "STOP":
             break
+        if isinstance(arg, str) and arg.isdigit() and arg not in first_use:
+            first_use.append(arg)
+    object_end = f.tell()
     keys = pickle.load(f)
-    for i, key in enumerate(keys):
-        data = data.replace(key.encode(), str(10 ** (len(key) - 1) + i).encode())
-    return data
+    assert sorted(keys) == sorted(first_use) and len(keys) == len(storage_nbytes)
+    nbytes = dict(zip(first_use, storage_nbytes))
+    sections = {}
+    for key in keys:
+        sections[key] = f.read(8 + nbytes[key])
+    assert f.read() == b""
+    names = {key: str(10 ** (len(key) - 1) + i) for i, key in enumerate(first_use)}
+    head = data[:object_end]
+    for key, name in names.items():
+        assert len(name) == len(key)
+        head = head.replace(key.encode(), name.encode())
+    return head + pickle.dumps([names[k] for k in first_use], protocol=2) + b"".join(
+        sections[k] for k in first_use)
 
 
 def _as_plain(arr):

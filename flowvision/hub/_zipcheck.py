@@ -17,8 +17,8 @@ _LOCAL = struct.Struct("<4s22xHH")  # signature, (version, flags, method, time, 
 _DESCRIPTOR_SIG = b"PK\x07\x08"
 
 
-def _member_end(raw, info, path):
-    """Offset just past ``info``'s local header, data and data descriptor."""
+def _member_span(raw, info, path):
+    """(offset of ``info``'s data, offset just past its data and data descriptor)."""
     raw.seek(info.header_offset)
     head = raw.read(_LOCAL.size)
     if len(head) < _LOCAL.size:
@@ -26,7 +26,8 @@ def _member_end(raw, info, path):
     sig, name_len, extra_len = _LOCAL.unpack(head)
     if sig != b"PK\x03\x04":
         raise CheckpointError(f"bad local header for {info.filename!r} (corrupt archive)", path=path)
-    end = info.header_offset + _LOCAL.size + name_len + extra_len + info.compress_size
+    start = info.header_offset + _LOCAL.size + name_len + extra_len
+    end = start + info.compress_size
     if info.flag_bits & 0x08:
         raw.seek(end)
         tail = raw.read(28)
@@ -39,14 +40,16 @@ def _member_end(raw, info, path):
         if len(tail) < size or struct.unpack("<I", tail[:4])[0] != info.CRC:
             raise CheckpointError(f"data descriptor of {info.filename!r} is damaged", path=path)
         end += size
-    return end
+    return start, end
 
 
 def check_zip_layout(zf, raw, path):
     """Raise :class:`CheckpointError` unless the members of ``zf`` tile the archive up to its directory.
 
     ``raw`` is the archive opened in binary mode (read with its own seeks, not ``zf``'s handle).
+    Returns ``{member name: offset of its data}``.
     """
+    starts = {}
     infos = sorted(zf.infolist(), key=lambda i: i.header_offset)
     if not infos:
         raise CheckpointError("empty zip archive", path=path)
@@ -58,10 +61,11 @@ def check_zip_layout(zf, raw, path):
             raise CheckpointError(
                 f"zip member {info.filename!r} starts at byte {info.header_offset}, the previous one ends at "
                 f"{expected}: the central directory is damaged or members are missing", path=path)
-        expected = _member_end(raw, info, path)
+        starts[info.filename], expected = _member_span(raw, info, path)
     start_dir = getattr(zf, "start_dir", None)
     if start_dir is not None and start_dir != expected:
         raise CheckpointError(f"zip central directory starts at byte {start_dir}, the last member ends at "
                               f"{expected}: damaged archive", path=path)
     if len({i.filename for i in infos}) != len(infos):
         raise CheckpointError("zip archive lists one member name twice: damaged archive", path=path)
+    return starts

@@ -5,9 +5,11 @@ usual training-checkpoint wrappers like timm does and strips a DataParallel ``mo
 prefix. Readers return ``dict[str, numpy.ndarray]`` in file order; bfloat16 tensors are
 :class:`~flowvision.hub.bf16.Bf16Array` (uint16 bit patterns, see that module).
 """
+import contextlib
 import json
 import os
 import struct
+import tokenize
 import zipfile
 from collections import OrderedDict
 
@@ -175,13 +177,23 @@ def _check_npz_sizes(path):
 
     readers = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}
     with zipfile.ZipFile(path) as zf, open(path, "rb") as raw:
-        check_zip_layout(zf, raw, path)
+        starts = check_zip_layout(zf, raw, path)
         for info in zf.infolist():
-            with zf.open(info) as f:
+            if info.compress_type == zipfile.ZIP_STORED:  # np.savez: read the header in place (cheaper)
+                raw.seek(starts[info.filename])
+                f = raw
+            else:
+                f = zf.open(info)
+            with contextlib.ExitStack() as stack:
+                if f is not raw:
+                    stack.enter_context(f)
                 version = npy_format.read_magic(f)
                 if version not in readers:
                     continue  # np.load reports versions it does not know
-                shape, _fortran, dtype = readers[version](f)
+                try:
+                    shape, _fortran, dtype = readers[version](f)
+                except (tokenize.TokenError, SyntaxError) as e:  # numpy tokenizes the header text
+                    raise CheckpointError(f"member {info.filename!r} has a damaged header ({e})", path=path) from e
             nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
             limit = info.compress_size if info.compress_type == zipfile.ZIP_STORED else 1032 * info.compress_size
             if nbytes > limit:
