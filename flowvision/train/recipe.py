@@ -118,6 +118,11 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--stop-epoch", type=int, default=0,
                    help="stop after this epoch count although the schedule spans --epochs (train in chunks, "
                         "continue with --resume)")
+    d = p.add_argument_group("distributed (start with: mpirun -np N flowvision train --distributed ...)")
+    d.add_argument("--distributed", action="store_true",
+                   help="data-parallel over MPI: one process per rank, gradients averaged by DistributedDataParallel, "
+                        "the training set sharded by DistributedSampler; only rank 0 logs and writes checkpoints")
+    d.add_argument("--sync-bn", action="store_true", help="with --distributed: BatchNorm statistics over all ranks")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -146,10 +151,10 @@ def _epoch_seed(seed: int, epoch: int) -> int:
     return int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0])
 
 
-def _lr(args) -> float:
+def _lr(args, world_size: int = 1) -> float:
     if args.lr is not None:
         return args.lr
-    batch = args.batch_size * args.grad_accum_steps
+    batch = args.batch_size * args.grad_accum_steps * world_size  # the global batch, as timm scales it
     scale = args.lr_base_scale or ("sqrt" if args.opt in ("adam", "adamw", "lamb") else "linear")
     ratio = batch / args.lr_base_size
     return args.lr_base * (math.sqrt(ratio) if scale == "sqrt" else ratio)
@@ -203,6 +208,15 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         fb.set_num_threads(args.threads)
     if args.batch_size < 1 or args.grad_accum_steps < 1 or args.epochs < 1:
         raise ValueError("--batch-size, --grad-accum-steps and --epochs must be positive")
+    if args.sync_bn and not args.distributed:
+        raise ValueError("--sync-bn needs --distributed")
+    rank, world = 0, 1
+    if args.distributed:
+        import flowvision.backend.distributed as dist
+        if not dist.is_initialized():
+            dist.init_process_group(backend="mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+    main_rank = rank == 0
     _seed_all(args.seed)
     if args.dataset == "digits" and not args.img_size:
         args.img_size = 32  # the images are made at this size; the model's 224 would only upsample them
@@ -213,8 +227,10 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     _check_classes(train_ds, val_ds, num_classes)
     model = create_model(args.model, pretrained=args.pretrained, num_classes=num_classes, drop_rate=args.drop,
                          drop_path_rate=args.drop_path)
+    if args.sync_bn:
+        model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     cfg = _data_config(args, model)
-    lr = _lr(args)
+    lr = _lr(args, world)
     optimizer = create_optimizer_v2(model, opt=args.opt, lr=lr, weight_decay=args.weight_decay,
                                     momentum=args.momentum, eps=args.opt_eps, betas=args.opt_betas)
     model_ema = ModelEmaV3(model, decay=args.model_ema_decay, use_warmup=args.model_ema_warmup) \
@@ -232,9 +248,10 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             vflip=args.vflip, color_jitter=args.color_jitter, auto_augment=args.aa,
             interpolation=args.train_interpolation if training else cfg["interpolation"], mean=cfg["mean"],
             std=cfg["std"], crop_pct=cfg["crop_pct"], crop_mode=cfg.get("crop_mode"), num_workers=args.workers,
-            persistent_workers=False, seed=seed)
+            persistent_workers=False, seed=seed, distributed=args.distributed and training)
 
-    n_batches = len(train_ds) // args.batch_size
+    # with --distributed each rank sees ceil(N / world) samples (DistributedSampler pads to equal shares)
+    n_batches = (len(train_ds) + world - 1) // world // args.batch_size
     if args.max_batches:
         n_batches = min(n_batches, args.max_batches)
     if n_batches == 0:
@@ -250,7 +267,8 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
 
     experiment = args.experiment or f"{args.model}-{args.dataset}"
     out_dir = os.path.join(args.output, experiment)
-    os.makedirs(out_dir, exist_ok=True)
+    if main_rank:
+        os.makedirs(out_dir, exist_ok=True)
     start_epoch, best_metric, best_epoch = 0, None, None
     if args.resume:
         ckpt = load_checkpoint(args.resume)
@@ -259,35 +277,49 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         best_epoch = ckpt.get("best_epoch")
     elif scheduler is not None:
         scheduler.step(0)
-    with open(os.path.join(out_dir, "args.json"), "w") as f:
-        json.dump(vars(args), f, indent=1, default=str)
-    log = _Logger(out_dir, resume=bool(args.resume))
+    # resumed weights are loaded before wrapping: DDP starts every rank from rank 0's parameters and buffers
+    train_model = nn.parallel.DistributedDataParallel(model) if args.distributed else model
+    if main_rank:
+        with open(os.path.join(out_dir, "args.json"), "w") as f:
+            json.dump(vars(args), f, indent=1, default=str)
+        log = _Logger(out_dir, resume=bool(args.resume))
     arg_dict = {k: v for k, v in vars(args).items() if k != "func"}
     arg_dict["num_classes"] = num_classes
     higher_better = args.eval_metric != "loss"
-    progress = not args.no_progress
+    progress = not args.no_progress and main_rank
     last_row: Dict[str, Any] = {}
     end_epoch = min(num_epochs, args.stop_epoch) if args.stop_epoch else num_epochs
     for epoch in range(start_epoch, end_epoch):
         eseed = _epoch_seed(args.seed, epoch)
-        _seed_all(eseed)
-        train_loader = loader(train_ds, True, eseed)
+        _seed_all(eseed + rank)  # per-rank dropout/drop-path draws; rank 0 (and one process) as before
+        train_loader = loader(train_ds, True, eseed + rank)  # augmentation differs per rank; the shard split not
+        if args.distributed:
+            sampler = getattr(train_loader, "loader", train_loader).sampler
+            sampler.seed = args.seed
+            sampler.set_epoch(epoch)
         mixup_fn = None
         if mixup_on and not (args.mixup_off_epoch and epoch >= args.mixup_off_epoch):
             mixup_fn = Mixup(mixup_alpha=args.mixup, cutmix_alpha=args.cutmix, cutmix_minmax=args.cutmix_minmax,
                              prob=args.mixup_prob, switch_prob=args.mixup_switch_prob, mode=args.mixup_mode,
                              label_smoothing=args.smoothing, num_classes=num_classes, seed=eseed)
-        train = train_one_epoch(epoch, model, train_loader, optimizer, loss_fn, lr_scheduler=scheduler,
+        train = train_one_epoch(epoch, train_model, train_loader, optimizer, loss_fn, lr_scheduler=scheduler,
                                 mixup_fn=mixup_fn, model_ema=model_ema, clip_grad=args.clip_grad,
                                 clip_mode=args.clip_mode, grad_accum_steps=args.grad_accum_steps,
                                 num_updates=epoch * updates_per_epoch, num_batches=n_batches, progress=progress)
-        val_loader = loader(val_ds, False, eseed)
-        val = validate(model, val_loader, val_loss_fn, progress=progress, num_classes=num_classes)
+        # rank 0 validates (every rank holds the same weights) and shares the numbers, so a metric-driven
+        # schedule steps alike everywhere
+        val = ema_val = None
+        if main_rank:
+            val_loader = loader(val_ds, False, eseed)
+            val = validate(model, val_loader, val_loss_fn, progress=progress, num_classes=num_classes)
+            if model_ema is not None:
+                ema_val = validate(model_ema.module, val_loader, val_loss_fn, progress=progress, desc="val ema")
+        if args.distributed:
+            train["loss"], val, ema_val = _share_metrics(train["loss"], val, ema_val, model_ema is not None)
         row = {"epoch": epoch, "train_loss": train["loss"], "lr": train["lr"], "train_img_per_s": train["img_per_s"],
                "train_seconds": train["seconds"], "val_loss": val["loss"], "top1": val["top1"], "top5": val["top5"]}
         metric = val[args.eval_metric]
         if model_ema is not None:
-            ema_val = validate(model_ema.module, val_loader, val_loss_fn, progress=progress, desc="val ema")
             row.update(ema_top1=ema_val["top1"], ema_top5=ema_val["top5"], ema_val_loss=ema_val["loss"])
             metric = ema_val[args.eval_metric]
         if scheduler is not None:
@@ -295,6 +327,9 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         improved = best_metric is None or (metric > best_metric if higher_better else metric < best_metric)
         if improved:
             best_metric, best_epoch = metric, epoch
+        last_row = row
+        if not main_rank:
+            continue
         state = training_state(model, optimizer, scheduler, model_ema, epoch=epoch + 1, metric=metric,
                                best_metric=best_metric, args=arg_dict)
         state["best_epoch"] = best_epoch
@@ -302,18 +337,52 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         if improved:
             save_checkpoint(state, os.path.join(out_dir, "best.pth"))
         log.write(row)
-        last_row = row
         ema_txt = f"  ema top1 {row['ema_top1']:.2f}" if model_ema is not None else ""
         print(f"epoch {epoch}: train loss {train['loss']:.4f} ({train['img_per_s']:.1f} img/s, "
               f"{train['seconds']:.1f}s)  val loss {val['loss']:.4f}  top1 {val['top1']:.2f}  "
               f"top5 {val['top5']:.2f}{ema_txt}  lr {train['lr']:.3e}", flush=True)
-    return {"best_metric": best_metric, "best_epoch": best_epoch, "last": last_row, "out_dir": out_dir}
+    return {"best_metric": best_metric, "best_epoch": best_epoch, "last": last_row, "out_dir": out_dir,
+            "rank": rank}
+
+
+_VAL_KEYS = ("loss", "top1", "top5")
+
+
+def _share_metrics(train_loss: float, val, ema_val, with_ema: bool):
+    """The training loss averaged over ranks; rank 0's validation results broadcast to every rank."""
+    import flowvision.backend as fb
+    import flowvision.backend.distributed as dist
+    loss = fb.tensor([train_loss], dtype=fb.float64)
+    dist.all_reduce(loss, op=dist.ReduceOp.AVG)
+    n = len(_VAL_KEYS)
+    buf = np.zeros(2 * n, np.float64)
+    if dist.get_rank() == 0:
+        buf[:n] = [val[k] for k in _VAL_KEYS]
+        if with_ema:
+            buf[n:] = [ema_val[k] for k in _VAL_KEYS]
+    shared = fb.from_numpy(buf)
+    dist.broadcast(shared, src=0)
+    got = shared.numpy()
+    val = dict(val or {}, **dict(zip(_VAL_KEYS, map(float, got[:n]))))
+    ema_val = dict(zip(_VAL_KEYS, map(float, got[n:]))) if with_ema else None
+    return float(loss.numpy()[0]), val, ema_val
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Command-line entry: parse ``argv`` and train; returns the exit status."""
     args = build_parser().parse_args(argv)
     return run_cli(args)
+
+
+def _abort_peers(args: argparse.Namespace, code: int) -> int:
+    """A distributed rank that stops takes the whole MPI job down: its peers would wait in a collective."""
+    if getattr(args, "distributed", False):
+        import flowvision.backend.distributed as dist
+        if dist.is_initialized():
+            sys.stderr.flush()
+            from flowvision.backend.distributed._mpi import import_mpi
+            import_mpi().COMM_WORLD.Abort(code)
+    return code
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -325,13 +394,18 @@ def run_cli(args: argparse.Namespace) -> int:
         res = run(args)
     except NonFiniteLossError as e:
         print(f"flowvision train: stopped: {e}. The last good checkpoint (if any) is kept.", file=sys.stderr)
-        return 1
+        return _abort_peers(args, 1)
     except CheckpointError as e:
         print(f"flowvision train: {e}", file=sys.stderr)
-        return 2
+        return _abort_peers(args, 2)
     except (ValueError, FileNotFoundError, ImportError) as e:
         print(f"flowvision train: {e}", file=sys.stderr)
-        return 2
+        return _abort_peers(args, 2)
+    if getattr(args, "distributed", False):
+        import flowvision.backend.distributed as dist
+        dist.destroy_process_group()
+    if res.get("rank", 0) != 0:
+        return 0
     best = "n/a" if res["best_metric"] is None else f"{res['best_metric']:.4f}"
     print(f"done in {time.perf_counter() - start:.1f}s: best {args.eval_metric} {best} "
           f"(epoch {res['best_epoch']}); checkpoints in {res['out_dir']}")
