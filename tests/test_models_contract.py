@@ -1,4 +1,4 @@
-"""The model contract (issue 8), registry-wide: every family's models answer the same API the same way.
+"""The model contract, registry-wide: every family's models answer the same API the same way.
 
 CI runs one small case per structural flavour of every registered family (and fails when a family module
 has none); ``pytest -m slow`` runs the full contract on every registered model at its native input size.
