@@ -4,6 +4,7 @@
     python benchmarks/bench_models.py                       # all models, batch 1 and 8, 1 and 2 threads
     python benchmarks/bench_models.py --models resnet50 --batches 1 --threads 2 --repeat 5
     python benchmarks/bench_models.py --onnx                # + ONNX Runtime on the torch-exported model
+    python benchmarks/bench_models.py --onnx --openvino --no-eager --no-rss   # captured vs ORT vs OpenVINO vs torch
     python benchmarks/bench_models.py --no-rss              # skip the per-process peak-RSS measurement
     python benchmarks/bench_models.py --isa avx2 --onnx     # AVX2 kernels (flowvision and torch) on an AVX-512 CPU
     python benchmarks/bench_models.py --threads 1 --cpu-time --onnx   # the issue-4 table (docs/benchmarks.md)
@@ -13,7 +14,9 @@
 For every (model, batch, threads) the contenders run interleaved in rounds so that
 load spikes from other processes hit all of them (blocks of --repeat calls, 2 rounds); the table shows the best-of-N time (ms), the median in
 brackets, torch/fv and torch/captured (> 1 = flowvision faster), ORT/captured (> 1 = captured faster than ONNX
-Runtime), achieved GFLOP/s (FLOPs counted by torch's FlopCounterMode, 2 per multiply-add, convs and matmuls only)
+Runtime), OV/captured likewise for OpenVINO (``--openvino``: the same ONNX export, read with the input shape fixed,
+``INFERENCE_NUM_THREADS`` = the thread count, ``PERFORMANCE_HINT=LATENCY``, float32 inference precision), achieved
+GFLOP/s (FLOPs counted by torch's FlopCounterMode, 2 per multiply-add, convs and matmuls only)
 and % of the FMA peak measured by ``_C.fma_peak_gflops`` with the same thread count. The captured module is
 compiled (and validated against eager) before timing. Peak RSS: each (framework, model, batch) runs one forward
 pass in a fresh subprocess (2 threads) and its VmHWM is reported -- flowvision eager, flowvision captured
@@ -78,6 +81,9 @@ def _rss_child(argv):
         else:
             with flow.no_grad():
                 m(flow.from_numpy(x))
+    elif fw == "ov":
+        del sd
+        _ov_request(onnx_file, x, 2).infer({0: x})
     elif fw == "ort":
         import onnxruntime as ort
         so = ort.SessionOptions()
@@ -129,11 +135,8 @@ def _bench(fns, repeat, min_time, rounds=2, clock=time.perf_counter):
     return {k: (min(v), statistics.median(v)) for k, v in times.items()}
 
 
-def _ort_session(ref, x, threads, tmpdir):
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        return None
+def _onnx_export(ref, x, tmpdir):
+    """The torch model exported to ONNX once per model (batch dimension dynamic): the file ORT and OpenVINO read."""
     import torch
     path = os.path.join(tmpdir, "model.onnx")
     if not os.path.exists(path):
@@ -147,11 +150,39 @@ def _ort_session(ref, x, threads, tmpdir):
             except Exception as e2:  # noqa: BLE001
                 print(f"# ONNX export failed: {type(e).__name__}: {e} / {type(e2).__name__}: {e2}"[:400])
                 return None
+    return path
+
+
+def _ort_session(path, threads):
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def _ov_request(path, x, threads):
+    """An OpenVINO infer request for the ONNX file at ``path`` with ``x``'s shape fixed (static shapes are
+    OpenVINO's fast path), ``threads`` inference threads, the latency hint and float32 precision (every engine
+    computes in float32). None if openvino does not import or the model does not load."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return None
+    core = ov.Core()
+    try:
+        model = core.read_model(path)
+        model.reshape({model.inputs[0].get_any_name(): list(x.shape)})
+        compiled = core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
+                                                     "INFERENCE_PRECISION_HINT": "f32"})
+    except Exception as e:  # noqa: BLE001
+        print(f"# OpenVINO failed: {type(e).__name__}: {e}"[:400])
+        return None
+    return compiled.create_infer_request()
 
 
 def main():
@@ -164,6 +195,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per contender (at least)")
     ap.add_argument("--min-time", type=float, default=1.0, help="seconds per contender and case (at least)")
     ap.add_argument("--onnx", action="store_true", help="also ONNX Runtime (if onnxruntime imports)")
+    ap.add_argument("--openvino", action="store_true",
+                    help="also OpenVINO (if openvino imports) on the ONNX export ORT reads")
+    ap.add_argument("--no-eager", action="store_true",
+                    help="skip flowvision eager (needs the captured path; the ratios are then against captured)")
     ap.add_argument("--no-rss", action="store_true")
     ap.add_argument("--no-captured", action="store_true", help="skip flowvision.compile (the captured path)")
     ap.add_argument("--cpu-time", action="store_true",
@@ -177,7 +212,7 @@ def main():
                     help="also flowvision with the packed-weight Linear/1x1-conv paths off (before/after in one run)")
     ap.add_argument("--isa", choices=("avx512", "avx2", "portable"),
                     help="kernel ISA for flowvision (FLOWVISION_ISA) and torch (ATEN_CPU_CAPABILITY, portable = "
-                         "torch's 'default'); ONNX Runtime runs as it chooses")
+                         "torch's 'default'); ONNX Runtime and OpenVINO run as they choose")
     args = ap.parse_args()
     if args.isa:  # both read at import (children inherit it)
         os.environ["FLOWVISION_ISA"] = args.isa
@@ -193,6 +228,10 @@ def main():
     batches = [int(b) for b in args.batches.split(",")]
     names = [n for n in args.models.split(",") if n]
     cap = not args.no_captured
+    eager = not args.no_eager
+    if not (cap or eager):
+        sys.exit("--no-eager and --no-captured leave no flowvision contender")
+    base = "fv" if eager else "fvc"  # the flowvision time the peers' ratios are taken against
     other_ex = "python" if args.executor == "native" else "native"
     cmp_ex = cap and args.compare_executors
     # the peak: one core's FMA loop (best of short bursts) x threads; on a shared machine the t-thread
@@ -208,12 +247,13 @@ def main():
     print(f"# flowvision {_C.cpu_isa()} | torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}) | load avg {load[0]:.1f} {load[1]:.1f} "
           f"{load[2]:.1f} | FMA peak " + ", ".join(f"{t} thr {p:.0f} GFLOP/s (measured {measured[t]:.0f})"
                                                     for t, p in peaks.items()))
+    def peer_cols(label):
+        return f"{label} ms | " + (f"{label}/fv | " if eager else "") + (f"{label}/captured | " if cap else "")
     hdr = ("| model | batch | thr | " + ("fv unpacked ms | " if args.compare_unpacked else "") +
-           "flowvision ms | " + (f"fv captured ({args.executor}) ms | " if cap else "")
-           + (f"captured ({other_ex}) ms | {other_ex}/{args.executor} | " if cmp_ex else "") + "torch ms | torch/fv | "
-           + ("torch/captured | " if cap else "")
-           + ("ORT ms | ORT/fv | " + ("ORT/captured | " if cap else "") if args.onnx else "")
-           + "GFLOP | fv GFLOP/s (% peak) | " + ("captured GFLOP/s (% peak) | " if cap else "")
+           ("flowvision ms | " if eager else "") + (f"fv captured ({args.executor}) ms | " if cap else "")
+           + (f"captured ({other_ex}) ms | {other_ex}/{args.executor} | " if cmp_ex else "") + peer_cols("torch")
+           + (peer_cols("ORT") if args.onnx else "") + (peer_cols("OV") if args.openvino else "")
+           + "GFLOP | " + ("fv GFLOP/s (% peak) | " if eager else "") + ("captured GFLOP/s (% peak) | " if cap else "")
            + "torch GFLOP/s (% peak) |")
     print(hdr)
     print("|" + "---|" * (hdr.count("|") - 1))
@@ -262,7 +302,7 @@ def main():
                 def run_torch():
                     with torch.no_grad():
                         ref(tx)
-                fns = {"fv": run_fv, "torch": run_torch}
+                fns = {"fv": run_fv, "torch": run_torch} if eager else {"torch": run_torch}
                 if cap:
                     fns["fvc"] = lambda: compiled(fx)
                 if cmp_ex:
@@ -274,35 +314,42 @@ def main():
                         with reference_kernels():
                             run_fv()
                     fns["fv0"] = run_fv_unpacked
-                if args.onnx:
-                    sess = _ort_session(ref, x, t, mdir)
+                onnx_path = _onnx_export(ref, x, mdir) if args.onnx or args.openvino else None
+                if args.onnx and onnx_path:
+                    sess = _ort_session(onnx_path, t)
                     if sess is not None:
                         fns["ort"] = lambda: sess.run(None, {"x": x})
+                if args.openvino and onnx_path:
+                    req = _ov_request(onnx_path, x, t)
+                    if req is not None:
+                        fns["ov"] = lambda: req.infer({0: x})
                 res = _bench(fns, args.repeat, args.min_time,
                              clock=time.process_time if args.cpu_time else time.perf_counter)
-                fv, tt = res["fv"], res["torch"]
+                fv, tt = res.get("fv"), res["torch"]
+                fc = res.get("fvc")
+
+                def peer(key):
+                    if key not in res:
+                        return "n/a | " * (1 + eager + cap)
+                    o = res[key]
+                    return (f"{o[0] * 1e3:.1f} ({o[1] * 1e3:.1f}) | " + (f"{o[0] / fv[0]:.2f} | " if eager else "")
+                            + (f"{o[0] / fc[0]:.2f} | " if cap else ""))
                 row = f"| {name} | {b} | {t} | "
                 if args.compare_unpacked:
                     row += f"{res['fv0'][0] * 1e3:.1f} ({res['fv0'][1] * 1e3:.1f}) | "
-                row += f"{fv[0] * 1e3:.1f} ({fv[1] * 1e3:.1f}) | "
+                if eager:
+                    row += f"{fv[0] * 1e3:.1f} ({fv[1] * 1e3:.1f}) | "
                 if cap:
-                    fc = res["fvc"]
                     row += f"{fc[0] * 1e3:.1f} ({fc[1] * 1e3:.1f}) | "
                 if cmp_ex:
                     f2 = res["fvc2"]
                     row += f"{f2[0] * 1e3:.1f} ({f2[1] * 1e3:.1f}) | {f2[0] / fc[0]:.2f} | "
-                row += f"{tt[0] * 1e3:.1f} ({tt[1] * 1e3:.1f}) | {tt[0] / fv[0]:.2f} | "
-                if cap:
-                    row += f"{tt[0] / fc[0]:.2f} | "
-                if args.onnx:
-                    if "ort" in res:
-                        o = res["ort"]
-                        row += f"{o[0] * 1e3:.1f} ({o[1] * 1e3:.1f}) | {o[0] / fv[0]:.2f} | "
-                        row += f"{o[0] / fc[0]:.2f} | " if cap else ""
-                    else:
-                        row += "n/a | n/a | " + ("n/a | " if cap else "")
-                g_fv, g_t = flops / fv[0] * 1e-9, flops / tt[0] * 1e-9
-                row += f"{flops * 1e-9:.1f} | {g_fv:.0f} ({100 * g_fv / peaks[t]:.0f}%) | "
+                row += peer("torch") + (peer("ort") if args.onnx else "") + (peer("ov") if args.openvino else "")
+                g_t = flops / tt[0] * 1e-9
+                row += f"{flops * 1e-9:.1f} | "
+                if eager:
+                    g_fv = flops / fv[0] * 1e-9
+                    row += f"{g_fv:.0f} ({100 * g_fv / peaks[t]:.0f}%) | "
                 if cap:
                     g_c = flops / fc[0] * 1e-9
                     row += f"{g_c:.0f} ({100 * g_c / peaks[t]:.0f}%) | "
@@ -310,13 +357,15 @@ def main():
                 print(row, flush=True)
             if not args.no_rss:
                 onnx_file = os.path.join(mdir, "model.onnx")  # exported by _ort_session above
-                fws = ["fv"] + (["fvc"] if cap else []) + ["torch"]
+                fws = (["fv"] if eager else []) + (["fvc"] if cap else []) + ["torch"]
                 if args.onnx and os.path.exists(onnx_file):
                     fws.append("ort")
+                if args.openvino and os.path.exists(onnx_file):
+                    fws.append("ov")
                 rss_rows.append((name, b, {fw: peak_rss_mb(fw, name, b, wfile, onnx_file) for fw in fws}))
         del ref, ours, compiled, compiled_other
     if rss_rows:
-        labels = {"fv": "flowvision", "fvc": "fv captured", "torch": "torch", "ort": "ORT"}
+        labels = {"fv": "flowvision", "fvc": "fv captured", "torch": "torch", "ort": "ORT", "ov": "OpenVINO"}
         fws = [fw for fw in labels if any(fw in r[2] for r in rss_rows)]
         print("\n| model | batch | " + " | ".join(f"{labels[fw]} peak RSS MiB" for fw in fws) + " |")
         print("|---|---|" + "---|" * len(fws))
