@@ -2,8 +2,8 @@
 
 Norms, ``cross``, ``matrix_power``, ``multi_dot`` and ``vecdot`` are composed from differentiable ops.  ``inv``,
 ``det``, ``slogdet``, ``solve`` and ``cholesky`` are LAPACK (numpy) forwards with their closed-form gradients.
-``svd``/``svdvals``/``eigh``/``eigvalsh``/``qr``/``pinv``/``lstsq``/``matrix_rank`` compute forward values only:
-backpropagating through them raises ``NotImplementedError``.  Complex results (``eig``, ``eigvals``) are not
+``svd``/``svdvals``/``eigh``/``eigvalsh``/``qr``/``pinv`` have torch's gradients (``_linalg_grad``);
+``lstsq``/``matrix_rank`` compute forward values only (backpropagating through lstsq raises ``NotImplementedError``).  Complex results (``eig``, ``eigvals``) are not
 representable: no complex dtype here.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from ._tensor import Tensor
 from .autograd import Function
 from ._ops.linalg import matmul  # noqa: F401
 from ._ops.shape import diagonal as _diagonal, stack as _stack
+from . import _linalg_grad as _LG
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "qr",
            "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank", "lstsq", "cross", "matrix_power",
@@ -308,38 +309,37 @@ def _forward_only(A: Tensor, name: str, *arrays):
 
 
 def svd(A: Tensor, full_matrices: bool = True):
-    U, S, Vh = _lapack(lambda: np.linalg.svd(A._data, full_matrices=full_matrices), "svd")
-    return namedtuple("svd", "U S Vh")(*_forward_only(A, "svd", U, S, Vh))
+    """A = U diag(S) Vh; differentiable (torch's formula; with full_matrices the extra columns carry no gradient)."""
+    return namedtuple("svd", "U S Vh")(*_LG.Svd.apply(A, full_matrices))
 
 
 def svdvals(A: Tensor) -> Tensor:
-    return _forward_only(A, "svdvals", _lapack(lambda: np.linalg.svd(A._data, compute_uv=False), "svdvals"))
+    """Singular values, descending; differentiable."""
+    return _LG.Svdvals.apply(A)
 
 
 def eigh(A: Tensor, UPLO: str = "L"):
-    w, V = _lapack(lambda: np.linalg.eigh(A._data, UPLO=UPLO), "eigh")
-    return namedtuple("eigh", "eigenvalues eigenvectors")(*_forward_only(A, "eigh", w, V))
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix; differentiable."""
+    return namedtuple("eigh", "eigenvalues eigenvectors")(*_LG.Eigh.apply(A, UPLO))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
-    return _forward_only(A, "eigvalsh", _lapack(lambda: np.linalg.eigvalsh(A._data, UPLO=UPLO), "eigvalsh"))
+    """Eigenvalues of a symmetric matrix; differentiable."""
+    return _LG.Eigvalsh.apply(A, UPLO)
 
 
 def qr(A: Tensor, mode: str = "reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
-    Q, R = _lapack(lambda: np.linalg.qr(A._data, mode="complete" if mode == "complete" else "reduced"), "qr")
-    if mode == "r":
-        Q = np.zeros((0,), A._data.dtype)
-    return namedtuple("qr", "Q R")(*_forward_only(A, "qr", Q, R))
+    return namedtuple("qr", "Q R")(*_LG.Qr.apply(A, mode))
 
 
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     rcond = 1e-15 if rtol is None else rtol
     if rtol is None and atol is None:
         rcond = max(A.shape[-2:]) * np.finfo(A._data.dtype).eps
-    return _forward_only(A, "pinv", np.linalg.pinv(A._data, rcond=rcond, hermitian=hermitian))
+    return _LG.Pinv.apply(A, rcond, hermitian)
 
 
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:

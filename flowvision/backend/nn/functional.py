@@ -621,12 +621,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
-    div = input * input
-    div = S.unsqueeze(div, 1)
-    div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
-    div = avg_pool2d(S.flatten(div, 3) if div.ndim > 4 else div, (size, 1), stride=1) if input.ndim == 4 else div
-    div = S.squeeze(div, 1)
-    return input / (div * alpha + k) ** beta
+    """torch's F.local_response_norm for 3-D and higher inputs (one implementation, shared with the module)."""
+    from .modules.extra import _local_response_norm
+    return _local_response_norm(input, size, alpha, beta, k)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -2,7 +2,8 @@
 
 Each time step is composed from ``F.linear`` and the gate activations, so autograd differentiates through the
 sequence; the Python loop is over time steps (each step is whole-batch matrix work), never over elements.
-``PackedSequence`` inputs and LSTM ``proj_size`` are not supported (clear errors).
+A ``PackedSequence`` input runs each time step on the rows still active at that step (``batch_sizes[t]``, longest
+first, as torch packs them), so padding never enters the states; LSTM ``proj_size`` projects ``h`` by ``weight_hr``.
 """
 from __future__ import annotations
 
@@ -41,13 +42,14 @@ def _rnn_relu(x, h, w_ih, w_hh, b_ih, b_hh):
     return (F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)).relu()
 
 
-def _lstm(x, state, w_ih, w_hh, b_ih, b_hh):
+def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, w_hr=None):
     F = _F()
     h, c = state
     gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, -1)  # torch's gate order: input, forget, cell, output
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
+    h = o.sigmoid() * c.tanh()
+    return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
 def _gru(x, h, w_ih, w_hh, b_ih, b_hh):
@@ -69,8 +71,12 @@ class RNNBase(Module):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device=None, dtype=None):
         super().__init__()
-        if proj_size:
-            raise NotImplementedError("LSTM proj_size is not supported")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if not 0 <= dropout <= 1 or isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
                              "being zeroed")
@@ -85,10 +91,13 @@ class RNNBase(Module):
         for layer in range(num_layers):
             for d in range(dirs):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                in_size = input_size if layer == 0 else hidden_size * dirs
-                names = [("weight_ih" + sfx, (gate, in_size)), ("weight_hh" + sfx, (gate, hidden_size))]
+                real_h = proj_size or hidden_size
+                in_size = input_size if layer == 0 else real_h * dirs
+                names = [("weight_ih" + sfx, (gate, in_size)), ("weight_hh" + sfx, (gate, real_h))]
                 if bias:
                     names += [("bias_ih" + sfx, (gate,)), ("bias_hh" + sfx, (gate,))]
+                if proj_size:
+                    names.append(("weight_hr" + sfx, (proj_size, hidden_size)))
                 for name, shape in names:
                     setattr(self, name, Parameter(C.empty(*shape, dtype=dtype)))
                     self._flat_weights_names.append(name)
@@ -104,8 +113,9 @@ class RNNBase(Module):
 
     @property
     def all_weights(self):
-        return [[getattr(self, n) for n in self._flat_weights_names[i:i + (4 if self.bias else 2)]]
-                for i in range(0, len(self._flat_weights_names), 4 if self.bias else 2)]
+        k = (4 if self.bias else 2) + (1 if self.proj_size else 0)
+        return [[getattr(self, n) for n in self._flat_weights_names[i:i + k]]
+                for i in range(0, len(self._flat_weights_names), k)]
 
     def _cell(self):
         return {"RNN_TANH": _rnn_tanh, "RNN_RELU": _rnn_relu, "LSTM": _lstm, "GRU": _gru}[self.mode]
@@ -114,60 +124,100 @@ class RNNBase(Module):
         sfx = f"_l{layer}" + ("_reverse" if d else "")
         w = [getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx)]
         w += [getattr(self, "bias_ih" + sfx), getattr(self, "bias_hh" + sfx)] if self.bias else [None, None]
+        if self.proj_size:
+            w.append(getattr(self, "weight_hr" + sfx))
         return w
 
     def forward(self, input, hx=None):
-        if not isinstance(input, Tensor):
-            raise NotImplementedError(f"{type(self).__name__} takes a padded Tensor; PackedSequence inputs are "
-                                      "not supported")
-        batched = input.ndim == 3
-        if input.ndim not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
-        x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
-        if self.batch_first:
-            x = x.transpose(0, 1)
-        if x.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
-                               f"got {x.shape[-1]}")
-        T, B = x.shape[0], x.shape[1]
+        from ..utils.rnn import PackedSequence
+        packed = isinstance(input, PackedSequence)
+        if not packed and not isinstance(input, Tensor):
+            raise TypeError(f"{type(self).__name__} expects a Tensor or a PackedSequence, got {type(input).__name__}")
         dirs = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
+        real_h = self.proj_size or self.hidden_size
+        if packed:
+            batch_sizes = [int(b) for b in input.batch_sizes.tolist()]
+            B, batched = batch_sizes[0], True
+            offs = [0]
+            for b in batch_sizes:
+                offs.append(offs[-1] + b)
+            steps_in = [input.data[offs[t]:offs[t + 1]] for t in range(len(batch_sizes))]
+            feat = input.data.shape[-1]
+            ref = input.data
+        else:
+            batched = input.ndim == 3
+            if input.ndim not in (2, 3):
+                raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+            x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
+            if self.batch_first:
+                x = x.transpose(0, 1)
+            B = x.shape[1]
+            batch_sizes = [B] * x.shape[0]
+            steps_in = [x[t] for t in range(x.shape[0])]
+            feat = x.shape[-1]
+            ref = x
+        if feat != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {feat}")
         if hx is None:
-            h0 = C.zeros(self.num_layers * dirs, B, self.hidden_size, dtype=x.dtype, device=x.device)
-            hx = (h0, h0) if lstm else h0
-        elif not batched:
-            hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
-        expect = (self.num_layers * dirs, B, self.hidden_size)
-        for h in (hx if lstm else (hx,)):
+            h0 = C.zeros(self.num_layers * dirs, B, real_h, dtype=ref.dtype, device=ref.device)
+            c0 = C.zeros(self.num_layers * dirs, B, self.hidden_size, dtype=ref.dtype, device=ref.device)
+            hx = (h0, c0) if lstm else h0
+        else:
+            if not batched:
+                hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
+            if packed and input.sorted_indices is not None:  # the caller's hx is in the original batch order
+                hx = tuple(h.index_select(1, input.sorted_indices) for h in hx) if lstm else \
+                    hx.index_select(1, input.sorted_indices)
+        expects = [(self.num_layers * dirs, B, real_h)] + ([(self.num_layers * dirs, B, self.hidden_size)]
+                                                             if lstm else [])
+        for h, expect in zip(hx if lstm else (hx,), expects):
             if tuple(h.shape) != expect:
                 raise RuntimeError(f"Expected hidden size {expect}, got {list(h.shape)}")
         cell = self._cell()
         F = _F()
         h_n, c_n = [], []
-        layer_in = x
+        layer_in = steps_in
+        T = len(batch_sizes)
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
                 state = (hx[0][k], hx[1][k]) if lstm else hx[k]
                 w = self._weights(layer, d)
-                steps = range(T - 1, -1, -1) if d else range(T)
                 seq = [None] * T
-                for t in steps:
-                    state = cell(layer_in[t], state, *w)
-                    seq[t] = state[0] if lstm else state
-                outs.append(_stack(seq, 0))
+                for t in (range(T - 1, -1, -1) if d else range(T)):
+                    bs = batch_sizes[t]
+                    if bs == B:
+                        state = cell(layer_in[t], state, *w)
+                        seq[t] = state[0] if lstm else state
+                        continue
+                    # packed input: only the first bs rows (the longest sequences) are still running; the rest keep
+                    # their state (forward: already final; reverse: not started yet)
+                    cur = tuple(s[:bs] for s in state) if lstm else state[:bs]
+                    new = cell(layer_in[t], cur, *w)
+                    seq[t] = new[0] if lstm else new
+                    state = tuple(_cat([n, s[bs:]], 0) for n, s in zip(new, state)) if lstm else \
+                        _cat([new, state[bs:]], 0)
+                outs.append(seq)
                 if lstm:
                     h_n.append(state[0])
                     c_n.append(state[1])
                 else:
                     h_n.append(state)
-            layer_in = outs[0] if dirs == 1 else _cat(outs, -1)
+            layer_in = outs[0] if dirs == 1 else [_cat([a, b], -1) for a, b in zip(outs[0], outs[1])]
             if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_in = F.dropout(layer_in, self.dropout, True)
-        out = layer_in.transpose(0, 1) if self.batch_first else layer_in
+                layer_in = [F.dropout(s, self.dropout, True) for s in layer_in]
         hn = _stack(h_n, 0)
         hidden = (hn, _stack(c_n, 0)) if lstm else hn
+        if packed:
+            if input.unsorted_indices is not None:
+                hidden = tuple(h.index_select(1, input.unsorted_indices) for h in hidden) if lstm else \
+                    hidden.index_select(1, input.unsorted_indices)
+            out = PackedSequence(_cat(layer_in, 0), input.batch_sizes, input.sorted_indices, input.unsorted_indices)
+            return out, hidden
+        out = _stack(layer_in, 0)
+        out = out.transpose(0, 1) if self.batch_first else out
         if not batched:
             out = out.squeeze(0 if self.batch_first else 1)
             hidden = tuple(h.squeeze(1) for h in hidden) if lstm else hidden.squeeze(1)
@@ -175,6 +225,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if not self.bias:
