@@ -46,9 +46,8 @@ def test_registry_functions():
 
 def test_weights_data_equal_torchvision():
     tvm = pytest.importorskip("torchvision.models")
-    from flowvision.models import tv_models
-    names = M.list_models(module=tv_models)
-    assert len(names) == 60
+    names = M.list_models(module=M)
+    assert len(names) == 80  # torchvision 0.29's classification builders
     for name in names:
         ours, ref = M.get_model_weights(name), tvm.get_model_weights(name)
         assert ours.__name__ == ref.__name__ and ours.DEFAULT.name == ref.DEFAULT.name, name
@@ -89,10 +88,14 @@ def test_transforms_preset():
 def test_builder_forms_and_errors():
     m = M.resnet50(weights=None, num_classes=10)
     assert type(m).__name__ == "ResNet" and m.fc.out_features == 10
+    # one rule for names: flowvision.models.<name> / get_model are torchvision's, create_model timm's
     assert type(M.efficientnet_b0(weights=None)).__name__ == "EfficientNetTV"  # torchvision's structure
     assert type(M.efficientnet_b0(progress=False)).__name__ == "EfficientNetTV"
-    assert type(M.efficientnet_b0()).__name__ == "EfficientNet"  # timm form keeps timm's
+    assert type(M.efficientnet_b0()).__name__ == "EfficientNetTV"
+    assert type(M.create_model("efficientnet_b0")).__name__ == "EfficientNet"
     assert type(M.get_model("efficientnet_b0")).__name__ == "EfficientNetTV"
+    with pytest.raises(TypeError):
+        M.create_model("efficientnet_b0", progress=False)  # no keyword sniffing: timm's entrypoint
     with pytest.raises(ValueError, match="num_classes"):
         M.mobilenet_v3_small(weights="DEFAULT", num_classes=10)
     with pytest.raises(TypeError):
@@ -102,7 +105,8 @@ def test_builder_forms_and_errors():
 @pytest.mark.slow
 def test_vgg_dispatch():
     assert type(M.vgg11(weights=None)).__name__ == "VGGTV"
-    assert type(M.vgg11(mlp_ratio=1 / 64)).__name__ == "VGG"
+    assert type(M.vgg11()).__name__ == "VGGTV"
+    assert type(M.create_model("vgg11", mlp_ratio=1 / 64)).__name__ == "VGG"
 
 
 def _save_torch(model, path):

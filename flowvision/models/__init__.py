@@ -24,14 +24,12 @@ from .densenet import *  # noqa: F401,F403
 from .mobilenetv3 import *  # noqa: F401,F403
 from .mlp_mixer import *  # noqa: F401,F403
 from .regnet import *  # noqa: F401,F403
-from .tv_models import *  # noqa: F401,F403
 from .alexnet import *  # noqa: F401,F403
 from .squeezenet import *  # noqa: F401,F403
 from .shufflenetv2 import *  # noqa: F401,F403
 from .mnasnet import *  # noqa: F401,F403
 from .googlenet import *  # noqa: F401,F403
 from .inception import *  # noqa: F401,F403
-from .efficientnet_v2 import *  # noqa: F401,F403
 from .swin_v2 import *  # noqa: F401,F403
 from .maxvit import *  # noqa: F401,F403
 from .res2net import *  # noqa: F401,F403
@@ -52,7 +50,8 @@ from .byobnet import *  # noqa: F401,F403
 from .van import *  # noqa: F401,F403
 from .iresnet import *  # noqa: F401,F403
 from .style_transfer import FastNeuralStyle, fast_neural_style  # noqa: F401
-from ._tv_convert import TV_TO_TIMM, convert_torchvision_state_dict, create_model_from_torchvision, load_torchvision_checkpoint  # noqa: F401,E501
+from ._api import (TV_TO_TIMM, convert_torchvision_state_dict, create_model_from_torchvision,  # noqa: F401
+                   load_torchvision_checkpoint)
 
 
 def __getattr__(name):

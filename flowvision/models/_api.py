@@ -16,7 +16,9 @@ from typing import Any, Callable, Dict
 from flowvision.backend import nn
 
 __all__ = ["Weights", "WeightsEnum", "ImageClassification", "register_builder", "get_model", "get_model_builder",
-           "get_model_weights", "get_weight", "list_builders"]
+           "get_model_weights", "get_weight", "list_builders", "tv_weights_enums", "build_tv_model",
+           "define_tv_builders", "register_tv_counterpart", "TV_TO_TIMM", "convert_torchvision_state_dict",
+           "load_torchvision_checkpoint", "create_model_from_torchvision"]
 
 
 class ImageClassification(nn.Module):
@@ -257,11 +259,156 @@ def overwrite_named_param(kwargs, param, new_value):
 
 
 def load_weights(model, weights, progress=True, filter_fn=None):
+    """Download (or read from the cache) ``weights.url`` and load it strictly; ``filter_fn(sd, model)`` renames."""
     from flowvision import hub
     sd = hub.load_state_dict_from_url(weights.url, progress=progress, check_hash=True, as_numpy=True)
     if filter_fn is not None:
-        sd = filter_fn(sd)
+        sd = filter_fn(sd, model)
     model.load_state_dict(hub.to_backend(sd), strict=True)
+    return model
+
+
+def build_tv_model(name, weights, progress, kwargs, make, filter_fn=None):
+    """The body of every torchvision builder: resolve ``weights`` against ``name``'s enum (legacy
+    ``pretrained=True``, ``num_classes`` check), build ``make(weights, **kwargs)``, load the weights strictly."""
+    weights = resolve_weights(_BUILDER_WEIGHTS[name], weights, kwargs, name)
+    model = make(weights, **kwargs)
+    return load_weights(model, weights, progress, filter_fn) if weights is not None else model
+
+
+def define_tv_builders(namespace, enums, make, filter_fn=None):
+    """One keyword-only torchvision builder per ``enums`` key (``enums``: builder name -> ``*_Weights``),
+    built by ``make(name, weights, **kwargs)``; registered, and bound with its enum in ``namespace`` (a family
+    module's globals) and its ``__all__``. A builder replaces a timm factory of the same name there:
+    ``flowvision.models.vgg16`` is torchvision's, ``create_model("vgg16")`` (the registry) timm's."""
+    module = namespace["__name__"]
+    exported = namespace.setdefault("__all__", [])
+    for name, weights_enum in enums.items():
+        namespace[name] = _tv_builder(name, weights_enum, module, make, filter_fn)
+        namespace[weights_enum.__name__] = weights_enum
+        exported.extend(n for n in (name, weights_enum.__name__) if n not in exported)
+
+
+def _tv_builder(name, weights_enum, module, make, filter_fn):
+    def builder(*, weights=None, progress=True, **kwargs):
+        return build_tv_model(name, weights, progress, kwargs, partial(make, name), filter_fn)
+    builder.__name__ = builder.__qualname__ = name
+    builder.__module__ = module
+    builder.__doc__ = f"torchvision's {name} (``weights``: {weights_enum.__name__}, its name, \"DEFAULT\" or None)."
+    return register_builder(name, weights_enum)(builder)
+
+
+_TV_URL = "https://download.pytorch.org/models/"
+
+
+def tv_weights_enums(module, table):
+    """``{builder: (enum name, DEFAULT member, rows)}`` -> ``{builder: *_Weights enum}`` (defined in ``module``).
+
+    A row: (member, file under https://download.pytorch.org/models/ (its sha256 prefix after the last "-"),
+    num_params, min_size, crop size, resize size, interpolation, ImageNet-1K acc@1, acc@5[, preset overrides
+    such as mean/std]) -- torchvision 0.29's ImageNet-1k classification weights, as its enums give them.
+    """
+    enums = {}
+    for builder, (enum_name, default, rows) in table.items():
+        members = {r[0]: classification_weights(_TV_URL + r[1], r[2], min_size=tuple(r[3]), crop_size=r[4],
+                                                resize_size=r[5], interpolation=r[6],
+                                                _metrics={"ImageNet-1K": {"acc@1": r[7], "acc@5": r[8]}},
+                                                **(r[9] if len(r) > 9 else {}))
+                   for r in rows}
+        enums[builder] = make_weights_enum(enum_name, module, default, members)
+    return enums
+
+
+# --- torchvision checkpoints into the timm-named model of the same architecture -----------------------------
+
+TV_TO_TIMM = {}  # torchvision builder -> timm-named model; filled by the family files
+_TV_CONVERTERS = {}
+
+
+def register_tv_counterpart(pairs, convert=None, bn_eps=None):
+    """``pairs``: torchvision builder -> timm-named model of the same architecture. ``convert(sd, model)``
+    renames a torchvision state dict (numpy values) to the model's keys (None: the timm family's
+    ``checkpoint_filter_fn``, or the keys as they are); ``bn_eps``: torchvision's BatchNorm eps where it
+    differs from timm's 1e-5 (the difference moves into ``running_var``, which is exact)."""
+    for tv_name, timm_name in pairs.items():
+        TV_TO_TIMM[tv_name] = timm_name
+        _TV_CONVERTERS[tv_name] = (convert, bn_eps)
+
+
+def convert_by_position(sd, model):
+    """torchvision's and timm's state dicts list the same tensors in the same order (MobileNetV2/V3,
+    EfficientNet: stem, each block's convs/BNs/SE in execution order, head), only named differently."""
+    import numpy as np
+    src, dst = list(sd.items()), list(model.state_dict().items())
+    if len(src) != len(dst):
+        raise ValueError(f"{type(model).__name__}: {len(src)} torchvision tensors for {len(dst)} in the model")
+    out = {}
+    for (ks, v), (kd, t) in zip(src, dst):
+        shape = tuple(t.shape)
+        if ks.rsplit(".", 1)[-1] != kd.rsplit(".", 1)[-1] or int(np.prod(v.shape)) != int(np.prod(shape)):
+            raise ValueError(f"torchvision {ks} {tuple(v.shape)} does not correspond to {kd} {shape}")
+        out[kd] = v.reshape(shape)  # the head Linear (O, I) -> timm's 1x1 conv_head (O, I, 1, 1)
+    return out
+
+
+def _to_numpy(v):
+    import numpy as np
+    if isinstance(v, np.ndarray):
+        return v
+    v = v.detach() if hasattr(v, "detach") else v
+    v = v.cpu() if hasattr(v, "cpu") else v
+    return np.asarray(v.numpy() if hasattr(v, "numpy") else v)
+
+
+def convert_torchvision_state_dict(state_dict, model, tv_name):
+    """torchvision ``tv_name``'s state dict -> ``{timm key: numpy array}`` for ``model`` (a timm-named model
+    of the same architecture, ``create_model(TV_TO_TIMM[tv_name])``)."""
+    import importlib
+
+    import numpy as np
+    if tv_name not in TV_TO_TIMM:
+        raise ValueError(f"no timm-named counterpart for torchvision's {tv_name!r}; its builder "
+                         f"(flowvision.models.{tv_name}) loads torchvision's checkpoints directly")
+    convert, eps = _TV_CONVERTERS[tv_name]
+    if convert is None:  # the timm family's torchvision-aware filter (DenseNet, VGG, RegNet), or the same keys
+        convert = getattr(importlib.import_module(type(model).__module__), "checkpoint_filter_fn",
+                          lambda sd, m: sd)
+    out = convert({k: _to_numpy(v) for k, v in state_dict.items()}, model)
+    if eps is not None:
+        bn_eps = {name + ".running_var": m.eps for name, m in model.named_modules() if hasattr(m, "running_var")}
+        out = {k: (v + np.float32(eps - bn_eps[k]) if k in bn_eps else v) for k, v in out.items()}
+    return out
+
+
+def load_torchvision_checkpoint(model, checkpoint, tv_name, strict=True, progress=True):
+    """Load a torchvision checkpoint into a timm-named model. ``checkpoint``: a ``*_Weights`` member (or its
+    name, e.g. ``"DEFAULT"``), a URL, a local file or a state dict."""
+    import os
+
+    import numpy as np
+
+    from flowvision import hub
+    if isinstance(checkpoint, dict):
+        sd = checkpoint
+    else:
+        if isinstance(checkpoint, str) and ("://" in checkpoint or os.path.exists(checkpoint)):
+            url = checkpoint
+        else:
+            url = get_model_weights(tv_name).verify(checkpoint).url
+        sd = hub.load_state_dict_from_url(url, progress=progress, check_hash=True, as_numpy=True)
+    out = convert_torchvision_state_dict(sd, model, tv_name)
+    return model.load_state_dict(hub.to_backend({k: np.ascontiguousarray(v) for k, v in out.items()}),
+                                 strict=strict)
+
+
+def create_model_from_torchvision(tv_name, weights="DEFAULT", **kwargs):
+    """``create_model(TV_TO_TIMM[tv_name], **kwargs)`` with torchvision's ``weights`` (a member, its name, a
+    URL, a file or a state dict) loaded; the timm model's contract (features_only aside) comes with it."""
+    from ._factory import create_model
+    if tv_name not in TV_TO_TIMM:
+        raise ValueError(f"no timm-named counterpart for torchvision's {tv_name!r}")
+    model = create_model(TV_TO_TIMM[tv_name], **kwargs)
+    load_torchvision_checkpoint(model, weights, tv_name)
     return model
 
 

@@ -67,7 +67,7 @@ def create_model(model_name, pretrained=False, pretrained_cfg=None, pretrained_c
 def _load_torchvision_layout(model, arch, checkpoint_path):
     """Loads ``checkpoint_path`` as a torchvision checkpoint when ``arch`` has a torchvision counterpart whose
     converter accepts it; False when it does not (the caller re-raises the strict-load error)."""
-    from ._tv_convert import TV_TO_TIMM, load_torchvision_checkpoint
+    from ._api import TV_TO_TIMM, load_torchvision_checkpoint
     for tv_name, timm_name in TV_TO_TIMM.items():
         if timm_name != arch:
             continue

@@ -1,7 +1,6 @@
 """The model registry: ``register_model``, listing, lookup and short aliases."""
 import difflib
 import fnmatch
-import functools
 import types
 import re
 import sys
@@ -24,31 +23,16 @@ _model_with_tags = defaultdict(list)
 _model_aliases = {}
 
 
-def _torchvision_form(kwargs):
-    return "weights" in kwargs or "progress" in kwargs
-
-
 def register_model(fn):
     """Decorator: registers ``fn`` under its name and expands ``default_cfgs[name]`` of its module by tag.
 
-    The registered entrypoint also answers torchvision's call form: when ``weights=`` or ``progress=`` is
-    passed and a torchvision builder of the same name exists (``resnet50``, ``vgg16``, ...), that builder
-    is called instead (torchvision's architecture and weights enums).
+    The registry is timm's namespace: ``create_model("vgg16")`` is always this entrypoint. A torchvision builder
+    of the same name (``define_tv_builders``) takes the module attribute, so ``flowvision.models.vgg16`` is
+    torchvision's architecture, as ``torchvision.models.vgg16`` is.
     """
     mod = sys.modules[fn.__module__]
     module_name = fn.__module__.split(".")[-1]
     model_name = fn.__name__
-    timm_fn = fn
-
-    @functools.wraps(timm_fn)
-    def fn(pretrained=False, **kwargs):
-        if _torchvision_form(kwargs):
-            from ._api import _BUILDERS
-            builder = _BUILDERS.get(model_name)
-            if builder is not None:
-                return builder(**({"pretrained": True} if pretrained else {}), **kwargs)
-        return timm_fn(pretrained=pretrained, **kwargs)
-
     if hasattr(mod, "__all__"):
         if model_name not in mod.__all__:
             mod.__all__.append(model_name)

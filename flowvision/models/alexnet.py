@@ -5,10 +5,9 @@ torchvision-API only (``alexnet(weights=...)``); timm has no AlexNet.
 from flowvision import backend as flow
 from flowvision.backend import nn
 
-from ._api import load_weights, register_builder
-from .tv_models import WEIGHTS, tv_prologue
+from ._api import define_tv_builders, tv_weights_enums
 
-__all__ = ["AlexNet", "alexnet"]
+__all__ = ["AlexNet"]
 
 
 class AlexNet(nn.Module):
@@ -36,9 +35,10 @@ class AlexNet(nn.Module):
         return self.classifier(flow.flatten(x, 1))
 
 
-@register_builder(weights=WEIGHTS["alexnet"])
-def alexnet(*, weights=None, progress=True, **kwargs):
-    """torchvision's AlexNet (``weights``: AlexNet_Weights, its name, "DEFAULT" or None)."""
-    weights = tv_prologue("alexnet", weights, kwargs)
-    model = AlexNet(**kwargs)
-    return load_weights(model, weights, progress) if weights is not None else model
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "alexnet": ("AlexNet_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "alexnet-owt-7be5be79.pth", 61100840, (63, 63), 224, 256, "bilinear", 56.522, 79.066),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), lambda name, weights, **kw: AlexNet(**kw))

@@ -4,6 +4,7 @@ stem (4x4/4 patchify conv + LayerNorm2d) -> 4 stages (downsample = LayerNorm2d +
 NormMlpClassifierHead (pool -> LayerNorm2d -> fc). Blocks: 7x7 depthwise conv -> LayerNorm -> Mlp(x4) ->
 layer scale ``gamma`` -> residual. ``conv_mlp=True`` (atto/femto/pico/nano) keeps NCHW with 1x1 convs.
 """
+import re
 from functools import partial
 
 import numpy as np
@@ -12,11 +13,14 @@ from flowvision import backend as flow
 from flowvision.backend import nn
 from flowvision.layers import DropPath, LayerNorm2d, Mlp, NormMlpClassifierHead, get_act_layer, trunc_normal_
 
+from flowvision.ops import Conv2dNormActivation, Permute, StochasticDepth
+
+from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, extend_default_cfgs, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
-__all__ = ["ConvNeXt", "ConvNeXtBlock", "ConvNeXtStage"]
+__all__ = ["ConvNeXt", "ConvNeXtBlock", "ConvNeXtStage", "ConvNeXtTV"]
 
 
 class ConvNeXtBlock(nn.Module):
@@ -309,3 +313,110 @@ for _s in ("base", "large", "xlarge"):
     register_model_alias(f"convnext_{_s}_224_22k", f"convnext_{_s}.fb_in22k")
     register_model_alias(f"convnext_{_s}_224_22k_to_1k", f"convnext_{_s}.fb_in22k_ft_in1k")
     register_model_alias(f"convnext_{_s}_384_22k_to_1k", f"convnext_{_s}.fb_in22k_ft_in1k_384")
+
+
+# --- torchvision's ConvNeXt (``features.N``: stem, stages of ``block``/``layer_scale``, downsamples;
+# ``classifier.0`` LayerNorm2d, ``classifier.2`` Linear) ------------------------------------------------------
+
+class CNBlockTV(nn.Module):
+    """torchvision's block: dw 7x7 -> NHWC LayerNorm -> Linear x4 -> GELU -> Linear -> NCHW, layer scale (C, 1, 1)."""
+
+    def __init__(self, dim, layer_scale, stochastic_depth_prob):
+        super().__init__()
+        self.block = nn.Sequential(
+            nn.Conv2d(dim, dim, kernel_size=7, padding=3, groups=dim, bias=True), Permute([0, 2, 3, 1]),
+            nn.LayerNorm(dim, eps=1e-6), nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim),
+            Permute([0, 3, 1, 2]))
+        self.layer_scale = nn.Parameter(flow.ones(dim, 1, 1) * layer_scale)
+        self.stochastic_depth = StochasticDepth(stochastic_depth_prob, "row")
+
+    def forward(self, x):
+        return self.stochastic_depth(self.layer_scale * self.block(x)) + x
+
+
+class ConvNeXtTV(nn.Module):
+    """torchvision's ConvNeXt; ``register_tv_counterpart`` maps its checkpoints to timm's ``ConvNeXt``."""
+
+    def __init__(self, dims, depths, stochastic_depth_prob=0.0, layer_scale=1e-6, num_classes=1000):
+        super().__init__()
+        norm = partial(LayerNorm2d, eps=1e-6)
+        layers = [Conv2dNormActivation(3, dims[0], 4, 4, padding=0, norm_layer=norm, activation_layer=None, bias=True)]
+        total, idx = sum(depths), 0
+        for i, (dim, depth) in enumerate(zip(dims, depths)):
+            stage = []
+            for _ in range(depth):
+                stage.append(CNBlockTV(dim, layer_scale, stochastic_depth_prob * idx / (total - 1.0)))
+                idx += 1
+            layers.append(nn.Sequential(*stage))
+            if i + 1 < len(dims):
+                layers.append(nn.Sequential(norm(dim), nn.Conv2d(dim, dims[i + 1], kernel_size=2, stride=2)))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(norm(dims[-1]), nn.Flatten(1), nn.Linear(dims[-1], num_classes))
+        for m in self.modules():
+            if isinstance(m, (nn.Conv2d, nn.Linear)):
+                trunc_normal_(m.weight, std=0.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        return self.classifier(self.avgpool(self.features(x)))
+
+
+_TV_ARCH = {"convnext_tiny": ((96, 192, 384, 768), (3, 3, 9, 3), 0.1),
+            "convnext_small": ((96, 192, 384, 768), (3, 3, 27, 3), 0.4),
+            "convnext_base": ((128, 256, 512, 1024), (3, 3, 27, 3), 0.5),
+            "convnext_large": ((192, 384, 768, 1536), (3, 3, 27, 3), 0.5)}
+
+
+def _tv_convnext(name, weights, **kwargs):
+    dims, depths, sd = _TV_ARCH[name]
+    kwargs.setdefault("stochastic_depth_prob", sd)
+    return ConvNeXtTV(dims, depths, **kwargs)
+
+
+_TV_BLOCK_KEYS = {"block.0.weight": "conv_dw.weight", "block.0.bias": "conv_dw.bias", "block.2.weight": "norm.weight",
+                  "block.2.bias": "norm.bias", "block.3.weight": "mlp.fc1.weight", "block.3.bias": "mlp.fc1.bias",
+                  "block.5.weight": "mlp.fc2.weight", "block.5.bias": "mlp.fc2.bias", "layer_scale": "gamma"}
+
+
+def convert_tv_checkpoint(sd, model):
+    """torchvision ConvNeXt keys -> timm's (features.0 stem, odd features = stages, even = downsamples)."""
+    out = {}
+    for k, v in sd.items():
+        m = re.match(r"features\.(\d+)\.(.*)", k)
+        if m:
+            idx, rest = int(m.group(1)), m.group(2)
+            if idx == 0:  # stem: conv, LayerNorm2d
+                k = "stem." + rest
+            elif idx % 2 == 0:  # downsample between stages: LayerNorm2d, conv
+                k = f"stages.{idx // 2}.downsample.{rest}"
+            else:
+                j, rest = rest.split(".", 1)
+                rest = _TV_BLOCK_KEYS[rest]
+                k = f"stages.{idx // 2}.blocks.{j}.{rest}"
+                if rest == "gamma":
+                    v = v.reshape(-1)  # (C, 1, 1) -> (C,)
+        else:
+            k = k.replace("classifier.0.", "head.norm.").replace("classifier.2.", "head.fc.")
+        out[k] = v
+    return out
+
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "convnext_tiny": ("ConvNeXt_Tiny_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "convnext_tiny-983f1562.pth", 28589128, (32, 32), 224, 236, "bilinear", 82.52, 96.146),
+    ]),
+    "convnext_small": ("ConvNeXt_Small_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "convnext_small-0c510722.pth", 50223688, (32, 32), 224, 230, "bilinear", 83.616, 96.65),
+    ]),
+    "convnext_base": ("ConvNeXt_Base_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "convnext_base-6075fbad.pth", 88591464, (32, 32), 224, 232, "bilinear", 84.062, 96.87),
+    ]),
+    "convnext_large": ("ConvNeXt_Large_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "convnext_large-ea097f82.pth", 197767336, (32, 32), 224, 232, "bilinear", 84.414, 96.976),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _tv_convnext)
+register_tv_counterpart({n: n for n in _TV_WEIGHTS}, convert_tv_checkpoint)

@@ -7,6 +7,7 @@ from flowvision import backend as flow
 from flowvision.backend import nn
 from flowvision.layers import BatchNormAct2d, BlurPool2d, create_classifier
 
+from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
@@ -210,3 +211,36 @@ def densenetblur121d(pretrained=False, **kwargs):
 @register_model
 def densenet264d(pretrained=False, **kwargs):
     return _create_densenet("densenet264d", 48, (6, 12, 64, 48), pretrained, **{**dict(stem_type="deep"), **kwargs})
+
+
+# --- torchvision's builders: its DenseNet has these modules (old checkpoints: checkpoint_filter_fn) --------
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "densenet121": ("DenseNet121_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "densenet121-a639ec97.pth", 7978856, (29, 29), 224, 256, "bilinear", 74.434, 91.972),
+    ]),
+    "densenet161": ("DenseNet161_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "densenet161-8d451a50.pth", 28681000, (29, 29), 224, 256, "bilinear", 77.138, 93.56),
+    ]),
+    "densenet169": ("DenseNet169_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "densenet169-b2777c0a.pth", 14149480, (29, 29), 224, 256, "bilinear", 75.6, 92.806),
+    ]),
+    "densenet201": ("DenseNet201_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "densenet201-c1103571.pth", 20013928, (29, 29), 224, 256, "bilinear", 76.896, 93.37),
+    ]),
+}
+
+
+def _tv_densenet(name, weights, **kwargs):
+    """torchvision's keywords (growth_rate, block_config, drop_rate, memory_efficient) on timm's DenseNet."""
+    cfg = {"densenet121": (32, (6, 12, 24, 16)), "densenet161": (48, (6, 12, 36, 24)),
+           "densenet169": (32, (6, 12, 32, 32)), "densenet201": (32, (6, 12, 48, 32))}[name]
+    growth, blocks = kwargs.pop("growth_rate", cfg[0]), kwargs.pop("block_config", cfg[1])
+    if kwargs.pop("num_init_features", 2 * growth) != 2 * growth:
+        raise NotImplementedError("num_init_features must be 2 * growth_rate")
+    kwargs.pop("memory_efficient", None)  # a memory/speed trade-off in torch; the same network
+    return DenseNet(growth_rate=growth, block_config=blocks, proj_drop_rate=kwargs.pop("drop_rate", 0.0), **kwargs)
+
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _tv_densenet, checkpoint_filter_fn)
+register_tv_counterpart({n: n for n in _TV_WEIGHTS})

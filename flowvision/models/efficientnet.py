@@ -4,21 +4,27 @@ Module and parameter names equal timm's (conv_stem, bn1, blocks.S.B.*, conv_head
 ``tf_`` variants use TensorFlow 'SAME' padding (asymmetric for stride 2) and BN eps 1e-3.
 Architectures are given as timm-style block strings, e.g. ``'ir_r2_k3_s2_e6_c24_se0.25'``.
 """
+import math
 from functools import partial
 
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 from flowvision.layers import BatchNormAct2d, SqueezeExcite, create_classifier, create_conv2d, get_act_layer
 
+from flowvision.layers import make_divisible
+from flowvision.ops import Conv2dNormActivation, SqueezeExcitation, StochasticDepth
+
+from ._api import convert_by_position, define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._efficientnet_blocks import ConvBnAct, DepthwiseSeparableConv, InvertedResidual
 from ._efficientnet_builder import build_stages, decode_arch_def, init_weights_goog, round_channels
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, generate_default_cfgs)
 from ._registry import register_model
+from .mobilenetv3 import tv_mobilenet_init
 
 __all__ = ["EfficientNet", "DepthwiseSeparableConv", "InvertedResidual", "ConvBnAct", "decode_arch_def",
-           "round_channels"]
+           "round_channels", "EfficientNetTV", "EfficientNetV2TV", "MobileNetV2TV"]
 
 BN_EPS_TF_DEFAULT = 1e-3
 
@@ -362,3 +368,226 @@ def mobilenetv2_120d(pretrained=False, **kwargs):
 @register_model
 def mobilenetv2_140(pretrained=False, **kwargs):
     return _gen_mobilenet_v2("mobilenetv2_140", 1.4, pretrained=pretrained, **kwargs)
+
+
+# --- torchvision's EfficientNet B0-B7 / V2 and MobileNetV2 (``features.N...``, ``classifier.1``) ------------
+
+class MBConvTV(nn.Module):
+    """[1x1 expand] -> depthwise kxk -> SE (squeeze = in/4, SiLU/sigmoid) -> 1x1 project; residual when it fits."""
+
+    def __init__(self, expand_ratio, kernel, stride, in_chs, out_chs, sd_prob, norm_layer):
+        super().__init__()
+        self.use_res_connect = stride == 1 and in_chs == out_chs
+        expanded = make_divisible(in_chs * expand_ratio, 8)
+        layers = []
+        if expanded != in_chs:
+            layers.append(Conv2dNormActivation(in_chs, expanded, 1, norm_layer=norm_layer, activation_layer=nn.SiLU))
+        layers.append(Conv2dNormActivation(expanded, expanded, kernel, stride, groups=expanded, norm_layer=norm_layer,
+                                           activation_layer=nn.SiLU))
+        layers.append(SqueezeExcitation(expanded, max(1, in_chs // 4), activation=partial(nn.SiLU, inplace=True)))
+        layers.append(Conv2dNormActivation(expanded, out_chs, 1, norm_layer=norm_layer, activation_layer=None))
+        self.block = nn.Sequential(*layers)
+        self.stochastic_depth = StochasticDepth(sd_prob, "row")
+        self.out_channels = out_chs
+
+    def forward(self, x):
+        y = self.block(x)
+        return self.stochastic_depth(y) + x if self.use_res_connect else y
+
+
+class FusedMBConvTV(nn.Module):
+    """kxk expand conv (or a single kxk conv when expand_ratio is 1) -> 1x1 project; no SE."""
+
+    def __init__(self, expand_ratio, kernel, stride, in_chs, out_chs, sd_prob, norm_layer):
+        super().__init__()
+        self.use_res_connect = stride == 1 and in_chs == out_chs
+        expanded = make_divisible(in_chs * expand_ratio, 8)
+        if expanded != in_chs:
+            layers = [Conv2dNormActivation(in_chs, expanded, kernel, stride, norm_layer=norm_layer,
+                                           activation_layer=nn.SiLU),
+                      Conv2dNormActivation(expanded, out_chs, 1, norm_layer=norm_layer, activation_layer=None)]
+        else:
+            layers = [Conv2dNormActivation(in_chs, out_chs, kernel, stride, norm_layer=norm_layer,
+                                           activation_layer=nn.SiLU)]
+        self.block = nn.Sequential(*layers)
+        self.stochastic_depth = StochasticDepth(sd_prob, "row")
+        self.out_channels = out_chs
+
+    def forward(self, x):
+        y = self.block(x)
+        return self.stochastic_depth(y) + x if self.use_res_connect else y
+
+
+# per stage: (block, expand_ratio, kernel, stride, in_chs, out_chs, num_layers)
+_F, _M = FusedMBConvTV, MBConvTV
+_V2_SETTINGS = {
+    "efficientnet_v2_s": ([(_F, 1, 3, 1, 24, 24, 2), (_F, 4, 3, 2, 24, 48, 4), (_F, 4, 3, 2, 48, 64, 4),
+                           (_M, 4, 3, 2, 64, 128, 6), (_M, 6, 3, 1, 128, 160, 9), (_M, 6, 3, 2, 160, 256, 15)],
+                          0.2),
+    "efficientnet_v2_m": ([(_F, 1, 3, 1, 24, 24, 3), (_F, 4, 3, 2, 24, 48, 5), (_F, 4, 3, 2, 48, 80, 5),
+                           (_M, 4, 3, 2, 80, 160, 7), (_M, 6, 3, 1, 160, 176, 14), (_M, 6, 3, 2, 176, 304, 18),
+                           (_M, 6, 3, 1, 304, 512, 5)], 0.3),
+    "efficientnet_v2_l": ([(_F, 1, 3, 1, 32, 32, 4), (_F, 4, 3, 2, 32, 64, 7), (_F, 4, 3, 2, 64, 96, 7),
+                           (_M, 4, 3, 2, 96, 192, 10), (_M, 6, 3, 1, 192, 224, 19), (_M, 6, 3, 2, 224, 384, 25),
+                           (_M, 6, 3, 1, 384, 640, 7)], 0.4),
+}
+
+
+class EfficientNetTV(nn.Module):
+    """torchvision's EfficientNet (B0-B7 and V2; ``features.N.M.block.K``, ``classifier.1``): stem conv,
+    stages, 1x1 head conv (``last_channel``, None: 4x the last stage's width), global average pool, Dropout +
+    Linear."""
+
+    def __init__(self, setting, dropout, stochastic_depth_prob=0.2, num_classes=1000, norm_layer=None,
+                 last_channel=1280):
+        super().__init__()
+        norm_layer = norm_layer or partial(nn.BatchNorm2d, eps=1e-3)
+        layers = [Conv2dNormActivation(3, setting[0][4], 3, 2, norm_layer=norm_layer, activation_layer=nn.SiLU)]
+        total, idx = sum(s[6] for s in setting), 0
+        for block, expand, kernel, stride, in_chs, out_chs, n in setting:
+            stage = []
+            for j in range(n):
+                stage.append(block(expand, kernel, stride if j == 0 else 1, in_chs if j == 0 else out_chs, out_chs,
+                                   stochastic_depth_prob * idx / total, norm_layer))
+                idx += 1
+            layers.append(nn.Sequential(*stage))
+        last_in = setting[-1][5]
+        last_channel = last_channel or 4 * last_in
+        layers.append(Conv2dNormActivation(last_in, last_channel, 1, norm_layer=norm_layer, activation_layer=nn.SiLU))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Dropout(p=dropout, inplace=True), nn.Linear(last_channel, num_classes))
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out")
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.Linear):
+                r = 1.0 / math.sqrt(m.out_features)
+                nn.init.uniform_(m.weight, -r, r)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        return self.classifier(self.avgpool(self.features(x)).flatten(1))
+
+
+EfficientNetV2TV = EfficientNetTV
+# B0 per stage: (expand_ratio, kernel, stride, in_chs, out_chs, num_layers), scaled by (width, depth) per model
+_B0_SETTING = [(1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2), (6, 3, 2, 40, 80, 3),
+               (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4), (6, 3, 1, 192, 320, 1)]
+_B_SCALING = {"efficientnet_b0": (1.0, 1.0, 0.2), "efficientnet_b1": (1.0, 1.1, 0.2),
+              "efficientnet_b2": (1.1, 1.2, 0.3), "efficientnet_b3": (1.2, 1.4, 0.3),
+              "efficientnet_b4": (1.4, 1.8, 0.4), "efficientnet_b5": (1.6, 2.2, 0.4),
+              "efficientnet_b6": (1.8, 2.6, 0.5), "efficientnet_b7": (2.0, 3.1, 0.5)}
+
+
+def _tv_efficientnet(name, weights, **kwargs):
+    if name in _V2_SETTINGS:
+        setting, dropout = _V2_SETTINGS[name]
+        return EfficientNetTV(setting, kwargs.pop("dropout", dropout), **kwargs)
+    width, depth, dropout = _B_SCALING[name]
+    setting = [(MBConvTV, e, k, s, make_divisible(i * width, 8), make_divisible(o * width, 8),
+                int(math.ceil(n * depth))) for e, k, s, i, o, n in _B0_SETTING]
+    # B5-B7 carry ported TF weights: BN eps 1e-3; B0-B4 torch's default
+    norm = partial(nn.BatchNorm2d, eps=0.001, momentum=0.01) if name[-1] in "567" else nn.BatchNorm2d
+    kwargs.setdefault("norm_layer", norm)
+    return EfficientNetTV(setting, kwargs.pop("dropout", dropout), last_channel=None, **kwargs)
+
+
+class InvertedResidualV2TV(nn.Module):
+    """torchvision's MobileNetV2 block: [1x1 expand, ReLU6] -> depthwise 3x3 (ReLU6) -> 1x1 project + BN."""
+
+    def __init__(self, inp, oup, stride, expand_ratio, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        hidden = int(round(inp * expand_ratio))
+        self.use_res_connect = stride == 1 and inp == oup
+        layers = []
+        if expand_ratio != 1:
+            layers.append(Conv2dNormActivation(inp, hidden, 1, norm_layer=norm_layer, activation_layer=nn.ReLU6))
+        layers += [Conv2dNormActivation(hidden, hidden, 3, stride, groups=hidden, norm_layer=norm_layer,
+                                        activation_layer=nn.ReLU6),
+                   nn.Conv2d(hidden, oup, 1, 1, 0, bias=False), norm_layer(oup)]
+        self.conv = nn.Sequential(*layers)
+        self.out_channels = oup
+
+    def forward(self, x):
+        return x + self.conv(x) if self.use_res_connect else self.conv(x)
+
+
+class MobileNetV2TV(nn.Module):
+    """torchvision's MobileNetV2 (``features.N.conv.M``, ``classifier.1``)."""
+
+    def __init__(self, num_classes=1000, width_mult=1.0, round_nearest=8, dropout=0.2):
+        super().__init__()
+        setting = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2],
+                   [6, 320, 1, 1]]
+        inp = make_divisible(32 * width_mult, round_nearest)
+        self.last_channel = make_divisible(1280 * max(1.0, width_mult), round_nearest)
+        features = [Conv2dNormActivation(3, inp, stride=2, activation_layer=nn.ReLU6)]
+        for t, c, n, s in setting:
+            out = make_divisible(c * width_mult, round_nearest)
+            for i in range(n):
+                features.append(InvertedResidualV2TV(inp, out, s if i == 0 else 1, t))
+                inp = out
+        features.append(Conv2dNormActivation(inp, self.last_channel, 1, activation_layer=nn.ReLU6))
+        self.features = nn.Sequential(*features)
+        self.classifier = nn.Sequential(nn.Dropout(p=dropout), nn.Linear(self.last_channel, num_classes))
+        tv_mobilenet_init(self)
+
+    def forward(self, x):
+        return self.classifier(self.features(x).mean((2, 3)))
+
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "efficientnet_b0": ("EfficientNet_B0_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_b0_rwightman-7f5810bc.pth", 5288548, (1, 1), 224, 256, "bicubic", 77.692, 93.532),
+    ]),
+    "efficientnet_b1": ("EfficientNet_B1_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "efficientnet_b1_rwightman-bac287d4.pth", 7794184, (1, 1), 240, 256, "bicubic", 78.642, 94.186),
+        ("IMAGENET1K_V2", "efficientnet_b1-c27df63c.pth", 7794184, (1, 1), 240, 255, "bilinear", 79.838, 94.934),
+    ]),
+    "efficientnet_b2": ("EfficientNet_B2_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_b2_rwightman-c35c1473.pth", 9109994, (1, 1), 288, 288, "bicubic", 80.608, 95.31),
+    ]),
+    "efficientnet_b3": ("EfficientNet_B3_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_b3_rwightman-b3899882.pth", 12233232, (1, 1), 300, 320, "bicubic", 82.008, 96.054),
+    ]),
+    "efficientnet_b4": ("EfficientNet_B4_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_b4_rwightman-23ab8bcd.pth", 19341616, (1, 1), 380, 384, "bicubic", 83.384, 96.594),
+    ]),
+    "efficientnet_b5": ("EfficientNet_B5_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_b5_lukemelas-1a07897c.pth", 30389784, (1, 1), 456, 456, "bicubic", 83.444, 96.628),
+    ]),
+    "efficientnet_b6": ("EfficientNet_B6_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_b6_lukemelas-24a108a5.pth", 43040704, (1, 1), 528, 528, "bicubic", 84.008, 96.916),
+    ]),
+    "efficientnet_b7": ("EfficientNet_B7_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_b7_lukemelas-c5b4e57e.pth", 66347960, (1, 1), 600, 600, "bicubic", 84.122, 96.908),
+    ]),
+    "efficientnet_v2_s": ("EfficientNet_V2_S_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_v2_s-dd5fe13b.pth", 21458488, (33, 33), 384, 384, "bilinear", 84.228, 96.878),
+    ]),
+    "efficientnet_v2_m": ("EfficientNet_V2_M_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_v2_m-dc08266a.pth", 54139356, (33, 33), 480, 480, "bilinear", 85.112, 97.156),
+    ]),
+    "efficientnet_v2_l": ("EfficientNet_V2_L_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "efficientnet_v2_l-59c71312.pth", 118515272, (33, 33), 480, 480, "bicubic", 85.808, 97.788,
+         dict(mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))),
+    ]),
+    "mobilenet_v2": ("MobileNet_V2_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "mobilenet_v2-b0353104.pth", 3504872, (1, 1), 224, 256, "bilinear", 71.878, 90.286),
+        ("IMAGENET1K_V2", "mobilenet_v2-7ebf99e0.pth", 3504872, (1, 1), 224, 232, "bilinear", 72.154, 90.822),
+    ]),
+}
+
+_TV_ENUMS = tv_weights_enums(__name__, _TV_WEIGHTS)
+define_tv_builders(globals(), {n: e for n, e in _TV_ENUMS.items() if n != "mobilenet_v2"}, _tv_efficientnet)
+define_tv_builders(globals(), {"mobilenet_v2": _TV_ENUMS["mobilenet_v2"]},
+                   lambda name, weights, **kwargs: MobileNetV2TV(**kwargs))
+register_tv_counterpart({n: n for n in _B_SCALING if n[-1] not in "567"}, convert_by_position)
+register_tv_counterpart({n: n for n in ("efficientnet_b5", "efficientnet_b6", "efficientnet_b7")},
+                        convert_by_position, bn_eps=1e-3)
+register_tv_counterpart({"mobilenet_v2": "mobilenetv2_100"}, convert_by_position)

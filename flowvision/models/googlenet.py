@@ -10,8 +10,7 @@ from flowvision import backend as flow
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 
-from ._api import load_weights, overwrite_named_param, register_builder
-from .tv_models import WEIGHTS, tv_prologue
+from ._api import build_tv_model, overwrite_named_param, register_builder, tv_weights_enums
 
 __all__ = ["GoogLeNet", "GoogLeNetOutputs", "googlenet"]
 
@@ -128,22 +127,34 @@ class GoogLeNet(nn.Module):
         return GoogLeNetOutputs(x, aux2, aux1) if aux_on else x
 
 
-@register_builder(weights=WEIGHTS["googlenet"])
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "googlenet": ("GoogLeNet_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "googlenet-1378be20.pth", 6624904, (15, 15), 224, 256, "bilinear", 69.778, 89.53),
+    ]),
+}
+GoogLeNet_Weights = tv_weights_enums(__name__, _TV_WEIGHTS)["googlenet"]
+__all__.append("GoogLeNet_Weights")
+
+
+def _googlenet(weights, **kwargs):
+    if weights is not None:  # torchvision's rules: the checkpoint expects transformed input and has aux heads
+        kwargs.setdefault("transform_input", True)
+        overwrite_named_param(kwargs, "aux_logits", True)
+        overwrite_named_param(kwargs, "init_weights", False)
+    return GoogLeNet(**kwargs)
+
+
+@register_builder(weights=GoogLeNet_Weights)
 def googlenet(*, weights=None, progress=True, **kwargs):
     """torchvision's GoogLeNet (``weights``: GoogLeNet_Weights, its name, "DEFAULT" or None).
 
     With weights, ``transform_input`` defaults to True and the aux heads are dropped after loading unless
     ``aux_logits=True`` (torchvision's rules; the checkpoint's aux heads are untrained).
     """
-    weights = tv_prologue("googlenet", weights, kwargs)
-    if weights is None:
-        return GoogLeNet(**kwargs)
-    kwargs.setdefault("transform_input", True)
-    keep_aux = "aux_logits" in kwargs  # and then it must be True (torchvision's rule)
-    overwrite_named_param(kwargs, "aux_logits", True)
-    overwrite_named_param(kwargs, "init_weights", False)
-    model = load_weights(GoogLeNet(**kwargs), weights, progress)
-    if not keep_aux:
+    keep_aux = "aux_logits" in kwargs  # with weights it must then be True (torchvision's rule)
+    loaded = weights is not None or bool(kwargs.get("pretrained"))
+    model = build_tv_model("googlenet", weights, progress, kwargs, _googlenet)
+    if loaded and not keep_aux:
         model.aux_logits = False
         model.aux1 = None
         model.aux2 = None

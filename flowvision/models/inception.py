@@ -10,11 +10,10 @@ from flowvision import backend as flow
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 
-from ._api import load_weights, overwrite_named_param, register_builder
+from ._api import define_tv_builders, overwrite_named_param, tv_weights_enums
 from .googlenet import BasicConv2d, transform_input
-from .tv_models import WEIGHTS, tv_prologue
 
-__all__ = ["Inception3", "InceptionOutputs", "inception_v3"]
+__all__ = ["Inception3", "InceptionOutputs"]
 
 InceptionOutputs = namedtuple("InceptionOutputs", ["logits", "aux_logits"])
 
@@ -191,17 +190,20 @@ class Inception3(nn.Module):
         return InceptionOutputs(x, aux) if aux_on else x
 
 
-@register_builder(weights=WEIGHTS["inception_v3"])
-def inception_v3(*, weights=None, progress=True, **kwargs):
-    """torchvision's Inception v3 (``weights``: Inception_V3_Weights, its name, "DEFAULT" or None).
+def _inception_v3(name, weights, **kwargs):
+    """With weights, ``transform_input`` defaults to True and ``aux_logits`` must be True (torchvision's
+    rules: the checkpoint has the aux head)."""
+    if weights is not None:
+        kwargs.setdefault("transform_input", True)
+        overwrite_named_param(kwargs, "aux_logits", True)
+        overwrite_named_param(kwargs, "init_weights", False)
+    return Inception3(**kwargs)
 
-    With weights, ``transform_input`` defaults to True and ``aux_logits`` must be True (torchvision's
-    rules: the checkpoint has the aux head).
-    """
-    weights = tv_prologue("inception_v3", weights, kwargs)
-    if weights is None:
-        return Inception3(**kwargs)
-    kwargs.setdefault("transform_input", True)
-    overwrite_named_param(kwargs, "aux_logits", True)
-    overwrite_named_param(kwargs, "init_weights", False)
-    return load_weights(Inception3(**kwargs), weights, progress)
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "inception_v3": ("Inception_V3_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "inception_v3_google-0cc3c7bd.pth", 27161264, (75, 75), 299, 342, "bilinear", 77.294, 93.45),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _inception_v3)

@@ -17,10 +17,10 @@ from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 from flowvision.ops import Conv2dNormActivation, SqueezeExcitation, StochasticDepth
 
-from ._api import load_weights, overwrite_named_param, register_builder
-from .tv_models import WEIGHTS, _relative_position_index, tv_prologue
+from ._api import define_tv_builders, overwrite_named_param, tv_weights_enums
+from .swin_transformer import relative_position_index
 
-__all__ = ["MaxVit", "maxvit_t"]
+__all__ = ["MaxVit"]
 
 
 def _conv_out(size, kernel=3, stride=2, padding=1):
@@ -81,7 +81,7 @@ class RelativePositionalMultiHeadAttention(nn.Module):
         self.relative_position_bias_table = nn.Parameter(
             flow.zeros((2 * self.size - 1) * (2 * self.size - 1), self.n_heads))
         self.register_buffer("relative_position_index",
-                             flow.from_numpy(_relative_position_index((self.size, self.size)).reshape(
+                             flow.from_numpy(relative_position_index(self.size, self.size).reshape(
                                  self.max_seq_len, self.max_seq_len)))
         nn.init.trunc_normal_(self.relative_position_bias_table, std=0.02)
 
@@ -239,14 +239,19 @@ class MaxVit(nn.Module):
         return self.classifier(x)
 
 
-@register_builder(weights=WEIGHTS["maxvit_t"])
-def maxvit_t(*, weights=None, progress=True, **kwargs):
-    """torchvision's MaxViT-T (``weights``: MaxVit_T_Weights, its name, "DEFAULT" or None); ``input_size``
-    defaults to (224, 224) and must equal the weights' ``min_size`` when weights are given."""
-    weights = tv_prologue("maxvit_t", weights, kwargs)
+def _maxvit_t(name, weights, **kwargs):
+    """``input_size`` defaults to (224, 224) and must equal the weights' ``min_size`` when weights are given."""
     if weights is not None:
         overwrite_named_param(kwargs, "input_size", tuple(weights.meta["min_size"]))
     kwargs["input_size"] = tuple(kwargs.get("input_size", (224, 224)))
-    model = MaxVit(stem_channels=64, block_channels=[64, 128, 256, 512], block_layers=[2, 2, 5, 2], head_dim=32,
-                   stochastic_depth_prob=0.2, partition_size=7, **kwargs)
-    return load_weights(model, weights, progress) if weights is not None else model
+    return MaxVit(stem_channels=64, block_channels=[64, 128, 256, 512], block_layers=[2, 2, 5, 2], head_dim=32,
+                  stochastic_depth_prob=0.2, partition_size=7, **kwargs)
+
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "maxvit_t": ("MaxVit_T_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "maxvit_t-bc5ab103.pth", 30919624, (224, 224), 224, 224, "bicubic", 83.7, 96.722),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _maxvit_t)

@@ -9,10 +9,9 @@ from functools import partial
 
 from flowvision.backend import nn
 
-from ._api import load_weights, register_builder
-from .tv_models import WEIGHTS, tv_prologue
+from ._api import define_tv_builders, tv_weights_enums
 
-__all__ = ["MNASNet", "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3"]
+__all__ = ["MNASNet"]
 
 _BN_MOMENTUM = 1 - 0.9997  # TensorFlow's decay 0.9997 in torch's convention
 
@@ -110,31 +109,20 @@ class MNASNet(nn.Module):
         return self.classifier(self.layers(x).mean([2, 3]))
 
 
-def _mnasnet(name, alpha, weights, progress, kwargs):
-    weights = tv_prologue(name, weights, kwargs)
-    model = MNASNet(alpha, **kwargs)
-    return load_weights(model, weights, progress) if weights is not None else model
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "mnasnet0_5": ("MNASNet0_5_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "mnasnet0.5_top1_67.823-3ffadce67e.pth", 2218512, (1, 1), 224, 256, "bilinear", 67.734, 87.49),
+    ]),
+    "mnasnet0_75": ("MNASNet0_75_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "mnasnet0_75-7090bc5f.pth", 3170208, (1, 1), 224, 232, "bilinear", 71.18, 90.496),
+    ]),
+    "mnasnet1_0": ("MNASNet1_0_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "mnasnet1.0_top1_73.512-f206786ef8.pth", 4383312, (1, 1), 224, 256, "bilinear", 73.456, 91.51),
+    ]),
+    "mnasnet1_3": ("MNASNet1_3_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "mnasnet1_3-a4c69d6f.pth", 6282256, (1, 1), 224, 232, "bilinear", 76.506, 93.522),
+    ]),
+}
 
-
-@register_builder(weights=WEIGHTS["mnasnet0_5"])
-def mnasnet0_5(*, weights=None, progress=True, **kwargs):
-    """torchvision's MNASNet 0.5 (``weights``: MNASNet0_5_Weights, its name, "DEFAULT" or None)."""
-    return _mnasnet("mnasnet0_5", 0.5, weights, progress, kwargs)
-
-
-@register_builder(weights=WEIGHTS["mnasnet0_75"])
-def mnasnet0_75(*, weights=None, progress=True, **kwargs):
-    """torchvision's MNASNet 0.75 (``weights``: MNASNet0_75_Weights, its name, "DEFAULT" or None)."""
-    return _mnasnet("mnasnet0_75", 0.75, weights, progress, kwargs)
-
-
-@register_builder(weights=WEIGHTS["mnasnet1_0"])
-def mnasnet1_0(*, weights=None, progress=True, **kwargs):
-    """torchvision's MNASNet 1.0 (``weights``: MNASNet1_0_Weights, its name, "DEFAULT" or None)."""
-    return _mnasnet("mnasnet1_0", 1.0, weights, progress, kwargs)
-
-
-@register_builder(weights=WEIGHTS["mnasnet1_3"])
-def mnasnet1_3(*, weights=None, progress=True, **kwargs):
-    """torchvision's MNASNet 1.3 (``weights``: MNASNet1_3_Weights, its name, "DEFAULT" or None)."""
-    return _mnasnet("mnasnet1_3", 1.3, weights, progress, kwargs)
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS),
+                   lambda name, weights, **kw: MNASNet(float(name[len("mnasnet"):].replace("_", ".")), **kw))

@@ -11,13 +11,17 @@ from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 from flowvision.layers import BatchNormAct2d, SelectAdaptivePool2d, SqueezeExcite, create_conv2d, get_act_layer
 
+from flowvision.layers import make_divisible
+from flowvision.ops.misc import Conv2dNormActivation, SqueezeExcitation
+
+from ._api import convert_by_position, define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._efficientnet_builder import build_stages, decode_arch_def, init_weights_goog, round_channels
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, generate_default_cfgs)
 from ._registry import register_model
 
-__all__ = ["MobileNetV3"]
+__all__ = ["MobileNetV3", "MobileNetV3TV"]
 
 
 class MobileNetV3(nn.Module):
@@ -180,3 +184,99 @@ def mobilenetv3_large_150d(pretrained=False, **kwargs):
 @register_model
 def mobilenetv3_rw(pretrained=False, **kwargs):
     return _gen_mobilenet_v3_rw("mobilenetv3_rw", 1.0, pretrained=pretrained, **kwargs)
+
+
+# --- torchvision's MobileNetV3 (``features.N.block.M.*``, ``classifier.0/3``; BN eps 1e-3) ------------------
+
+def tv_mobilenet_init(model):
+    """torchvision's MobileNet init: kaiming fan-out convs, unit norms, N(0, 0.01) linears."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0, 0.01)
+            nn.init.zeros_(m.bias)
+
+
+class InvertedResidualV3TV(nn.Module):
+    """torchvision's MobileNetV3 block: [expand 1x1] -> depthwise -> [SE, hard-sigmoid gate] -> project."""
+
+    def __init__(self, inp, kernel, exp, out, use_se, act, stride, norm_layer):
+        super().__init__()
+        self.use_res_connect = stride == 1 and inp == out
+        act_layer = nn.Hardswish if act == "HS" else nn.ReLU
+        layers = []
+        if exp != inp:
+            layers.append(Conv2dNormActivation(inp, exp, 1, norm_layer=norm_layer, activation_layer=act_layer))
+        layers.append(Conv2dNormActivation(exp, exp, kernel, stride, groups=exp, norm_layer=norm_layer,
+                                           activation_layer=act_layer))
+        if use_se:
+            layers.append(SqueezeExcitation(exp, make_divisible(exp // 4, 8), scale_activation=nn.Hardsigmoid))
+        layers.append(Conv2dNormActivation(exp, out, 1, norm_layer=norm_layer, activation_layer=None))
+        self.block = nn.Sequential(*layers)
+        self.out_channels = out
+
+    def forward(self, x):
+        y = self.block(x)
+        return y + x if self.use_res_connect else y
+
+
+# (input, kernel, expanded, output, SE, activation, stride) per block, as torchvision's setting
+V3_LARGE_TV = [(16, 3, 16, 16, False, "RE", 1), (16, 3, 64, 24, False, "RE", 2), (24, 3, 72, 24, False, "RE", 1),
+               (24, 5, 72, 40, True, "RE", 2), (40, 5, 120, 40, True, "RE", 1), (40, 5, 120, 40, True, "RE", 1),
+               (40, 3, 240, 80, False, "HS", 2), (80, 3, 200, 80, False, "HS", 1),
+               (80, 3, 184, 80, False, "HS", 1), (80, 3, 184, 80, False, "HS", 1),
+               (80, 3, 480, 112, True, "HS", 1), (112, 3, 672, 112, True, "HS", 1),
+               (112, 5, 672, 160, True, "HS", 2), (160, 5, 960, 160, True, "HS", 1),
+               (160, 5, 960, 160, True, "HS", 1)]
+V3_SMALL_TV = [(16, 3, 16, 16, True, "RE", 2), (16, 3, 72, 24, False, "RE", 2), (24, 3, 88, 24, False, "RE", 1),
+               (24, 5, 96, 40, True, "HS", 2), (40, 5, 240, 40, True, "HS", 1), (40, 5, 240, 40, True, "HS", 1),
+               (40, 5, 120, 48, True, "HS", 1), (48, 5, 144, 48, True, "HS", 1), (48, 5, 288, 96, True, "HS", 2),
+               (96, 5, 576, 96, True, "HS", 1), (96, 5, 576, 96, True, "HS", 1)]
+
+
+class MobileNetV3TV(nn.Module):
+    """torchvision's MobileNetV3 (``features.N.block.M.*``, ``classifier.0/3``); BN eps 1e-3."""
+
+    def __init__(self, setting, last_channel, num_classes=1000, dropout=0.2):
+        super().__init__()
+        norm_layer = partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
+        layers = [Conv2dNormActivation(3, setting[0][0], 3, 2, norm_layer=norm_layer, activation_layer=nn.Hardswish)]
+        for inp, k, exp, out, se, act, stride in setting:
+            layers.append(InvertedResidualV3TV(inp, k, exp, out, se, act, stride, norm_layer))
+        last_in = setting[-1][3]
+        layers.append(Conv2dNormActivation(last_in, 6 * last_in, 1, norm_layer=norm_layer,
+                                           activation_layer=nn.Hardswish))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Linear(6 * last_in, last_channel), nn.Hardswish(inplace=True),
+                                        nn.Dropout(p=dropout, inplace=True), nn.Linear(last_channel, num_classes))
+        tv_mobilenet_init(self)
+
+    def forward(self, x):
+        return self.classifier(self.avgpool(self.features(x)).flatten(1))
+
+
+def _tv_mobilenet_v3(name, weights, **kwargs):
+    setting, last = (V3_LARGE_TV, 1280) if name == "mobilenet_v3_large" else (V3_SMALL_TV, 1024)
+    return MobileNetV3TV(setting, last, **kwargs)
+
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "mobilenet_v3_large": ("MobileNet_V3_Large_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "mobilenet_v3_large-8738ca79.pth", 5483032, (1, 1), 224, 256, "bilinear", 74.042, 91.34),
+        ("IMAGENET1K_V2", "mobilenet_v3_large-5c1a4163.pth", 5483032, (1, 1), 224, 232, "bilinear", 75.274, 92.566),
+    ]),
+    "mobilenet_v3_small": ("MobileNet_V3_Small_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "mobilenet_v3_small-047dcff4.pth", 2542856, (1, 1), 224, 256, "bilinear", 67.668, 87.402),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _tv_mobilenet_v3)
+register_tv_counterpart({"mobilenet_v3_large": "mobilenetv3_large_100", "mobilenet_v3_small": "mobilenetv3_small_100"},
+                        convert_by_position, bn_eps=1e-3)

@@ -4,18 +4,24 @@ Widths come from the RegNet design-space rule (linear widths ``w0 + wa * i`` qua
 stem (ConvNormAct 3x3/2) -> s1..s4 of bottleneck blocks b1..bN (1x1 -> grouped 3x3 -> [SE] -> 1x1 + shortcut)
 -> ClassifierHead. RegNetY = RegNetX + SE (ratio 0.25 of the block input width).
 """
+import math
+from collections import OrderedDict
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
 from flowvision.backend import nn
 from flowvision.layers import ClassifierHead, ConvNormAct, DropPath, SEModule, get_act_layer, make_divisible
 
+from flowvision.ops import Conv2dNormActivation, SqueezeExcitation
+
+from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
-__all__ = ["RegNet", "RegNetCfg", "RegStage", "Bottleneck"]
+__all__ = ["RegNet", "RegNetCfg", "RegStage", "Bottleneck", "RegNetTV"]
 
 
 @dataclass
@@ -465,3 +471,155 @@ def regnety_1280(pretrained=False, **kwargs):
 @register_model
 def regnety_2560(pretrained=False, **kwargs):
     return _create_regnet("regnety_2560", pretrained, **kwargs)
+
+
+# --- torchvision's RegNet (``stem.0/1``, ``trunk_output.blockS.blockS-i.{proj,f.a,f.b,f.se,f.c}``, ``fc``) ----
+
+class ResBottleneckBlockTV(nn.Module):
+    def __init__(self, width_in, width_out, stride, group_width, se_ratio, norm_layer):
+        super().__init__()
+        self.proj = None
+        if width_in != width_out or stride != 1:
+            self.proj = Conv2dNormActivation(width_in, width_out, 1, stride, norm_layer=norm_layer,
+                                             activation_layer=None)
+        f = OrderedDict()
+        f["a"] = Conv2dNormActivation(width_in, width_out, 1, norm_layer=norm_layer)
+        f["b"] = Conv2dNormActivation(width_out, width_out, 3, stride, groups=width_out // group_width,
+                                      norm_layer=norm_layer)
+        if se_ratio:
+            f["se"] = SqueezeExcitation(width_out, int(round(se_ratio * width_in)))
+        f["c"] = Conv2dNormActivation(width_out, width_out, 1, norm_layer=norm_layer, activation_layer=None)
+        self.f = nn.Sequential(f)
+        self.activation = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = self.f(x)
+        return self.activation((self.proj(x) if self.proj is not None else x) + y)
+
+
+class RegNetTV(nn.Module):
+    """torchvision's RegNet; timm's ``regnet*`` (``_tv`` where the rounding differs) load its checkpoints."""
+
+    def __init__(self, depth, w_0, w_a, w_m, group_width, se_ratio=None, num_classes=1000, stem_width=32):
+        super().__init__()
+        widths, num_stages, groups = generate_regnet(w_a, w_0, w_m, depth, group_width)
+        stage_widths, stage_depths = np.unique(widths, return_counts=True)
+        stage_widths, groups = _adjust_widths_groups(list(stage_widths), [1.0] * num_stages, groups, 0.9)
+        norm = partial(nn.BatchNorm2d, eps=1e-5, momentum=0.1)
+        self.stem = Conv2dNormActivation(3, stem_width, 3, 2, norm_layer=norm)
+        stages, prev = OrderedDict(), stem_width
+        for i, (w, d, g) in enumerate(zip(stage_widths, stage_depths, groups)):
+            blocks = OrderedDict()
+            for j in range(int(d)):
+                blocks[f"block{i + 1}-{j}"] = ResBottleneckBlockTV(prev if j == 0 else w, w, 2 if j == 0 else 1, g,
+                                                                   se_ratio, norm)
+            stages[f"block{i + 1}"] = nn.Sequential(blocks)
+            prev = w
+        self.trunk_output = nn.Sequential(stages)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(prev, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels
+                nn.init.normal_(m.weight, mean=0.0, std=math.sqrt(2.0 / fan_out))
+            elif isinstance(m, nn.BatchNorm2d):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, mean=0.0, std=0.01)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = self.avgpool(self.trunk_output(self.stem(x)))
+        return self.fc(x.flatten(start_dim=1))
+
+
+# depth, w_0, w_a, w_m, group width, SE ratio
+_TV_ARCH = {
+    "regnet_y_400mf": (16, 48, 27.89, 2.09, 8, 0.25), "regnet_y_800mf": (14, 56, 38.84, 2.4, 16, 0.25),
+    "regnet_y_1_6gf": (27, 48, 20.71, 2.65, 24, 0.25), "regnet_y_3_2gf": (21, 80, 42.63, 2.66, 24, 0.25),
+    "regnet_y_8gf": (17, 192, 76.82, 2.19, 56, 0.25), "regnet_y_16gf": (18, 200, 106.23, 2.48, 112, 0.25),
+    "regnet_y_32gf": (20, 232, 115.89, 2.53, 232, 0.25), "regnet_y_128gf": (27, 456, 160.83, 2.52, 264, 0.25),
+    "regnet_x_400mf": (22, 24, 24.48, 2.54, 16, None), "regnet_x_800mf": (16, 56, 35.73, 2.28, 16, None),
+    "regnet_x_1_6gf": (18, 80, 34.01, 2.25, 24, None), "regnet_x_3_2gf": (25, 88, 26.31, 2.25, 48, None),
+    "regnet_x_8gf": (23, 80, 49.56, 2.88, 120, None), "regnet_x_16gf": (22, 216, 55.59, 2.1, 128, None),
+    "regnet_x_32gf": (23, 320, 69.86, 2.0, 168, None),
+}
+
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "regnet_y_400mf": ("RegNet_Y_400MF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_y_400mf-c65dace8.pth", 4344144, (1, 1), 224, 256, "bilinear", 74.046, 91.716),
+        ("IMAGENET1K_V2", "regnet_y_400mf-e6988f5f.pth", 4344144, (1, 1), 224, 232, "bilinear", 75.804, 92.742),
+    ]),
+    "regnet_y_800mf": ("RegNet_Y_800MF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_y_800mf-1b27b58c.pth", 6432512, (1, 1), 224, 256, "bilinear", 76.42, 93.136),
+        ("IMAGENET1K_V2", "regnet_y_800mf-58fc7688.pth", 6432512, (1, 1), 224, 232, "bilinear", 78.828, 94.502),
+    ]),
+    "regnet_y_1_6gf": ("RegNet_Y_1_6GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_y_1_6gf-b11a554e.pth", 11202430, (1, 1), 224, 256, "bilinear", 77.95, 93.966),
+        ("IMAGENET1K_V2", "regnet_y_1_6gf-0d7bc02a.pth", 11202430, (1, 1), 224, 232, "bilinear", 80.876, 95.444),
+    ]),
+    "regnet_y_3_2gf": ("RegNet_Y_3_2GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_y_3_2gf-b5a9779c.pth", 19436338, (1, 1), 224, 256, "bilinear", 78.948, 94.576),
+        ("IMAGENET1K_V2", "regnet_y_3_2gf-9180c971.pth", 19436338, (1, 1), 224, 232, "bilinear", 81.982, 95.972),
+    ]),
+    "regnet_y_8gf": ("RegNet_Y_8GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_y_8gf-d0d0e4a8.pth", 39381472, (1, 1), 224, 256, "bilinear", 80.032, 95.048),
+        ("IMAGENET1K_V2", "regnet_y_8gf-dc2b1b54.pth", 39381472, (1, 1), 224, 232, "bilinear", 82.828, 96.33),
+    ]),
+    "regnet_y_16gf": ("RegNet_Y_16GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_y_16gf-9e6ed7dd.pth", 83590140, (1, 1), 224, 256, "bilinear", 80.424, 95.24),
+        ("IMAGENET1K_V2", "regnet_y_16gf-3e4a00f9.pth", 83590140, (1, 1), 224, 232, "bilinear", 82.886, 96.328),
+        ("IMAGENET1K_SWAG_E2E_V1", "regnet_y_16gf_swag-43afe44d.pth", 83590140, (1, 1), 384, 384, "bicubic", 86.012, 98.054),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "regnet_y_16gf_lc_swag-f3ec0043.pth", 83590140, (1, 1), 224, 224, "bicubic", 83.976, 97.244),
+    ]),
+    "regnet_y_32gf": ("RegNet_Y_32GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_y_32gf-4dee3f7a.pth", 145046770, (1, 1), 224, 256, "bilinear", 80.878, 95.34),
+        ("IMAGENET1K_V2", "regnet_y_32gf-8db6d4b5.pth", 145046770, (1, 1), 224, 232, "bilinear", 83.368, 96.498),
+        ("IMAGENET1K_SWAG_E2E_V1", "regnet_y_32gf_swag-04fdfa75.pth", 145046770, (1, 1), 384, 384, "bicubic", 86.838, 98.362),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "regnet_y_32gf_lc_swag-e1583746.pth", 145046770, (1, 1), 224, 224, "bicubic", 84.622, 97.48),
+    ]),
+    "regnet_y_128gf": ("RegNet_Y_128GF_Weights", "IMAGENET1K_SWAG_E2E_V1", [
+        ("IMAGENET1K_SWAG_E2E_V1", "regnet_y_128gf_swag-c8ce3e52.pth", 644812894, (1, 1), 384, 384, "bicubic", 88.228, 98.682),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "regnet_y_128gf_lc_swag-cbe8ce12.pth", 644812894, (1, 1), 224, 224, "bicubic", 86.068, 97.844),
+    ]),
+    "regnet_x_400mf": ("RegNet_X_400MF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_x_400mf-adf1edd5.pth", 5495976, (1, 1), 224, 256, "bilinear", 72.834, 90.95),
+        ("IMAGENET1K_V2", "regnet_x_400mf-62229a5f.pth", 5495976, (1, 1), 224, 232, "bilinear", 74.864, 92.322),
+    ]),
+    "regnet_x_800mf": ("RegNet_X_800MF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_x_800mf-ad17e45c.pth", 7259656, (1, 1), 224, 256, "bilinear", 75.212, 92.348),
+        ("IMAGENET1K_V2", "regnet_x_800mf-94a99ebd.pth", 7259656, (1, 1), 224, 232, "bilinear", 77.522, 93.826),
+    ]),
+    "regnet_x_1_6gf": ("RegNet_X_1_6GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_x_1_6gf-e3633e7f.pth", 9190136, (1, 1), 224, 256, "bilinear", 77.04, 93.44),
+        ("IMAGENET1K_V2", "regnet_x_1_6gf-a12f2b72.pth", 9190136, (1, 1), 224, 232, "bilinear", 79.668, 94.922),
+    ]),
+    "regnet_x_3_2gf": ("RegNet_X_3_2GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_x_3_2gf-f342aeae.pth", 15296552, (1, 1), 224, 256, "bilinear", 78.364, 93.992),
+        ("IMAGENET1K_V2", "regnet_x_3_2gf-7071aa85.pth", 15296552, (1, 1), 224, 232, "bilinear", 81.196, 95.43),
+    ]),
+    "regnet_x_8gf": ("RegNet_X_8GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_x_8gf-03ceed89.pth", 39572648, (1, 1), 224, 256, "bilinear", 79.344, 94.686),
+        ("IMAGENET1K_V2", "regnet_x_8gf-2b70d774.pth", 39572648, (1, 1), 224, 232, "bilinear", 81.682, 95.678),
+    ]),
+    "regnet_x_16gf": ("RegNet_X_16GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_x_16gf-2007eb11.pth", 54278536, (1, 1), 224, 256, "bilinear", 80.058, 94.944),
+        ("IMAGENET1K_V2", "regnet_x_16gf-ba3796d7.pth", 54278536, (1, 1), 224, 232, "bilinear", 82.716, 96.196),
+    ]),
+    "regnet_x_32gf": ("RegNet_X_32GF_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "regnet_x_32gf-9d47f8d0.pth", 107811560, (1, 1), 224, 256, "bilinear", 80.622, 95.248),
+        ("IMAGENET1K_V2", "regnet_x_32gf-6eb8fdc6.pth", 107811560, (1, 1), 224, 232, "bilinear", 83.014, 96.288),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS),
+                   lambda name, weights, **kwargs: RegNetTV(*_TV_ARCH[name], **kwargs))
+# timm's "_tv" RegNets carry torchvision's channel rounding where it differs from the paper's
+register_tv_counterpart({
+    "regnet_x_400mf": "regnetx_004_tv", "regnet_x_800mf": "regnetx_008", "regnet_x_1_6gf": "regnetx_016",
+    "regnet_x_3_2gf": "regnetx_032", "regnet_x_8gf": "regnetx_080", "regnet_x_16gf": "regnetx_160",
+    "regnet_x_32gf": "regnetx_320", "regnet_y_400mf": "regnety_004", "regnet_y_800mf": "regnety_008_tv",
+    "regnet_y_1_6gf": "regnety_016", "regnet_y_3_2gf": "regnety_032", "regnet_y_8gf": "regnety_080_tv",
+    "regnet_y_16gf": "regnety_160", "regnet_y_32gf": "regnety_320", "regnet_y_128gf": "regnety_1280"})

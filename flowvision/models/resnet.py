@@ -11,6 +11,7 @@ from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 from flowvision.layers import DropBlock2d, DropPath, create_attn, create_classifier, get_act_layer
 
+from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
@@ -708,3 +709,74 @@ def ecaresnet269d(pretrained=False, **kwargs):
 
 
 register_model_alias("resnext50", "resnext50_32x4d")
+
+
+# --- torchvision's builders: its ResNet has these modules and parameter names -----------------------------
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "resnet18": ("ResNet18_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "resnet18-f37072fd.pth", 11689512, (1, 1), 224, 256, "bilinear", 69.758, 89.078),
+    ]),
+    "resnet34": ("ResNet34_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "resnet34-b627a593.pth", 21797672, (1, 1), 224, 256, "bilinear", 73.314, 91.42),
+    ]),
+    "resnet50": ("ResNet50_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "resnet50-0676ba61.pth", 25557032, (1, 1), 224, 256, "bilinear", 76.13, 92.862),
+        ("IMAGENET1K_V2", "resnet50-11ad3fa6.pth", 25557032, (1, 1), 224, 232, "bilinear", 80.858, 95.434),
+    ]),
+    "resnet101": ("ResNet101_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "resnet101-63fe2227.pth", 44549160, (1, 1), 224, 256, "bilinear", 77.374, 93.546),
+        ("IMAGENET1K_V2", "resnet101-cd907fc2.pth", 44549160, (1, 1), 224, 232, "bilinear", 81.886, 95.78),
+    ]),
+    "resnet152": ("ResNet152_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "resnet152-394f9c45.pth", 60192808, (1, 1), 224, 256, "bilinear", 78.312, 94.046),
+        ("IMAGENET1K_V2", "resnet152-f82ba261.pth", 60192808, (1, 1), 224, 232, "bilinear", 82.284, 96.002),
+    ]),
+    "resnext50_32x4d": ("ResNeXt50_32X4D_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "resnext50_32x4d-7cdf4587.pth", 25028904, (1, 1), 224, 256, "bilinear", 77.618, 93.698),
+        ("IMAGENET1K_V2", "resnext50_32x4d-1a0047aa.pth", 25028904, (1, 1), 224, 232, "bilinear", 81.198, 95.34),
+    ]),
+    "resnext101_32x8d": ("ResNeXt101_32X8D_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "resnext101_32x8d-8ba56ff5.pth", 88791336, (1, 1), 224, 256, "bilinear", 79.312, 94.526),
+        ("IMAGENET1K_V2", "resnext101_32x8d-110c445d.pth", 88791336, (1, 1), 224, 232, "bilinear", 82.834, 96.228),
+    ]),
+    "resnext101_64x4d": ("ResNeXt101_64X4D_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "resnext101_64x4d-173b62eb.pth", 83455272, (1, 1), 224, 232, "bilinear", 83.246, 96.454),
+    ]),
+    "wide_resnet50_2": ("Wide_ResNet50_2_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "wide_resnet50_2-95faca4d.pth", 68883240, (1, 1), 224, 256, "bilinear", 78.468, 94.086),
+        ("IMAGENET1K_V2", "wide_resnet50_2-9ba9bcbe.pth", 68883240, (1, 1), 224, 232, "bilinear", 81.602, 95.758),
+    ]),
+    "wide_resnet101_2": ("Wide_ResNet101_2_Weights", "IMAGENET1K_V2", [
+        ("IMAGENET1K_V1", "wide_resnet101_2-32ee1156.pth", 126886696, (1, 1), 224, 256, "bilinear", 78.848, 94.284),
+        ("IMAGENET1K_V2", "wide_resnet101_2-d733dc28.pth", 126886696, (1, 1), 224, 232, "bilinear", 82.51, 96.02),
+    ]),
+}
+
+_TV_ARGS = {
+    "resnet18": dict(block=BasicBlock, layers=(2, 2, 2, 2)), "resnet34": dict(block=BasicBlock, layers=(3, 4, 6, 3)),
+    "resnet50": dict(layers=(3, 4, 6, 3)), "resnet101": dict(layers=(3, 4, 23, 3)),
+    "resnet152": dict(layers=(3, 8, 36, 3)),
+    "resnext50_32x4d": dict(layers=(3, 4, 6, 3), cardinality=32, base_width=4),
+    "resnext101_32x8d": dict(layers=(3, 4, 23, 3), cardinality=32, base_width=8),
+    "resnext101_64x4d": dict(layers=(3, 4, 23, 3), cardinality=64, base_width=4),
+    "wide_resnet50_2": dict(layers=(3, 4, 6, 3), base_width=128),
+    "wide_resnet101_2": dict(layers=(3, 4, 23, 3), base_width=128),
+}
+
+
+def _tv_resnet(name, weights, **kwargs):
+    """torchvision's keywords (groups, width_per_group, zero_init_residual) on timm's ResNet."""
+    args = dict(dict(block=Bottleneck), **_TV_ARGS[name])
+    if "groups" in kwargs:
+        args["cardinality"] = kwargs.pop("groups")
+    if "width_per_group" in kwargs:
+        args["base_width"] = kwargs.pop("width_per_group")
+    if kwargs.pop("replace_stride_with_dilation", None):
+        raise NotImplementedError("replace_stride_with_dilation is not implemented")
+    args["zero_init_last"] = kwargs.pop("zero_init_residual", False)
+    return ResNet(**args, **kwargs)
+
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _tv_resnet)
+register_tv_counterpart({n: n for n in _TV_WEIGHTS})

@@ -3,11 +3,9 @@
 from flowvision import backend as flow
 from flowvision.backend import nn
 
-from ._api import load_weights, register_builder
-from .tv_models import WEIGHTS, tv_prologue
+from ._api import define_tv_builders, tv_weights_enums
 
-__all__ = ["ShuffleNetV2", "shufflenet_v2_x0_5", "shufflenet_v2_x1_0",
-           "shufflenet_v2_x1_5", "shufflenet_v2_x2_0"]
+__all__ = ["ShuffleNetV2"]
 
 
 def channel_shuffle(x, groups):
@@ -85,32 +83,21 @@ _CHANNELS = {"x0_5": [24, 48, 96, 192, 1024], "x1_0": [24, 116, 232, 464, 1024],
              "x1_5": [24, 176, 352, 704, 1024], "x2_0": [24, 244, 488, 976, 2048]}
 
 
-def _shufflenetv2(width, weights, progress, kwargs):
-    name = "shufflenet_v2_" + width
-    weights = tv_prologue(name, weights, kwargs)
-    model = ShuffleNetV2([4, 8, 4], _CHANNELS[width], **kwargs)
-    return load_weights(model, weights, progress) if weights is not None else model
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "shufflenet_v2_x0_5": ("ShuffleNet_V2_X0_5_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "shufflenetv2_x0.5-f707e7126e.pth", 1366792, (1, 1), 224, 256, "bilinear", 60.552, 81.746),
+    ]),
+    "shufflenet_v2_x1_0": ("ShuffleNet_V2_X1_0_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "shufflenetv2_x1-5666bf0f80.pth", 2278604, (1, 1), 224, 256, "bilinear", 69.362, 88.316),
+    ]),
+    "shufflenet_v2_x1_5": ("ShuffleNet_V2_X1_5_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "shufflenetv2_x1_5-3c479a10.pth", 3503624, (1, 1), 224, 232, "bilinear", 72.996, 91.086),
+    ]),
+    "shufflenet_v2_x2_0": ("ShuffleNet_V2_X2_0_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "shufflenetv2_x2_0-8be3c8ee.pth", 7393996, (1, 1), 224, 232, "bilinear", 76.23, 93.006),
+    ]),
+}
 
-
-@register_builder(weights=WEIGHTS["shufflenet_v2_x0_5"])
-def shufflenet_v2_x0_5(*, weights=None, progress=True, **kwargs):
-    """torchvision's ShuffleNetV2 x0.5 (``weights``: ShuffleNet_V2_X0_5_Weights, its name, "DEFAULT" or None)."""
-    return _shufflenetv2("x0_5", weights, progress, kwargs)
-
-
-@register_builder(weights=WEIGHTS["shufflenet_v2_x1_0"])
-def shufflenet_v2_x1_0(*, weights=None, progress=True, **kwargs):
-    """torchvision's ShuffleNetV2 x1.0 (``weights``: ShuffleNet_V2_X1_0_Weights, its name, "DEFAULT" or None)."""
-    return _shufflenetv2("x1_0", weights, progress, kwargs)
-
-
-@register_builder(weights=WEIGHTS["shufflenet_v2_x1_5"])
-def shufflenet_v2_x1_5(*, weights=None, progress=True, **kwargs):
-    """torchvision's ShuffleNetV2 x1.5 (``weights``: ShuffleNet_V2_X1_5_Weights, its name, "DEFAULT" or None)."""
-    return _shufflenetv2("x1_5", weights, progress, kwargs)
-
-
-@register_builder(weights=WEIGHTS["shufflenet_v2_x2_0"])
-def shufflenet_v2_x2_0(*, weights=None, progress=True, **kwargs):
-    """torchvision's ShuffleNetV2 x2.0 (``weights``: ShuffleNet_V2_X2_0_Weights, its name, "DEFAULT" or None)."""
-    return _shufflenetv2("x2_0", weights, progress, kwargs)
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS),
+                   lambda name, weights, **kw: ShuffleNetV2([4, 8, 4], _CHANNELS[name.split("_")[-2] + "_" +
+                                                                                name.split("_")[-1]], **kw))

@@ -3,10 +3,9 @@ expand3x3}``, ``classifier.1`` = the final 1x1 conv). torchvision-API only."""
 from flowvision import backend as flow
 from flowvision.backend import nn
 
-from ._api import load_weights, register_builder
-from .tv_models import WEIGHTS, tv_prologue
+from ._api import define_tv_builders, tv_weights_enums
 
-__all__ = ["SqueezeNet", "Fire", "squeezenet1_0", "squeezenet1_1"]
+__all__ = ["SqueezeNet", "Fire"]
 
 
 class Fire(nn.Module):
@@ -67,20 +66,14 @@ class SqueezeNet(nn.Module):
         return flow.flatten(self.classifier(self.features(x)), 1)
 
 
-def _squeezenet(version, weights, progress, kwargs):
-    name = "squeezenet" + version
-    weights = tv_prologue(name, weights, kwargs)
-    model = SqueezeNet(version, **kwargs)
-    return load_weights(model, weights, progress) if weights is not None else model
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "squeezenet1_0": ("SqueezeNet1_0_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "squeezenet1_0-b66bff10.pth", 1248424, (21, 21), 224, 256, "bilinear", 58.092, 80.42),
+    ]),
+    "squeezenet1_1": ("SqueezeNet1_1_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "squeezenet1_1-b8a52dc0.pth", 1235496, (17, 17), 224, 256, "bilinear", 58.178, 80.624),
+    ]),
+}
 
-
-@register_builder(weights=WEIGHTS["squeezenet1_0"])
-def squeezenet1_0(*, weights=None, progress=True, **kwargs):
-    """torchvision's SqueezeNet 1.0 (``weights``: SqueezeNet1_0_Weights, its name, "DEFAULT" or None)."""
-    return _squeezenet("1_0", weights, progress, kwargs)
-
-
-@register_builder(weights=WEIGHTS["squeezenet1_1"])
-def squeezenet1_1(*, weights=None, progress=True, **kwargs):
-    """torchvision's SqueezeNet 1.1 (``weights``: SqueezeNet1_1_Weights, its name, "DEFAULT" or None)."""
-    return _squeezenet("1_1", weights, progress, kwargs)
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS),
+                   lambda name, weights, **kw: SqueezeNet(name[len("squeezenet"):], **kw))

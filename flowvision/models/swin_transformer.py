@@ -3,6 +3,9 @@
 Layout as timm: NHWC activations, patch merging at the *start* of stages 1..3 (``layers.i.downsample``),
 ``forward_features`` returns ``(B, H/32, W/32, C)``; the head pools NHWC.
 """
+import re
+from functools import partial
+
 import numpy as np
 
 from flowvision import backend as flow
@@ -10,12 +13,16 @@ from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 from flowvision.layers import DropPath, Mlp, PatchEmbed, to_2tuple, trunc_normal_, window_partition, window_reverse
 
+from flowvision.ops import MLP, Permute, StochasticDepth
+
+from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._features import feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
-__all__ = ["SwinTransformer", "WindowAttention", "SwinTransformerBlock", "PatchMerging", "SwinTransformerStage"]
+__all__ = ["SwinTransformer", "WindowAttention", "SwinTransformerBlock", "PatchMerging", "SwinTransformerStage",
+           "SwinTransformerTV"]
 
 
 def relative_position_index(win_h, win_w):
@@ -26,6 +33,22 @@ def relative_position_index(win_h, win_w):
     rel[:, :, 1] += win_w - 1
     rel[:, :, 0] *= 2 * win_w - 1
     return rel.sum(-1).astype(np.int64)
+
+
+def shift_window_mask(pad_h, pad_w, window_size, shift_size):
+    """(num_windows, N, N) additive mask of a shifted-window map padded to ``pad_h x pad_w``: -100 between
+    tokens that come from different regions of the rolled map."""
+    wh, ww = window_size
+    sh, sw = shift_size
+    img = np.zeros((pad_h, pad_w), dtype=np.float32)
+    cnt = 0
+    for hs in (slice(0, -wh), slice(-wh, -sh), slice(-sh, None)):
+        for ws in (slice(0, -ww), slice(-ww, -sw), slice(-sw, None)):
+            img[hs, ws] = cnt
+            cnt += 1
+    win = img.reshape(pad_h // wh, wh, pad_w // ww, ww).transpose(0, 2, 1, 3).reshape(-1, wh * ww)
+    mask = win[:, None, :] - win[:, :, None]
+    return np.where(mask != 0, np.float32(-100.0), np.float32(0.0)).astype(np.float32)
 
 
 class WindowAttention(nn.Module):
@@ -119,17 +142,7 @@ class SwinTransformerBlock(nn.Module):
             return None
         h, w = self.input_resolution
         wh, ww = self.window_size
-        hp, wp = -(-h // wh) * wh, -(-w // ww) * ww
-        img = np.zeros((hp, wp), dtype=np.float32)
-        cnt = 0
-        sh, sw = self.shift_size
-        for hs in (slice(0, -wh), slice(-wh, -sh), slice(-sh, None)):
-            for ws in (slice(0, -ww), slice(-ww, -sw), slice(-sw, None)):
-                img[hs, ws] = cnt
-                cnt += 1
-        win = img.reshape(hp // wh, wh, wp // ww, ww).transpose(0, 2, 1, 3).reshape(-1, wh * ww)
-        mask = win[:, None, :] - win[:, :, None]
-        return np.where(mask != 0, np.float32(-100.0), np.float32(0.0)).astype(np.float32)
+        return shift_window_mask(-(-h // wh) * wh, -(-w // ww) * ww, self.window_size, self.shift_size)
 
     def _attn(self, x, shortcut=None):
         """Shifted-window attention of x (B, H, W, C), plus ``shortcut`` when given. The roll, the padding to
@@ -436,3 +449,211 @@ for _s in ("base", "large"):
     register_model_alias(f"swin_{_s}_patch4_window7_224_in22k_to_1k", f"swin_{_s}_patch4_window7_224.ms_in22k_ft_in1k")
     register_model_alias(f"swin_{_s}_patch4_window12_384_in22k_to_1k",
                          f"swin_{_s}_patch4_window12_384.ms_in22k_ft_in1k")
+
+
+# --- torchvision's Swin v1 (``features.0`` patch embed, ``features.{1,3,5,7}`` stages, ``features.{2,4,6}``
+# patch merging, ``norm``, ``head``; NHWC inside); swin_v2.py builds V2 on these classes -----------------------
+
+class ShiftedWindowAttentionTV(nn.Module):
+    def __init__(self, dim, window_size, shift_size, num_heads, qkv_bias=True, proj_bias=True,
+                 attention_dropout=0.0, dropout=0.0):
+        super().__init__()
+        self.window_size, self.shift_size = list(window_size), list(shift_size)
+        self.num_heads = num_heads
+        self.attention_dropout, self.dropout = attention_dropout, dropout
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.proj = nn.Linear(dim, dim, bias=proj_bias)
+        self._define_position_bias()
+        self.register_buffer("relative_position_index",
+                             flow.from_numpy(relative_position_index(*window_size).reshape(-1)))
+
+    def _define_position_bias(self):
+        n_rel = (2 * self.window_size[0] - 1) * (2 * self.window_size[1] - 1)
+        self.relative_position_bias_table = nn.Parameter(flow.zeros(n_rel, self.num_heads))
+        trunc_normal_(self.relative_position_bias_table, std=0.02)
+
+    def _gather_position_bias(self, table):
+        """(num_rel, heads) table -> (1, heads, N, N) bias over the window's token pairs."""
+        n = self.window_size[0] * self.window_size[1]
+        bias = table.index_select(0, self.relative_position_index)
+        return bias.reshape(n, n, -1).permute(2, 0, 1).unsqueeze(0)
+
+    def get_relative_position_bias(self):
+        return self._gather_position_bias(self.relative_position_bias_table)
+
+    def _qkv(self, x):
+        return self.qkv(x)
+
+    def _attention_logits(self, q, k):
+        return (q * q.shape[-1] ** -0.5).matmul(k.transpose(-2, -1))
+
+    def forward(self, x):
+        b, h, w, c = x.shape
+        ws = self.window_size
+        n = ws[0] * ws[1]
+        bias = self.get_relative_position_bias()
+        pad_r, pad_b = (ws[1] - w % ws[1]) % ws[1], (ws[0] - h % ws[0]) % ws[0]
+        x = F.pad(x, (0, 0, 0, pad_r, 0, pad_b))
+        _, ph, pw, _ = x.shape
+        shift = [0 if ws[0] >= ph else self.shift_size[0], 0 if ws[1] >= pw else self.shift_size[1]]
+        if sum(shift) > 0:
+            x = flow.roll(x, shifts=(-shift[0], -shift[1]), dims=(1, 2))
+        nw = (ph // ws[0]) * (pw // ws[1])
+        x = x.reshape(b, ph // ws[0], ws[0], pw // ws[1], ws[1], c).permute(0, 1, 3, 2, 4, 5).reshape(b * nw, n, c)
+        qkv = self._qkv(x).reshape(b * nw, n, 3, self.num_heads, c // self.num_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        if type(self)._attention_logits is ShiftedWindowAttentionTV._attention_logits:
+            # scaled dot products (v1): one fused SDPA over the (b, nw, heads, n, d) views, the relative-position
+            # bias and the shift mask summed into one (nw or 1, heads, n, n) additive mask
+            mask = bias
+            if sum(shift) > 0:
+                mask = bias + flow.from_numpy(shift_window_mask(ph, pw, ws, shift)).to(bias.device).unsqueeze(1)
+            hd = c // self.num_heads
+            q5, k5, v5 = (t.reshape(b, nw, self.num_heads, n, hd) for t in (q, k, v))
+            x = F.scaled_dot_product_attention(q5, k5, v5, attn_mask=mask,
+                                               dropout_p=self.attention_dropout if self.training else 0.0)
+            x = x.transpose(2, 3).reshape(b * nw, n, c)
+        else:  # cosine attention (v2): its own logits
+            attn = self._attention_logits(q, k) + bias
+            if sum(shift) > 0:
+                mask = flow.from_numpy(shift_window_mask(ph, pw, ws, shift)).to(attn.device)
+                attn = attn.reshape(b, nw, self.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
+                attn = attn.reshape(-1, self.num_heads, n, n)
+            attn = F.dropout(F.softmax(attn, dim=-1), p=self.attention_dropout, training=self.training)
+            x = attn.matmul(v).transpose(1, 2).reshape(b * nw, n, c)
+        x = F.dropout(self.proj(x), p=self.dropout, training=self.training)
+        x = x.reshape(b, ph // ws[0], pw // ws[1], ws[0], ws[1], c).permute(0, 1, 3, 2, 4, 5).reshape(b, ph, pw, c)
+        if sum(shift) > 0:
+            x = flow.roll(x, shifts=(shift[0], shift[1]), dims=(1, 2))
+        return x[:, :h, :w, :]
+
+
+class SwinBlockTV(nn.Module):
+    def __init__(self, dim, num_heads, window_size, shift_size, mlp_ratio=4.0, dropout=0.0, attention_dropout=0.0,
+                 stochastic_depth_prob=0.0, norm_layer=nn.LayerNorm, attn_layer=None):
+        super().__init__()
+        self.norm1 = norm_layer(dim)
+        self.attn = (attn_layer or ShiftedWindowAttentionTV)(dim, window_size, shift_size, num_heads,
+                                                            attention_dropout=attention_dropout, dropout=dropout)
+        self.stochastic_depth = StochasticDepth(stochastic_depth_prob, "row")
+        self.norm2 = norm_layer(dim)
+        hidden = int(dim * mlp_ratio)
+        self.mlp = MLP(dim, [hidden, dim], activation_layer=nn.GELU, dropout=dropout)
+        for m in self.mlp.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.xavier_uniform_(m.weight)
+                nn.init.normal_(m.bias, std=1e-6)
+
+    def forward(self, x):
+        x = x + self.stochastic_depth(self.attn(self.norm1(x)))
+        return x + self.stochastic_depth(self.mlp(self.norm2(x)))
+
+
+class PatchMergingTV(nn.Module):
+    def __init__(self, dim, norm_layer=nn.LayerNorm):
+        super().__init__()
+        self.reduction = nn.Linear(4 * dim, 2 * dim, bias=False)
+        self.norm = norm_layer(4 * dim)
+
+    @staticmethod
+    def _merge(x):
+        """(..., H, W, C) -> (..., H/2, W/2, 4C): the 2x2 neighbours side by side (odd sizes zero-padded)."""
+        h, w = x.shape[-3], x.shape[-2]
+        x = F.pad(x, (0, 0, 0, w % 2, 0, h % 2))
+        return flow.cat([x[..., 0::2, 0::2, :], x[..., 1::2, 0::2, :], x[..., 0::2, 1::2, :], x[..., 1::2, 1::2, :]],
+                        -1)
+
+    def forward(self, x):
+        return self.reduction(self.norm(self._merge(x)))
+
+
+class SwinTransformerTV(nn.Module):
+    """torchvision's Swin v1 (``features.0`` patch embed, ``features.{1,3,5,7}`` stages,
+    ``features.{2,4,6}`` patch merging, ``norm``, ``head``); NHWC inside like torchvision."""
+
+    def __init__(self, patch_size, embed_dim, depths, num_heads, window_size, mlp_ratio=4.0, dropout=0.0,
+                 attention_dropout=0.0, stochastic_depth_prob=0.1, num_classes=1000, norm_layer=None, block=None,
+                 downsample_layer=None):
+        super().__init__()
+        block, downsample_layer = block or SwinBlockTV, downsample_layer or PatchMergingTV
+        norm = norm_layer or partial(nn.LayerNorm, eps=1e-5)
+        layers = [nn.Sequential(nn.Conv2d(3, embed_dim, kernel_size=patch_size, stride=patch_size),
+                                Permute([0, 2, 3, 1]), norm(embed_dim))]
+        total, idx = sum(depths), 0
+        for i, depth in enumerate(depths):
+            dim = embed_dim * 2 ** i
+            stage = []
+            for j in range(depth):
+                shift = [0 if j % 2 == 0 else w // 2 for w in window_size]
+                stage.append(block(dim, num_heads[i], window_size, shift, mlp_ratio, dropout, attention_dropout,
+                                   stochastic_depth_prob * idx / (total - 1), norm))
+                idx += 1
+            layers.append(nn.Sequential(*stage))
+            if i < len(depths) - 1:
+                layers.append(downsample_layer(dim, norm))
+        self.features = nn.Sequential(*layers)
+        num_features = embed_dim * 2 ** (len(depths) - 1)
+        self.norm = norm(num_features)
+        self.permute = Permute([0, 3, 1, 2])
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.flatten = nn.Flatten(1)
+        self.head = nn.Linear(num_features, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                trunc_normal_(m.weight, std=0.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = self.permute(self.norm(self.features(x)))
+        return self.head(self.flatten(self.avgpool(x)))
+
+
+_TV_ARCH = {"swin_t": (96, (2, 2, 6, 2), (3, 6, 12, 24), 0.2), "swin_s": (96, (2, 2, 18, 2), (3, 6, 12, 24), 0.3),
+            "swin_b": (128, (2, 2, 18, 2), (4, 8, 16, 32), 0.5)}
+
+
+def _tv_swin(name, weights, **kwargs):
+    dim, depths, heads, sd = _TV_ARCH[name]
+    kwargs.setdefault("stochastic_depth_prob", sd)
+    return SwinTransformerTV([4, 4], dim, depths, heads, [7, 7], **kwargs)
+
+
+def convert_tv_checkpoint(sd, model):
+    """torchvision Swin keys -> timm's: its patch merging after stage i is timm's downsample of stage i + 1."""
+    target = model.state_dict()
+    out = {}
+    for k, v in sd.items():
+        m = re.match(r"features\.(\d+)\.(.*)", k)
+        if m:
+            idx, rest = int(m.group(1)), m.group(2)
+            if idx == 0:  # patch embed: conv, permute, LayerNorm
+                k = "patch_embed." + rest.replace("0.", "proj.", 1).replace("2.", "norm.", 1)
+            elif idx % 2 == 0:
+                k = f"layers.{idx // 2}.downsample.{rest}"
+            else:
+                j, rest = rest.split(".", 1)
+                rest = rest.replace("mlp.0.", "mlp.fc1.").replace("mlp.3.", "mlp.fc2.")
+                k = f"layers.{idx // 2}.blocks.{j}.{rest}"
+        else:
+            k = k.replace("head.", "head.fc.")
+        if k in target or not k.endswith("relative_position_index"):  # index buffers are rebuilt by the model
+            out[k] = v
+    return out
+
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "swin_t": ("Swin_T_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "swin_t-704ceda3.pth", 28288354, (224, 224), 224, 232, "bicubic", 81.474, 95.776),
+    ]),
+    "swin_s": ("Swin_S_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "swin_s-5e29d889.pth", 49606258, (224, 224), 224, 246, "bicubic", 83.196, 96.36),
+    ]),
+    "swin_b": ("Swin_B_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "swin_b-68c6b09e.pth", 87768224, (224, 224), 224, 238, "bicubic", 83.582, 96.64),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _tv_swin)
+register_tv_counterpart({"swin_t": "swin_tiny_patch4_window7_224", "swin_s": "swin_small_patch4_window7_224",
+                         "swin_b": "swin_base_patch4_window7_224"}, convert_tv_checkpoint)

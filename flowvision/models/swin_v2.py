@@ -1,7 +1,7 @@
 """Swin Transformer V2 T / S / B with torchvision's structure and parameter names (``features.N``, ``norm``,
 ``head``; per block ``attn.{qkv,proj,logit_scale,cpb_mlp}``, ``mlp.{0,3}``). torchvision-API only.
 
-V2 differs from torchvision's Swin v1 (``tv_models.SwinTransformerTV``, whose body is reused) by cosine
+V2 differs from torchvision's Swin v1 (``swin_transformer.SwinTransformerTV``, whose body is reused) by cosine
 attention with a learned, clamped logit scale, a continuous position bias (an MLP over log-spaced relative
 coordinates, squashed to 16 * sigmoid), post-norm residual blocks and a patch merging that normalises after
 the reduction. The key bias third of ``qkv.bias`` is ignored (zeroed at every forward), as in torchvision.
@@ -14,10 +14,10 @@ from flowvision import backend as flow
 from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 
-from ._api import load_weights, register_builder
-from .tv_models import WEIGHTS, SwinTransformerTV, _PatchMerging, _ShiftedWindowAttention, _SwinBlock, tv_prologue
+from ._api import define_tv_builders, tv_weights_enums
+from .swin_transformer import PatchMergingTV, ShiftedWindowAttentionTV, SwinBlockTV, SwinTransformerTV
 
-__all__ = ["SwinTransformerV2TV", "swin_v2_t", "swin_v2_s", "swin_v2_b"]
+__all__ = ["SwinTransformerV2TV"]
 
 
 def _log_spaced_coords(window_size):
@@ -29,7 +29,7 @@ def _log_spaced_coords(window_size):
     return (np.sign(table) * np.log2(np.abs(table) + 1.0) / 3.0).astype(np.float32)
 
 
-class ShiftedWindowAttentionV2(_ShiftedWindowAttention):
+class ShiftedWindowAttentionV2(ShiftedWindowAttentionTV):
     def __init__(self, dim, window_size, shift_size, num_heads, qkv_bias=True, proj_bias=True,
                  attention_dropout=0.0, dropout=0.0):
         super().__init__(dim, window_size, shift_size, num_heads, qkv_bias=qkv_bias, proj_bias=proj_bias,
@@ -61,7 +61,7 @@ class ShiftedWindowAttentionV2(_ShiftedWindowAttention):
         return attn * flow.clamp(self.logit_scale, max=math.log(100.0)).exp()
 
 
-class SwinTransformerBlockV2(_SwinBlock):
+class SwinTransformerBlockV2(SwinBlockTV):
     """Post-norm: x + drop_path(norm1(attn(x))), then x + drop_path(norm2(mlp(x)))."""
 
     def __init__(self, dim, num_heads, window_size, shift_size, mlp_ratio=4.0, dropout=0.0, attention_dropout=0.0,
@@ -74,7 +74,7 @@ class SwinTransformerBlockV2(_SwinBlock):
         return x + self.stochastic_depth(self.norm2(self.mlp(x)))
 
 
-class PatchMergingV2(_PatchMerging):
+class PatchMergingV2(PatchMergingTV):
     """2x2 merge -> Linear(4C, 2C) -> norm(2C) (v1 normalises the 4C input instead)."""
 
     def __init__(self, dim, norm_layer=nn.LayerNorm):
@@ -98,27 +98,22 @@ _SWIN_V2 = {"swin_v2_t": (96, (2, 2, 6, 2), (3, 6, 12, 24), 0.2), "swin_v2_s": (
             "swin_v2_b": (128, (2, 2, 18, 2), (4, 8, 16, 32), 0.5)}
 
 
-def _swin_v2(name, weights, progress, kwargs):
-    weights = tv_prologue(name, weights, kwargs)
+def _swin_v2(name, weights, **kwargs):
     dim, depths, heads, sd = _SWIN_V2[name]
     kwargs.setdefault("stochastic_depth_prob", sd)
-    model = SwinTransformerV2TV([4, 4], dim, depths, heads, [8, 8], **kwargs)
-    return load_weights(model, weights, progress) if weights is not None else model
+    return SwinTransformerV2TV([4, 4], dim, depths, heads, [8, 8], **kwargs)
 
 
-@register_builder(weights=WEIGHTS["swin_v2_t"])
-def swin_v2_t(*, weights=None, progress=True, **kwargs):
-    """torchvision's Swin-V2-T (``weights``: Swin_V2_T_Weights, its name, "DEFAULT" or None)."""
-    return _swin_v2("swin_v2_t", weights, progress, kwargs)
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "swin_v2_t": ("Swin_V2_T_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "swin_v2_t-b137f0e2.pth", 28351570, (256, 256), 256, 260, "bicubic", 82.072, 96.132),
+    ]),
+    "swin_v2_s": ("Swin_V2_S_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "swin_v2_s-637d8ceb.pth", 49737442, (256, 256), 256, 260, "bicubic", 83.712, 96.816),
+    ]),
+    "swin_v2_b": ("Swin_V2_B_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "swin_v2_b-781e5279.pth", 87930848, (256, 256), 256, 272, "bicubic", 84.112, 96.864),
+    ]),
+}
 
-
-@register_builder(weights=WEIGHTS["swin_v2_s"])
-def swin_v2_s(*, weights=None, progress=True, **kwargs):
-    """torchvision's Swin-V2-S (``weights``: Swin_V2_S_Weights, its name, "DEFAULT" or None)."""
-    return _swin_v2("swin_v2_s", weights, progress, kwargs)
-
-
-@register_builder(weights=WEIGHTS["swin_v2_b"])
-def swin_v2_b(*, weights=None, progress=True, **kwargs):
-    """torchvision's Swin-V2-B (``weights``: Swin_V2_B_Weights, its name, "DEFAULT" or None)."""
-    return _swin_v2("swin_v2_b", weights, progress, kwargs)
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _swin_v2)

@@ -8,11 +8,12 @@ from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 from flowvision.layers import ClassifierHead
 
+from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
-__all__ = ["VGG", "ConvMlp"]
+__all__ = ["VGG", "ConvMlp", "VGGTV"]
 
 CFGS = {
     "vgg11": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
@@ -191,3 +192,76 @@ def vgg19(pretrained=False, **kwargs):
 @register_model
 def vgg19_bn(pretrained=False, **kwargs):
     return _create_vgg("vgg19_bn", pretrained, norm_layer=nn.BatchNorm2d, **kwargs)
+
+
+# --- torchvision's VGG: features -> AdaptiveAvgPool2d(7) -> classifier (Linear/ReLU/Dropout x3) -------------
+
+class VGGTV(nn.Module):
+    """torchvision's VGG (``features.N``, ``classifier.0/3/6``); ``checkpoint_filter_fn`` maps its keys to
+    timm's ``VGG``."""
+
+    def __init__(self, features, num_classes=1000, init_weights=True, dropout=0.5):
+        super().__init__()
+        self.features = features
+        self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
+        self.classifier = nn.Sequential(
+            nn.Linear(512 * 7 * 7, 4096), nn.ReLU(True), nn.Dropout(p=dropout), nn.Linear(4096, 4096),
+            nn.ReLU(True), nn.Dropout(p=dropout), nn.Linear(4096, num_classes))
+        if init_weights:
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                    if m.bias is not None:
+                        nn.init.zeros_(m.bias)
+                elif isinstance(m, nn.Linear):
+                    nn.init.normal_(m.weight, 0, 0.01)
+                    nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = self.avgpool(self.features(x))
+        return self.classifier(x.flatten(1))
+
+
+def _tv_vgg(name, weights, **kwargs):
+    layers, prev = [], 3
+    for v in CFGS[name.split("_")[0]]:
+        if v == "M":
+            layers.append(nn.MaxPool2d(kernel_size=2, stride=2))
+        else:
+            layers += [nn.Conv2d(prev, v, kernel_size=3, padding=1)] + (
+                [nn.BatchNorm2d(v)] if name.endswith("_bn") else []) + [nn.ReLU(inplace=True)]
+            prev = v
+    if weights is not None:
+        kwargs["init_weights"] = False
+    return VGGTV(nn.Sequential(*layers), **kwargs)
+
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "vgg11": ("VGG11_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vgg11-8a719046.pth", 132863336, (32, 32), 224, 256, "bilinear", 69.02, 88.628),
+    ]),
+    "vgg11_bn": ("VGG11_BN_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vgg11_bn-6002323d.pth", 132868840, (32, 32), 224, 256, "bilinear", 70.37, 89.81),
+    ]),
+    "vgg13": ("VGG13_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vgg13-19584684.pth", 133047848, (32, 32), 224, 256, "bilinear", 69.928, 89.246),
+    ]),
+    "vgg13_bn": ("VGG13_BN_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vgg13_bn-abd245e5.pth", 133053736, (32, 32), 224, 256, "bilinear", 71.586, 90.374),
+    ]),
+    "vgg16": ("VGG16_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vgg16-397923af.pth", 138357544, (32, 32), 224, 256, "bilinear", 71.592, 90.382),
+    ]),
+    "vgg16_bn": ("VGG16_BN_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vgg16_bn-6c64b313.pth", 138365992, (32, 32), 224, 256, "bilinear", 73.36, 91.516),
+    ]),
+    "vgg19": ("VGG19_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vgg19-dcbb9e9d.pth", 143667240, (32, 32), 224, 256, "bilinear", 72.376, 90.876),
+    ]),
+    "vgg19_bn": ("VGG19_BN_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vgg19_bn-c79401a0.pth", 143678248, (32, 32), 224, 256, "bilinear", 74.218, 91.842),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _tv_vgg)
+register_tv_counterpart({n: n for n in _TV_WEIGHTS})

@@ -3,6 +3,8 @@
 Token layout: ``[cls, (dist), patches...]``; ``forward_features`` returns ``(B, N, D)`` tokens.
 """
 import math
+import re
+from collections import OrderedDict
 from functools import partial
 
 import numpy as np
@@ -12,6 +14,9 @@ from flowvision.backend import nn
 from flowvision.backend.nn import functional as F
 from flowvision.layers import DropPath, Mlp, PatchEmbed, get_act_layer, to_2tuple, trunc_normal_
 
+from flowvision.ops import MLP
+
+from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._features import feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
@@ -19,7 +24,7 @@ from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_
 from ._registry import register_model, register_model_alias
 
 __all__ = ["VisionTransformer", "VisionTransformerDistilled", "Attention", "Block", "LayerScale",
-           "resample_abs_pos_embed"]
+           "resample_abs_pos_embed", "VisionTransformerTV"]
 
 
 class Attention(nn.Module):
@@ -620,3 +625,151 @@ for _orig, _target in {
         "deit_huge_patch14_LS_224": "deit3_huge_patch14_224.fb_in1k",
         "deit_huge_patch14_LS_224_in21k": "deit3_huge_patch14_224.fb_in22k_ft_in1k"}.items():
     register_model_alias(_orig, _target)
+
+
+# --- torchvision's ViT (``conv_proj``, ``class_token``, ``encoder.layers.encoder_layer_N``, ``heads.head``) ---
+
+class EncoderBlockTV(nn.Module):
+    """Pre-norm block with torch's fused-projection MultiheadAttention (``self_attention.in_proj_*``)."""
+
+    def __init__(self, num_heads, hidden_dim, mlp_dim, dropout, attention_dropout, norm_layer):
+        super().__init__()
+        self.ln_1 = norm_layer(hidden_dim)
+        self.self_attention = nn.MultiheadAttention(hidden_dim, num_heads, dropout=attention_dropout,
+                                                    batch_first=True)
+        self.dropout = nn.Dropout(dropout)
+        self.ln_2 = norm_layer(hidden_dim)
+        self.mlp = MLP(hidden_dim, [mlp_dim, hidden_dim], activation_layer=nn.GELU, dropout=dropout)
+        for m in self.mlp.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.xavier_uniform_(m.weight)
+                nn.init.normal_(m.bias, std=1e-6)
+
+    def forward(self, inp):
+        x = self.ln_1(inp)
+        x, _ = self.self_attention(x, x, x, need_weights=False)
+        x = self.dropout(x) + inp
+        return x + self.mlp(self.ln_2(x))
+
+
+class EncoderTV(nn.Module):
+    def __init__(self, seq_length, num_layers, num_heads, hidden_dim, mlp_dim, dropout, attention_dropout,
+                 norm_layer):
+        super().__init__()
+        self.pos_embedding = nn.Parameter(flow.randn(1, seq_length, hidden_dim) * 0.02)
+        self.dropout = nn.Dropout(dropout)
+        self.layers = nn.Sequential(OrderedDict(
+            (f"encoder_layer_{i}", EncoderBlockTV(num_heads, hidden_dim, mlp_dim, dropout, attention_dropout,
+                                                  norm_layer)) for i in range(num_layers)))
+        self.ln = norm_layer(hidden_dim)
+
+    def forward(self, x):
+        return self.ln(self.layers(self.dropout(x + self.pos_embedding)))
+
+
+class VisionTransformerTV(nn.Module):
+    """torchvision's ViT; ``register_tv_counterpart`` maps its checkpoints to timm's ``VisionTransformer``."""
+
+    def __init__(self, image_size, patch_size, num_layers, num_heads, hidden_dim, mlp_dim, dropout=0.0,
+                 attention_dropout=0.0, num_classes=1000, representation_size=None):
+        super().__init__()
+        if image_size % patch_size:
+            raise ValueError("Input shape indivisible by patch size!")
+        self.image_size, self.patch_size, self.hidden_dim = image_size, patch_size, hidden_dim
+        self.num_classes = num_classes
+        self.conv_proj = nn.Conv2d(3, hidden_dim, kernel_size=patch_size, stride=patch_size)
+        self.seq_length = (image_size // patch_size) ** 2 + 1
+        self.class_token = nn.Parameter(flow.zeros(1, 1, hidden_dim))
+        self.encoder = EncoderTV(self.seq_length, num_layers, num_heads, hidden_dim, mlp_dim, dropout,
+                                 attention_dropout, partial(nn.LayerNorm, eps=1e-6))
+        heads = OrderedDict()
+        if representation_size is None:
+            heads["head"] = nn.Linear(hidden_dim, num_classes)
+        else:
+            heads["pre_logits"] = nn.Linear(hidden_dim, representation_size)
+            heads["act"] = nn.Tanh()
+            heads["head"] = nn.Linear(representation_size, num_classes)
+        self.heads = nn.Sequential(heads)
+        trunc_normal_(self.conv_proj.weight, std=math.sqrt(1 / (3 * patch_size * patch_size)))
+        nn.init.zeros_(self.conv_proj.bias)
+        nn.init.zeros_(self.heads.head.weight)
+        nn.init.zeros_(self.heads.head.bias)
+
+    def _process_input(self, x):
+        n, c, h, w = x.shape
+        if h != self.image_size or w != self.image_size:
+            raise ValueError(f"Wrong image height/width! Expected {self.image_size} but got {h}x{w}")
+        return self.conv_proj(x).reshape(n, self.hidden_dim, -1).permute(0, 2, 1)
+
+    def forward(self, x):
+        x = self._process_input(x)
+        x = self.encoder(flow.cat([self.class_token.expand(x.shape[0], -1, -1), x], dim=1))
+        return self.heads(x[:, 0])
+
+
+# patch, layers, heads, hidden, mlp
+_TV_ARCH = {"vit_b_16": (16, 12, 12, 768, 3072), "vit_b_32": (32, 12, 12, 768, 3072),
+            "vit_l_16": (16, 24, 16, 1024, 4096), "vit_l_32": (32, 24, 16, 1024, 4096),
+            "vit_h_14": (14, 32, 16, 1280, 5120)}
+
+
+def _tv_vit(name, weights, image_size=None, **kwargs):
+    if weights is not None:  # SWAG E2E weights are for 384 / 512 / 518 px
+        need = weights.meta["min_size"][0]
+        if image_size not in (None, need):
+            raise ValueError(f"The parameter 'image_size' expected value {need} but got {image_size} instead.")
+        image_size = need
+    return VisionTransformerTV(image_size or 224, *_TV_ARCH[name], **kwargs)
+
+
+_TV_LAYER_KEYS = (("ln_1.", "norm1."), ("ln_2.", "norm2."), ("self_attention.in_proj_weight", "attn.qkv.weight"),
+                  ("self_attention.in_proj_bias", "attn.qkv.bias"), ("self_attention.out_proj.", "attn.proj."),
+                  ("mlp.0.", "mlp.fc1."), ("mlp.3.", "mlp.fc2."))
+
+
+def convert_tv_checkpoint(sd, model):
+    """torchvision ViT keys -> timm's (``blocks.N.attn.qkv``, ``pos_embed``, ``cls_token``, ``head``)."""
+    out = {}
+    for k, v in sd.items():
+        k = k.replace("conv_proj.", "patch_embed.proj.").replace("class_token", "cls_token")
+        k = k.replace("encoder.pos_embedding", "pos_embed").replace("encoder.ln.", "norm.")
+        k = k.replace("heads.head.", "head.")
+        m = re.match(r"encoder\.layers\.encoder_layer_(\d+)\.(.*)", k)
+        if m:
+            rest = m.group(2)
+            for a, b in _TV_LAYER_KEYS:
+                rest = rest.replace(a, b)
+            k = f"blocks.{m.group(1)}.{rest}"
+        if k.startswith("heads.pre_logits"):
+            raise ValueError("torchvision ViT checkpoints with a representation layer have no timm counterpart")
+        out[k] = v
+    return out
+
+
+_TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api.tv_weights_enums)
+    "vit_b_16": ("ViT_B_16_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vit_b_16-c867db91.pth", 86567656, (224, 224), 224, 256, "bilinear", 81.072, 95.318),
+        ("IMAGENET1K_SWAG_E2E_V1", "vit_b_16_swag-9ac1b537.pth", 86859496, (384, 384), 384, 384, "bicubic", 85.304, 97.65),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "vit_b_16_lc_swag-4e70ced5.pth", 86567656, (224, 224), 224, 224, "bicubic", 81.886, 96.18),
+    ]),
+    "vit_b_32": ("ViT_B_32_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vit_b_32-d86f8d99.pth", 88224232, (224, 224), 224, 256, "bilinear", 75.912, 92.466),
+    ]),
+    "vit_l_16": ("ViT_L_16_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vit_l_16-852ce7e3.pth", 304326632, (224, 224), 224, 242, "bilinear", 79.662, 94.638),
+        ("IMAGENET1K_SWAG_E2E_V1", "vit_l_16_swag-4f3808c9.pth", 305174504, (512, 512), 512, 512, "bicubic", 88.064, 98.512),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "vit_l_16_lc_swag-4d563306.pth", 304326632, (224, 224), 224, 224, "bicubic", 85.146, 97.422),
+    ]),
+    "vit_l_32": ("ViT_L_32_Weights", "IMAGENET1K_V1", [
+        ("IMAGENET1K_V1", "vit_l_32-c7638314.pth", 306535400, (224, 224), 224, 256, "bilinear", 76.972, 93.07),
+    ]),
+    "vit_h_14": ("ViT_H_14_Weights", "IMAGENET1K_SWAG_E2E_V1", [
+        ("IMAGENET1K_SWAG_E2E_V1", "vit_h_14_swag-80465313.pth", 633470440, (518, 518), 518, 518, "bicubic", 88.552, 98.694),
+        ("IMAGENET1K_SWAG_LINEAR_V1", "vit_h_14_lc_swag-c1eb923e.pth", 632045800, (224, 224), 224, 224, "bicubic", 85.708, 97.73),
+    ]),
+}
+
+define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _tv_vit)
+register_tv_counterpart({"vit_b_16": "vit_base_patch16_224", "vit_b_32": "vit_base_patch32_224",
+                         "vit_l_16": "vit_large_patch16_224", "vit_l_32": "vit_large_patch32_224"},
+                        convert_tv_checkpoint)

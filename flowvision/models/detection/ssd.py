@@ -16,7 +16,7 @@ from flowvision.ops import box_iou, clip_boxes_to_image
 
 from .._api import ImageClassification
 from ..segmentation._weights import ObjectDetection, Weights, WeightsEnum
-from ..tv_models import VGG16_Weights
+from ..vgg import VGG16_Weights
 from . import _utils as det_utils
 from .anchor_utils import DefaultBoxGenerator
 from .backbone_utils import _validate_trainable_layers

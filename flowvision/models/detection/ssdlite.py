@@ -1,5 +1,5 @@
 """SSDLite320 with a MobileNetV3-Large backbone (torchvision's heads, feature extractor, defaults, builder and
-parameter names). The backbone is built from tv_models' torchvision-named MobileNetV3 blocks: the detector needs
+parameter names). The backbone is built from mobilenetv3.py's torchvision-named MobileNetV3 blocks: the detector needs
 the reduced tail and a configurable norm layer, which the classification builder does not take."""
 import warnings
 from collections import OrderedDict
@@ -9,7 +9,7 @@ from flowvision.backend import nn
 from flowvision.ops import Conv2dNormActivation
 
 from ..segmentation._weights import ObjectDetection, Weights, WeightsEnum
-from ..tv_models import _V3_LARGE, MobileNet_V3_Large_Weights, _conv_norm_act, _InvertedResidualV3
+from ..mobilenetv3 import V3_LARGE_TV, InvertedResidualV3TV, MobileNet_V3_Large_Weights
 from . import _utils as det_utils
 from .anchor_utils import DefaultBoxGenerator
 from .backbone_utils import _validate_trainable_layers
@@ -118,23 +118,24 @@ class SSDLiteFeatureExtractorMobileNet(nn.Module):
 
 
 def _mobilenet_v3_large_features(norm_layer, reduced_tail):
-    """torchvision's ``mobilenet_v3_large(norm_layer=, reduced_tail=).features`` from tv_models' blocks, and the
+    """torchvision's ``mobilenet_v3_large(norm_layer=, reduced_tail=).features`` from mobilenetv3.py's blocks, and the
     indices of its stride-2 blocks (torchvision's ``_is_cn``)."""
     divider = 2 if reduced_tail else 1
-    setting = [list(s) for s in _V3_LARGE]
+    setting = [list(s) for s in V3_LARGE_TV]
     for s in setting[-3:]:  # the C4 stage: output (and, after the first block, input/expansion) halved
         s[3] //= divider
     for s in setting[-2:]:
         s[0] //= divider
         s[2] //= divider
-    layers = [_conv_norm_act(3, setting[0][0], 3, 2, norm_layer=norm_layer, act_layer=nn.Hardswish)]
+    layers = [Conv2dNormActivation(3, setting[0][0], 3, 2, norm_layer=norm_layer, activation_layer=nn.Hardswish)]
     strided = []
     for inp, k, exp, out, se, act, stride in setting:
         if stride > 1:
             strided.append(len(layers))
-        layers.append(_InvertedResidualV3(inp, k, exp, out, se, act, stride, norm_layer))
+        layers.append(InvertedResidualV3TV(inp, k, exp, out, se, act, stride, norm_layer))
     last_in = setting[-1][3]
-    layers.append(_conv_norm_act(last_in, 6 * last_in, 1, norm_layer=norm_layer, act_layer=nn.Hardswish))
+    layers.append(Conv2dNormActivation(last_in, 6 * last_in, 1, norm_layer=norm_layer,
+                                       activation_layer=nn.Hardswish))
     return nn.Sequential(*layers), strided, 6 * last_in
 
 

@@ -108,8 +108,8 @@ def mobilenet_v3_large_backbone(weights=None, progress=True, norm_layer=None, di
     (strided in the configuration) and every ``features[i]`` an ``out_channels``, which the feature extractors
     use to find the stages.
     """
-    from ..tv_models import _V3_LARGE, MobileNetV3TV
-    setting = [list(s) for s in _V3_LARGE]
+    from ..mobilenetv3 import V3_LARGE_TV, MobileNetV3TV
+    setting = [list(s) for s in V3_LARGE_TV]
     divider = 2 if reduced_tail else 1
     for s in setting[-3:]:  # C4: (in, kernel, expanded, out, se, act, stride)
         if s is not setting[-3]:

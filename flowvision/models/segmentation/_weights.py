@@ -8,7 +8,8 @@ from flowvision.backend import nn
 
 # one weights API for the whole zoo: the classification builders' Weights/WeightsEnum and backbone enums
 from .._api import Weights, WeightsEnum
-from ..tv_models import MobileNet_V3_Large_Weights, ResNet50_Weights, ResNet101_Weights
+from ..mobilenetv3 import MobileNet_V3_Large_Weights
+from ..resnet import ResNet50_Weights, ResNet101_Weights
 
 __all__ = ["Weights", "WeightsEnum", "SemanticSegmentation", "ObjectDetection", "ResNet50_Weights",
            "ResNet101_Weights", "MobileNet_V3_Large_Weights", "VOC_CATEGORIES"]
