@@ -49,6 +49,8 @@ from .mobilevit import *  # noqa: F401,F403
 from .byobnet import *  # noqa: F401,F403
 from .van import *  # noqa: F401,F403
 from .iresnet import *  # noqa: F401,F403
+from .uniformer import *  # noqa: F401,F403
+from .cswin import *  # noqa: F401,F403
 from .style_transfer import FastNeuralStyle, fast_neural_style  # noqa: F401
 from ._api import (TV_TO_TIMM, convert_torchvision_state_dict, create_model_from_torchvision,  # noqa: F401
                    load_torchvision_checkpoint)

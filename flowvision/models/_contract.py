@@ -5,13 +5,31 @@ A family's model class inherits ``ClassifierContract`` and names its head throug
 pooling is a separate module, ``pool_attr``. Families whose head is not a single pool + linear override
 ``reset_classifier``; everything else (``get_classifier``, ``no_weight_decay``, ``set_grad_checkpointing``,
 ``forward``, the input check) is inherited.
+
+Gradient checkpointing is real where a family runs its blocks through ``checkpoint_seq`` (or
+``self.run_blocks``): with ``set_grad_checkpointing(True)``, in training mode under autograd, each block keeps
+only its input and recomputes its activations during backward (``flowvision.backend.utils.checkpoint``).
 """
 from typing import Optional, Set
 
 from flowvision.backend import nn
 from flowvision.layers import create_classifier
 
-__all__ = ["ClassifierContract", "check_input_channels"]
+__all__ = ["ClassifierContract", "check_input_channels", "checkpoint_seq"]
+
+
+def checkpoint_seq(blocks, x, enabled: bool = True):
+    """Apply ``blocks`` (an iterable of modules) in order to ``x``.
+
+    With ``enabled`` and autograd recording, every block runs under ``checkpoint``: its intermediate
+    activations are freed after the forward pass and recomputed in backward (same gradients, less memory).
+    """
+    from flowvision.backend.autograd.grad_mode import is_grad_enabled
+    from flowvision.backend.utils.checkpoint import checkpoint
+    recompute = enabled and is_grad_enabled()
+    for blk in blocks:
+        x = checkpoint(blk, x) if recompute else blk(x)
+    return x
 
 
 def check_input_channels(x, in_chans: int) -> None:
@@ -53,9 +71,13 @@ class ClassifierContract:
         return {n for n in self.no_weight_decay_names if n in names}
 
     def set_grad_checkpointing(self, enable: bool = True) -> None:
-        """Records the flag. The engine has no activation recomputation, so ``True`` saves no memory: the model
-        computes the same values either way (asking for it is allowed so timm training scripts run)."""
+        """Turns activation recomputation on or off for the blocks the family runs through ``run_blocks``
+        (training mode only; the values computed are the same either way)."""
         self.grad_checkpointing = bool(enable)
+
+    def run_blocks(self, blocks, x):
+        """``blocks`` applied in order, checkpointed when ``set_grad_checkpointing(True)`` and training."""
+        return checkpoint_seq(blocks, x, enabled=getattr(self, "grad_checkpointing", False) and self.training)
 
     def forward(self, x):
         return self.forward_head(self.forward_features(x))
