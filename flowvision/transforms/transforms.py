@@ -7,6 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _random
+# torchvision's transforms are torch.nn.Module subclasses; ours subclass the engine's Module (importing it costs
+# about 0.3 s on top of numpy/PIL, see docs/drop-in.md)
+from ..backend.nn.modules.module import Module as _Module
 from . import functional as F
 from .functional import InterpolationMode, _interpolation_modes_from_int
 
@@ -20,11 +23,18 @@ __all__ = [
 ]
 
 
-class Transform:
-    """Base of the transform classes: ``__call__`` runs ``forward`` (like an ``nn.Module``)."""
+class Transform(_Module):
+    """Base of the transform classes that torchvision makes ``nn.Module`` subclasses (so ``nn.Sequential`` of them,
+    ``.train()``/``.eval()``, hooks and ``isinstance(t, nn.Module)`` work as in torchvision).
 
-    def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+    ``__new__`` runs ``Module.__init__`` before the subclass's ``__init__``, so subclasses need not call
+    ``super().__init__()``; calling it again first (torchvision's style) is harmless.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        _Module.__init__(self)
+        return self
 
     def forward(self, img):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -3,6 +3,7 @@ apply the per-type kernel to every transformable leaf, rebuild the sample."""
 import numpy as np
 from PIL import Image as _PILImage
 
+from ...backend.nn.modules.module import Module as _Module
 from .. import _functional_tensor as F_t
 from . import tv_tensors
 from .tv_tensors import BoundingBoxes, Mask, TVTensor, Video
@@ -105,15 +106,20 @@ def get_bounding_boxes(flat_inputs):
     raise ValueError("No bounding boxes were found in the sample")
 
 
-class Transform:
+class Transform(_Module):
     """Base of the v2 transforms. Subclasses implement ``make_params(flat_inputs)`` (one draw per call)
-    and ``transform(inpt, params)`` (applied to every transformable leaf)."""
+    and ``transform(inpt, params)`` (applied to every transformable leaf).
+
+    An ``nn.Module`` as in torchvision; ``__new__`` runs ``Module.__init__`` so subclasses need not call
+    ``super().__init__()``."""
 
     # what the transform touches; the rest passes through
     _transformed_types = (tv_tensors.Image, Video, Mask, BoundingBoxes, _PILImage.Image, np.ndarray, "tensor")
 
-    def __call__(self, *inputs):
-        return self.forward(*inputs)
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        _Module.__init__(self)
+        return self
 
     def _is_transformed_type(self, x):
         for t in self._transformed_types:
