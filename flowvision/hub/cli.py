@@ -8,7 +8,7 @@ import shutil
 import sys
 
 from ._env import get_dir
-from .errors import HubError
+from .errors import DownloadError, HubError
 
 __all__ = ["main", "add_subcommands", "find_tag", "cache_entries"]
 
@@ -55,10 +55,22 @@ def _cmd_download(args):
             tag = find_tag(name)
             path, source = resolve_weights(tag, progress=not args.quiet)
             print(f"{tag}: {path} ({source['kind']})")
+        except DownloadError as e:
+            for err in getattr(e, "errors", None) or [e]:
+                _print_download_error(name, err)
+            status = 1
         except (HubError, KeyError) as e:
-            print(f"{name}: error: {e}", file=sys.stderr)
+            print(f"{name}: error: {str(e).strip(chr(34) + chr(39))}", file=sys.stderr)
             status = 1
     return status
+
+
+def _print_download_error(name, err):
+    """One line for the failure, one for where to put the file by hand (never urllib3's nested text twice)."""
+    first = str(err).splitlines()[0]
+    print(f"{name}: error: {first}", file=sys.stderr)
+    if err.url and err.path:
+        print(f"  to use it without network: fetch {err.url} and put the file at {err.path}", file=sys.stderr)
 
 
 def _cmd_cache(args):

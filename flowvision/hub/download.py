@@ -4,7 +4,8 @@ One code path fetches every file flowvision downloads:
 
 * streamed with ``requests`` (connect/read timeouts) behind a tqdm bytes progress bar;
 * transient failures (connection drops, timeouts, 5xx, 429) are retried with exponential
-  backoff, honouring ``Retry-After``; other 4xx fail at once;
+  backoff, honouring ``Retry-After``; other 4xx, a host that does not resolve, a refused
+  connection and an unroutable network fail at once;
 * bytes go to ``<dst>.partial``; a retry (or a later call) resumes it with an HTTP ``Range``
   request -- a 206 answer is appended, a server that ignores Range (answers 200) restarts it;
 * the result is checked against a full sha256 or a torch-style hash prefix and only then
@@ -24,6 +25,7 @@ import re
 import time
 
 from ._env import download_settings, offline_reason
+from ._neterr import short_reason, unreachable_reason
 from .errors import DownloadError, HashMismatchError, OfflineError
 
 __all__ = [
@@ -207,7 +209,10 @@ def _transfer(session, url, partial, dst, progress, headers, settings):
             requests.exceptions.InvalidSchema, requests.exceptions.TooManyRedirects) as e:
         raise DownloadError(f"cannot download {url}: {e}", url=url, path=dst) from e
     except requests.exceptions.RequestException as e:
-        raise _Transient(f"{type(e).__name__}: {e}") from e
+        reason = unreachable_reason(e, url)
+        if reason:  # DNS failure, refused, unroutable: a retry seconds later meets the same answer
+            raise DownloadError(f"cannot download {url}: {reason}", url=url, path=dst) from e
+        raise _Transient(short_reason(e)) from e
 
     with contextlib.closing(resp):
         status = resp.status_code
@@ -264,7 +269,7 @@ def _transfer(session, url, partial, dst, progress, headers, settings):
                 f.flush()
                 os.fsync(f.fileno())
         except requests.exceptions.RequestException as e:
-            raise _Transient(f"connection broken after {offset + written} bytes: {type(e).__name__}: {e}",
+            raise _Transient(f"connection broken after {offset + written} bytes: {short_reason(e)}",
                              retry_after=None) from e
         except OSError as e:
             if isinstance(e, (ConnectionError, TimeoutError)):

@@ -62,14 +62,23 @@ def load_manifest(path=None):
     path = path or manifest_path()
     key = (path, os.path.getmtime(path))
     if key not in _cache:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError, absurd nesting
+            raise HubError(f"invalid weights manifest {path}: not UTF-8 JSON ({type(e).__name__}: {e})") from e
         errors = validate_manifest(data)
         if errors:
             raise HubError(f"invalid weights manifest {path}:\n  " + "\n  ".join(errors[:20]))
         _cache.clear()
         _cache[key] = data
     return _cache[key]
+
+
+def _is_relative_path(p):
+    """A '/'-separated relative path whose parts are plain names: it cannot leave the directory it is joined to."""
+    parts = p.split("/")
+    return "\\" not in p and "\0" not in p and all(part not in ("", ".", "..") for part in parts)
 
 
 def _check_source(tag, i, s, errors):
@@ -111,10 +120,18 @@ def _check_source(tag, i, s, errors):
             errors.append(f"{where}: hub_id must be 'org/repo'")
         if not isinstance(s.get("file"), str) or not s.get("file"):
             errors.append(f"{where}: hf_hub source needs 'file'")
+        elif not _is_relative_path(s["file"]):
+            errors.append(f"{where}: file must be a relative path inside the repo (no '..', '.', empty parts)")
+        rev = s.get("revision")
+        if rev is not None and not (isinstance(rev, str) and _is_relative_path(rev)):
+            errors.append(f"{where}: revision must be a branch, tag or commit name")
     elif kind == "url":
         url = s.get("url")
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
             errors.append(f"{where}: url must be an http(s) URL")
+        elif not _is_relative_path(os.path.basename(url.split("?")[0])):
+            # the cached copy is named after the URL's last path part
+            errors.append(f"{where}: url must end in a file name")
         hp = s.get("hash_prefix")
         if hp is not None:
             if not (isinstance(hp, str) and _HEX.match(hp)):
@@ -225,11 +242,14 @@ def resolve_weights(tag, progress=True, model_dir=None, manifest=None, allow_dow
                                    progress=progress, headers=headers), s
         except DownloadError as e:
             errors.append(e)
-            logger.warning("weights %r: %s", tag, e)
+            # the error is raised below if no later source works: logging it too would print it twice
+            logger.info("weights %r: %s", tag, e)
     if len(errors) == 1:
         raise errors[0]
-    raise DownloadError(f"no source of weights {tag!r} could be fetched:\n  " +
-                        "\n  ".join(str(e) for e in errors), url=errors[0].url, path=errors[0].path)
+    combined = DownloadError(f"no source of weights {tag!r} could be fetched:\n  " +
+                             "\n  ".join(str(e) for e in errors), url=errors[0].url, path=errors[0].path)
+    combined.errors = errors
+    raise combined
 
 
 def load_pretrained(tag, progress=True, model_dir=None, as_numpy=False, file=None):
