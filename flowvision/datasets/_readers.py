@@ -7,7 +7,7 @@ from typing import Any, Dict
 import numpy as np
 
 from ..hub.errors import CheckpointError
-from ..hub.pickle_reader import _NpArray, _RestrictedUnpickler, _materialize_checked
+from ..hub.pickle_reader import _NpArray, _RestrictedUnpickler, _materialize_checked, _prescan
 from .utils import CorruptDatasetError
 
 __all__ = ["read_restricted_pickle", "read_sn3_pascalvincent", "read_image_file", "read_label_file", "load_mat",
@@ -61,7 +61,9 @@ def read_restricted_pickle(path: str) -> Any:
     with open(path, "rb") as f:
         data = f.read()
     try:
-        obj = _DatasetUnpickler(io.BytesIO(data), path).load()
+        stream = io.BytesIO(data)
+        _prescan(stream, path)  # bounds every length and memo index before the C unpickler allocates
+        obj = _DatasetUnpickler(stream, path).load()
         return _materialize_checked(obj, path)
     except CheckpointError as e:
         raise CorruptDatasetError(f"{path}: refusing or unable to read the pickle: {e}") from e

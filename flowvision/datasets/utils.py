@@ -294,6 +294,8 @@ def _check_tar_members(tar: tarfile.TarFile, archive: str) -> None:
 
 def _check_zip_members(zf: zipfile.ZipFile, archive: str) -> None:
     for info in zf.infolist():
+        if not info.filename:  # zipfile itself fails on it with an IndexError
+            raise CorruptDatasetError(f"{archive}: a member has an empty name (corrupt zip archive)")
         _check_member_name(info.filename, archive)
         mode = (info.external_attr >> 16) & 0xFFFF
         if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)):

@@ -543,10 +543,15 @@ def _prescan(data_file, path):
     """
     start = data_file.tell()
     try:
-        for op, _arg, _pos in pickletools.genops(data_file):
+        for n_ops, (op, arg, _pos) in enumerate(pickletools.genops(data_file)):
             if op.name in ("EXT1", "EXT2", "EXT4"):
                 raise UnsafeCheckpointError(f"pickle opcode {op.name} (copyreg extension registry) is not allowed",
                                             path=path, name=op.name)
+            # picklers number memo slots 0, 1, 2, ... in order; the C unpickler grows its memo table to the
+            # index it is given, so one PUT of index 10**9 in a damaged file would allocate gigabytes
+            # (the slack keeps hand-written pickles readable: 65536 slots cost half a megabyte)
+            if op.name in ("PUT", "BINPUT", "LONG_BINPUT") and not 0 <= int(arg) <= n_ops + (1 << 16):
+                raise CheckpointError(f"corrupt pickle data (memo index {arg} at opcode {n_ops})", path=path)
             if op.name == "STOP":
                 break
     except CheckpointError:

@@ -1,6 +1,7 @@
 """torchvision.io image functions on flowvision.backend uint8 CHW tensors (codecs: Pillow)."""
 import io as _io
 import os
+import struct
 from enum import Enum
 
 import numpy as np
@@ -97,6 +98,11 @@ def _exif_transpose(arr, orientation):
     return fn(arr) if fn is not None else arr
 
 
+# what Pillow's parsers raise on damaged bytes (a truncated GIF frame table gives IndexError, a bad TIFF tag
+# ValueError or struct.error): all become the decoders' RuntimeError, as with torchvision's decoders
+_DECODE_ERRORS = (OSError, EOFError, SyntaxError, ValueError, IndexError, struct.error, Image.DecompressionBombError)
+
+
 def _decode_pil(data, mode, apply_exif_orientation, expect=None):
     try:
         im = Image.open(_io.BytesIO(data))
@@ -108,7 +114,7 @@ def _decode_pil(data, mode, apply_exif_orientation, expect=None):
         if mode == ImageReadMode.GRAY and im.format == "JPEG" and im.mode in ("RGB", "YCbCr"):
             im.draft("L", im.size)  # libjpeg emits the Y channel, like torchvision
         im.load()
-    except (OSError, SyntaxError, Image.DecompressionBombError) as e:
+    except _DECODE_ERRORS as e:
         raise RuntimeError(f"Could not decode the image: {e}") from e
     arr = _convert(im, mode)
     if arr.ndim == 2:
@@ -196,14 +202,15 @@ def decode_webp(input, mode=ImageReadMode.UNCHANGED):
 def decode_gif(input):
     """All frames as (N, C, H, W) uint8 (or (C, H, W) for a single frame), RGB."""
     data = _bytes_of(input)
+    frames = []
     try:
         im = Image.open(_io.BytesIO(data))
-    except OSError as e:
+        # a damaged frame fails in seek/convert, after the header parsed: the same clear error as a bad header
+        for i in range(getattr(im, "n_frames", 1)):
+            im.seek(i)
+            frames.append(np.moveaxis(np.asarray(im.convert("RGB")), -1, 0))
+    except _DECODE_ERRORS as e:
         raise RuntimeError(f"Could not decode the image: {e}") from e
-    frames = []
-    for i in range(getattr(im, "n_frames", 1)):
-        im.seek(i)
-        frames.append(np.moveaxis(np.asarray(im.convert("RGB")), -1, 0))
     out = np.stack(frames) if len(frames) > 1 else frames[0]
     return _fb().from_numpy(np.ascontiguousarray(out))
 
