@@ -161,7 +161,11 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
 @_size_kw
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None, pin_memory=False):
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    return _finish(np.empty(_size(size), _compute_np(dt)), dt, requires_grad, device)
+    out = _finish(np.empty(_size(size), _compute_np(dt)), dt, requires_grad, device)
+    if memory_format is not None:
+        from ._memory_format import like_format
+        out = like_format(out, out, memory_format)
+    return out
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -183,21 +187,29 @@ def _like_device(input, device):
     return input._device
 
 
+def _laid_out(input, out, memory_format):
+    from ._memory_format import like_format  # torch's *_like default (preserve_format) keeps channels_last
+    return like_format(input, out, memory_format)
+
+
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _filled(tuple(input.shape), 0, _like(input, dtype), requires_grad, _like_device(input, device))
+    return _laid_out(input, _filled(tuple(input.shape), 0, _like(input, dtype), requires_grad,
+                                    _like_device(input, device)), memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _filled(tuple(input.shape), 1, _like(input, dtype), requires_grad, _like_device(input, device))
+    return _laid_out(input, _filled(tuple(input.shape), 1, _like(input, dtype), requires_grad,
+                                    _like_device(input, device)), memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return empty(tuple(input.shape), dtype=_like(input, dtype), requires_grad=requires_grad,
-                 device=_like_device(input, device))
+    return _laid_out(input, empty(tuple(input.shape), dtype=_like(input, dtype), requires_grad=requires_grad,
+                                  device=_like_device(input, device)), memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _filled(tuple(input.shape), fill_value, _like(input, dtype), requires_grad, _like_device(input, device))
+    return _laid_out(input, _filled(tuple(input.shape), fill_value, _like(input, dtype), requires_grad,
+                                    _like_device(input, device)), memory_format)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):

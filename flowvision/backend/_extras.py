@@ -10,8 +10,8 @@ __all__ = ["finfo", "iinfo", "cdist", "is_nonzero", "is_storage", "cosine_simila
 
 
 class memory_format:
-    """torch's memory-format tags. Tensors here are always logically contiguous, so every tag means the same
-    storage; ``to(memory_format=channels_last)`` returns an equal tensor."""
+    """torch's memory-format tags; ``contiguous``/``to``/``clone``/``*_like`` lay tensors out with torch's strides
+    for them (see ``_memory_format``)."""
 
     def __init__(self, name: str):
         self.name = name

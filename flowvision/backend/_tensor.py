@@ -146,7 +146,10 @@ class Tensor:
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None):
-        return bool(self._data.flags["C_CONTIGUOUS"])
+        if memory_format is None or self._data.__class__ is not np.ndarray:
+            return bool(self._data.flags["C_CONTIGUOUS"])
+        from ._memory_format import is_contiguous_as, format_name
+        return is_contiguous_as(self._data, format_name(memory_format))
 
     # ----------------------------------------------------------------- autograd state
     def _sync_view(self):
@@ -373,7 +376,7 @@ class Tensor:
         dev = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        mem_format = kwargs.pop("memory_format", None)
         for a in args:
             if isinstance(a, Tensor):
                 dtype, dev = a._dtype, a._device
@@ -391,6 +394,9 @@ class Tensor:
             if dtype is not out._dtype:
                 from ._ops.elementwise import cast
                 out = cast(out, dtype)
+        if mem_format is not None:
+            from ._memory_format import to_memory_format
+            out = to_memory_format(out, mem_format)
         if copy and out is self:
             out = self.clone()
         return out

@@ -550,12 +550,19 @@ class Module:
             if not dtype.is_floating_point:
                 raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
 
+        mem_format = kwargs.get("memory_format")
+
         def convert(t):
             out = t
             if dev is not None:
                 out = out.to(dev)
             if dtype is not None and t.is_floating_point():
                 out = out.to(dtype)
+            if mem_format is not None and out.ndim in (4, 5):  # torch converts the 4-D/5-D parameters only
+                from ..._memory_format import format_name, to_format
+                name = format_name(mem_format)
+                if name == "contiguous_format" or (name == "channels_last") == (out.ndim == 4):
+                    out = to_format(out, mem_format)
             return out
         return self._apply(convert)
 
