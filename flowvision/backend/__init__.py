@@ -7,7 +7,7 @@
 from . import _dtype
 from ._dtype import (  # noqa: F401
     dtype, float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool, float, double, half, long,
-    int, short, promote_types, get_default_dtype, set_default_dtype, can_cast,
+    int, short, promote_types, get_default_dtype, set_default_dtype, can_cast, complex64, complex128, cfloat, cdouble,
 )
 from ._device import device  # noqa: F401
 from ._tensor import Tensor, Size  # noqa: F401
@@ -48,6 +48,9 @@ from ._flags import (  # noqa: F401
     get_deterministic_debug_mode,
 )
 from ._extras import *  # noqa: F401,F403  (torch top-level functions composed from the ops above)
+from ._ops.complex import (  # noqa: F401,A004  (complex tensors; also binds .real/.imag/.conj()/.angle())
+    real, imag, conj, conj_physical, resolve_conj, is_conj, angle, view_as_real, view_as_complex, complex, polar,
+)
 from . import _torch_interop
 _torch_interop.install()
 

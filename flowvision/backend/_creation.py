@@ -75,6 +75,8 @@ def _infer_dtype(data):
         return D.int64
     if kind == "f":
         return D.get_default_dtype()
+    if kind == "c":
+        return D.get_default_dtype().to_complex()
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
@@ -296,14 +298,23 @@ def meshgrid(*tensors, indexing="ij"):
 # ------------------------------------------------------------------ random
 def _random_dtype(dtype):
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"expected a floating-point dtype for random sampling, got {dt}")
     return dt
+
+
+def _complex_draw(draw, size, dt, scale):
+    """torch's complex sampling: real and imaginary parts drawn independently (randn: each with variance 1/2)."""
+    real = dt.to_real()
+    parts = draw(tuple(size) + (2,), dtype=real.np) * np.asarray(scale, real.np)
+    return parts.view(dt.np)[..., 0]
 
 
 @_size_kw
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _random_dtype(dtype)
+    if dt.is_complex:
+        return _finish(_complex_draw(_rng(generator).random, _size(size), dt, 1.0), dt, requires_grad, device)
     arr = _rng(generator).random(_size(size), dtype=np.float64 if dt is D.float64 else np.float32)
     return _finish(arr.astype(_compute_np(dt), copy=False), dt, requires_grad, device)
 
@@ -311,6 +322,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
 @_size_kw
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _random_dtype(dtype)
+    if dt.is_complex:
+        return _finish(_complex_draw(_rng(generator).standard_normal, _size(size), dt, np.sqrt(0.5)), dt,
+                       requires_grad, device)
     arr = _rng(generator).standard_normal(_size(size), dtype=np.float64 if dt is D.float64 else np.float32)
     return _finish(arr.astype(_compute_np(dt), copy=False), dt, requires_grad, device)
 

@@ -12,10 +12,10 @@ _py_float, _py_int, _py_bool = _builtins.float, _builtins.int, _builtins.bool
 __all__ = [
     "dtype", "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
     "bool", "float", "double", "half", "long", "int", "short", "promote_types", "result_type",
-    "get_default_dtype", "set_default_dtype", "can_cast",
+    "get_default_dtype", "set_default_dtype", "can_cast", "complex64", "complex128", "cfloat", "cdouble",
 ]
 
-_BOOL, _INT, _FLOAT = 0, 1, 2  # type categories, in torch's promotion order
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3  # type categories, in torch's promotion order
 
 
 class dtype:
@@ -38,10 +38,16 @@ class dtype:
 
     @property
     def is_complex(self):
-        return False
+        return self.category == _COMPLEX
 
     def to_real(self):
-        return self
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    def to_complex(self):
+        """The complex dtype holding this one's values (torch's toComplexType; float16/bfloat16 -> complex64)."""
+        if self.category == _COMPLEX:
+            return self
+        return complex128 if self is float64 else complex64
 
     def __repr__(self):
         return f"flowvision.backend.{self.name}"
@@ -60,11 +66,14 @@ int16 = dtype("int16", np.int16, _INT, 2, True)
 int8 = dtype("int8", np.int8, _INT, 1, True)
 uint8 = dtype("uint8", np.uint8, _INT, 1, False)
 bool = dtype("bool", np.bool_, _BOOL, 0, False)  # noqa: A001 - torch's name
+complex64 = dtype("complex64", np.complex64, _COMPLEX, 2, True)
+complex128 = dtype("complex128", np.complex128, _COMPLEX, 3, True)
+cfloat, cdouble = complex64, complex128
 
 float, double, half = float32, float64, float16  # noqa: A001
 long, int, short = int64, int32, int16  # noqa: A001
 
-_ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool)
+_ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool, complex64, complex128)
 _NAMES = {d.name: d for d in _ALL}
 _FROM_NP = {d.np: d for d in _ALL if d is not bfloat16}
 
@@ -105,7 +114,7 @@ def as_dtype(d):
         if name in _NAMES:
             return _NAMES[name]
         aliases = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
-                   "short": int16, "bool_": bool}
+                   "short": int16, "bool_": bool, "cfloat": complex64, "cdouble": complex128}
         if name in aliases:
             return aliases[name]
     try:
@@ -124,7 +133,7 @@ def from_numpy_dtype(npd):
     except KeyError:
         raise TypeError(
             f"can't convert numpy array of type {npd}; supported: float64, float32, float16, int64, "
-            "int32, int16, int8, uint8 and bool") from None
+            "int32, int16, int8, uint8, bool, complex64 and complex128") from None
 
 
 def promote_types(a, b):
@@ -132,7 +141,12 @@ def promote_types(a, b):
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == _COMPLEX and lo is float64:
+            return complex128  # the complex result keeps the float operand's precision
+        return hi
+    if a.category == _COMPLEX:
+        return a if a.rank > b.rank else b
     if a.category == _FLOAT:
         if {a, b} == {float16, bfloat16}:
             return float32
@@ -152,6 +166,10 @@ def _combine_categories(higher, lower):
         return lower
     if lower is None:
         return higher
+    if higher.is_complex:
+        return higher
+    if lower.is_complex:
+        return higher.to_complex() if higher.is_floating_point else lower
     if higher.is_floating_point:
         return higher
     if higher is bool or lower.is_floating_point:
@@ -167,8 +185,8 @@ def scalar_dtype(x):
         return int64
     if isinstance(x, (_py_float, np.floating)):
         return get_default_dtype()
-    if isinstance(x, complex):
-        raise TypeError("complex numbers are not supported")
+    if isinstance(x, (complex, np.complexfloating)):
+        return get_default_dtype().to_complex()
     raise TypeError(f"unsupported operand type {type(x).__name__}")
 
 

@@ -167,9 +167,9 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         value = bool(value)
-        if value and not self._dtype.is_floating_point:
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients (got {self._dtype})")
+                f"only Tensors of floating point and complex dtype can require gradients (got {self._dtype})")
         if not value and self._grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "

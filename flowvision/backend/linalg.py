@@ -3,8 +3,8 @@
 Norms, ``cross``, ``matrix_power``, ``multi_dot`` and ``vecdot`` are composed from differentiable ops.  ``inv``,
 ``det``, ``slogdet``, ``solve`` and ``cholesky`` are LAPACK (numpy) forwards with their closed-form gradients.
 ``svd``/``svdvals``/``eigh``/``eigvalsh``/``qr``/``pinv`` have torch's gradients (``_linalg_grad``);
-``lstsq``/``matrix_rank`` compute forward values only (backpropagating through lstsq raises ``NotImplementedError``).  Complex results (``eig``, ``eigvals``) are not
-representable: no complex dtype here.
+``lstsq``/``matrix_rank``/``eig``/``eigvals`` compute forward values only (backpropagating through them raises
+``NotImplementedError``); ``eig`` returns complex tensors.
 """
 from __future__ import annotations
 
@@ -364,8 +364,17 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
 
 
 def eig(A: Tensor):
-    raise NotImplementedError("linalg.eig returns complex tensors, which this engine does not have; use "
-                              "linalg.eigh for symmetric matrices")
+    """Eigenvalues and eigenvectors of a general square matrix (complex results, LAPACK geev as torch uses).
+    Forward only: backpropagating through it raises ``NotImplementedError`` (use ``eigh`` for symmetric input)."""
+    _check_square(A, "eig")
+    w, V = _lapack(lambda: np.linalg.eig(A._data), "eig")
+    cdt = A._dtype.to_complex()
+    outs = tuple(Tensor._wrap(np.ascontiguousarray(a, dtype=cdt.np), cdt) for a in (w, V))
+    if A.requires_grad:
+        outs = _NoGrad.apply(A, "eig", outs)
+    return namedtuple("eig", "eigenvalues eigenvectors")(*outs)
 
 
-eigvals = eig
+def eigvals(A: Tensor) -> Tensor:
+    """Eigenvalues of a general square matrix (complex); forward only."""
+    return eig(A).eigenvalues

@@ -73,7 +73,7 @@ def wrap_dims(dim, ndim):
 
 def float_result(t):
     """dtype of a float-valued op on ``t`` (ints promote to the default float dtype)."""
-    return t._dtype if t._dtype.is_floating_point else D.get_default_dtype()
+    return t._dtype if t._dtype.is_floating_point or t._dtype.is_complex else D.get_default_dtype()
 
 
 def as_tensor_arg(x, dtype=None):

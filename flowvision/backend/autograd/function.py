@@ -83,7 +83,7 @@ class Function:
                 if isinstance(o, Tensor):
                     if any(o is a for a in args):  # returned an input as-is: give it its own identity
                         o = o.view_as(o)
-                    if id(o) not in ctx._non_differentiable and o._dtype.is_floating_point:
+                    if id(o) not in ctx._non_differentiable and (o._dtype.is_floating_point or o._dtype.is_complex):
                         o._grad_fn, o._output_nr = node, i
                         o.requires_grad_flag = True
                 new_outs.append(o)
