@@ -126,8 +126,8 @@ def _dispatch_names():
         codes["BINARY_OPS"] |= set(re.findall(r"\bbop\(\s*\"(\w+)\"", src))
         codes["REDUCE_OPS"] |= set(re.findall(r"reduce_dims\(\s*\"(\w+)\"", src))
         codes["REDUCE_OPS"] |= set(re.findall(r"REDUCE_OPS\[\"(\w+)\"\]", src))
-    from flowvision.backend._cuda import ops
-    codes["UNARY_OPS"] |= set(ops._UNARY.values())
+    from flowvision.backend._cuda import xp
+    codes["UNARY_OPS"] |= set(xp.UNARY.values())
     return calls, codes
 
 
@@ -313,7 +313,7 @@ def test_adaptive_pool_kernel_bodies_match_torch(host_kernels, out):
 def test_interpolate_kernel_bodies_match_torch(host_kernels, mode, size, ac):
     import torch
     import torch.nn.functional as TF
-    from flowvision.backend._cuda.nn import _interp_scales
+    from flowvision.backend._cuda.xp import interp_scales as _interp_scales
     x = np.random.default_rng(10).standard_normal((2, 3, 9, 8)).astype(np.float32)
     xt = torch.from_numpy(x).requires_grad_(True)
     yt = TF.interpolate(xt, size=size, mode=mode, **({"align_corners": ac} if mode == "bilinear" else {}))
@@ -691,7 +691,7 @@ def test_linear_and_module_transfer(backend):
 
 def test_roi_align_and_nms(backend):
     from flowvision.ops import roi_align
-    from flowvision.backend._cuda import nn as cnn
+    from flowvision.backend._cuda import dispatch as cnn
     rois = np.array([[0, 1.0, 1.0, 6.5, 5.0], [1, 0.0, 2.0, 7.0, 7.0], [0, 3.2, 0.5, 4.1, 6.0]], np.float32)
     check(lambda x, r: roi_align(x, r, (3, 2), 0.9, 2, True), _arr(2, 3, 8, 8), rois)
     check(lambda x, r: roi_align(x, r, 2, 1.0, -1, False), _arr(2, 3, 8, 8), rois)

@@ -35,7 +35,7 @@ def nms(boxes, scores, iou_threshold):
     if boxes.is_cuda or scores.is_cuda:  # the IoU bitmask kernel on the device (loaded only once CUDA is in use)
         if not (boxes.is_cuda and scores.is_cuda):
             raise RuntimeError("nms(): boxes and scores must be on the same device")
-        from flowvision.backend._cuda.nn import nms as _nms_cuda
+        from flowvision.backend._cuda.dispatch import nms as _nms_cuda
         return _nms_cuda(boxes, scores, iou_threshold)
     b = boxes.detach().float().numpy() if boxes.dtype not in (flow.float32, flow.float64) else boxes.detach().numpy()
     s = scores.detach().numpy() if scores.dtype in (flow.float32, flow.float64) else scores.detach().float().numpy()

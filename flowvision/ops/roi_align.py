@@ -21,44 +21,23 @@ class _RoIAlign(Function):
         return y.astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, rois, output_size, spatial_scale, sampling_ratio, aligned):
+        xp = ctx.xp
+        rk = xp.astype(rois, x.dtype)
+        ctx.save_for_backward(rk)
+        ctx.args = (x.shape, x.dtype, spatial_scale, sampling_ratio, aligned)
+        return xp.roi_align_forward(x, rk, spatial_scale, output_size[0], output_size[1], sampling_ratio, aligned)
+
+    @staticmethod
     def backward(ctx, g):
         (rk,) = ctx.saved
         shape, dt, spatial_scale, sampling_ratio, aligned = ctx.args
         if not ctx.needs_input_grad[0]:
             return None, None
-        gk = np.ascontiguousarray(g, dtype=rk.dtype)
-        gx = _C.roi_align_backward(gk, rk, list(shape), spatial_scale, sampling_ratio, aligned)
+        xp = ctx.xp
+        gk = xp.ascontiguousarray(g, dtype=rk.dtype)
+        gx = xp.roi_align_backward(gk, rk, list(shape), spatial_scale, sampling_ratio, aligned)
         return gx.astype(dt, copy=False), None
-
-
-class _RoIAlignCuda:
-    """The CUDA kernel of ``_RoIAlign`` (device arrays in and out). The engine's dispatcher finds it as the op's
-    ``cuda_kernel`` override, so the engine never imports this library; loaded only once a CUDA tensor exists."""
-
-    @staticmethod
-    def forward(ctx, x, rois, output_size, spatial_scale, sampling_ratio, aligned):
-        from flowvision.backend._cuda import arrays as A
-        from flowvision.backend._cuda.runtime import C
-        rois = A.ensure(rois, x.dtype)
-        ctx.save_for_backward(rois)
-        ctx.args = (list(x.shape), float(spatial_scale), int(sampling_ratio), bool(aligned))
-        return C().roi_align_forward(x, rois, int(output_size[0]), int(output_size[1]), float(spatial_scale),
-                                     int(sampling_ratio), bool(aligned))
-
-    @staticmethod
-    def backward(ctx, g):
-        from flowvision.backend._cuda.runtime import C
-        (rois,) = ctx.saved
-        shape, scale, sampling, aligned = ctx.args
-        if not ctx.needs_input_grad[0]:
-            return (None,) * 6
-
-        def f32(a):
-            return a if a.dtype == "float32" else C().cast(a, "float32")
-        return (C().roi_align_backward(f32(g), f32(rois), shape, scale, sampling, aligned),) + (None,) * 5
-
-
-_RoIAlign.cuda_kernel = _RoIAlignCuda
 
 
 def _rois(input, boxes, fn):

@@ -7,8 +7,8 @@ of the compiled ``_C_cuda`` module).
 Design (docs/architecture.md, "CUDA backend"):
 - a CUDA tensor is the ordinary ``Tensor`` whose ``_data`` is a ``_C_cuda.DeviceArray`` (dense,
   row-major device memory from the caching allocator) instead of a numpy array;
-- ``Function.apply`` hands any call with a CUDA operand to ``dispatch.cuda_apply``, which looks the
-  op's class up in ``dispatch.TABLE`` and runs its CUDA twin (same forward/backward contract,
-  DeviceArrays instead of numpy arrays), recording the same autograd ``Node``;
+- ``Function.apply`` runs a call with a CUDA operand through the op's own ``forward_cuda`` kernel (declared on
+  the op, written against the array namespace ``xp.py``) and records the same autograd ``Node``; the op's one
+  backward runs on device arrays with ``xp`` as its namespace (``dispatch.py`` is the device runtime);
 - the hook is armed only once a CUDA tensor exists, so CPU-only processes never pay for it.
 """

@@ -130,8 +130,10 @@ def ensure(a, dtype_name):
     if is_device_array(a):
         return a if a.dtype == dtype_name else C().cast(a, dtype_name)
     arr = np.asarray(a)
-    dev = C().from_host(np.ascontiguousarray(arr), arr.dtype.name if arr.dtype != np.float64 else "float32") \
+    dev = C().from_host(np.asarray(arr, order="C"), arr.dtype.name if arr.dtype != np.float64 else "float32") \
         if arr.dtype != np.float64 else C().from_host(arr.astype(np.float32), "float32")
+    if tuple(dev.shape) != arr.shape:  # keep 0-d arrays 0-d
+        dev = C().reshape(dev, list(arr.shape))
     return dev if dev.dtype == dtype_name else C().cast(dev, dtype_name)
 
 

@@ -1,11 +1,13 @@
-"""Device transfer and the per-op dispatch table for CUDA tensors.
+"""The CUDA device runtime: device transfer, and the device half of ``Function.apply``.
 
-``TABLE`` maps a CPU ``Function`` class (or, for factory-made classes, its name) to its CUDA twin:
-a class with the same ``forward(ctx, *arrays, **params)`` / ``backward(ctx, *grads)`` contract on
-``DeviceArray`` s. ``cuda_apply`` mirrors ``Function.apply``: it moves operands to the op's compute
-dtype on the device, runs the twin and records the same autograd ``Node``; gradients stay on the
-device and are cast back to each input's dtype.
+Once the first CUDA tensor exists, ``autograd.graph.cuda_dispatch`` is this module and ``Function.apply`` asks
+``on_device(args)``; a call with a device operand runs the op's ``forward_cuda`` kernel (declared on the op
+itself) on ``DeviceArray`` s, with ``xp`` (``_cuda/xp.py``) as ``ctx.xp``, and records the same ``Node`` as on
+the CPU. The op's one backward runs on device arrays; ``grads_in`` / ``grads_out`` put each gradient on the
+device in its tensor's dtype.
 """
+import sys
+
 import numpy as np
 
 from .. import _dtype as D
@@ -16,16 +18,7 @@ from . import autocast as _ac
 from .runtime import C, is_device_array
 
 CUDA0 = Device("cuda", 0)
-TABLE = {}
-
-
-def register(*keys):
-    """Decorator: the decorated class is the CUDA twin of the given CPU Function classes / names."""
-    def deco(twin):
-        for k in keys:
-            TABLE[k] = twin
-        return twin
-    return deco
+type = "cuda"  # noqa: A001  (the device type this runtime serves: ops declare ``forward_cuda``)
 
 
 def _tensor_cls():
@@ -34,7 +27,9 @@ def _tensor_cls():
 
 
 def wrap(arr, dtype=None):
-    """A CUDA Tensor around a DeviceArray."""
+    """A CUDA Tensor around a DeviceArray (anything else is returned as it is)."""
+    if not is_device_array(arr):
+        return arr
     t = object.__new__(_tensor_cls())
     t._init(arr, dtype if dtype is not None else D._by_name(arr.dtype))
     return t
@@ -51,7 +46,9 @@ def upload(arr, dtype):
     if dtype is D.float64:
         raise TypeError("float64 tensors can't be moved to CUDA: flowvision's CUDA kernels are float32/float16/"
                         "bfloat16 (call .float() first)")
-    return C().from_host(np.ascontiguousarray(arr), dtype.name)
+    arr = np.asarray(arr, order="C")
+    dev = C().from_host(arr, dtype.name)
+    return dev if tuple(dev.shape) == arr.shape else C().reshape(dev, list(arr.shape))  # keep 0-d arrays 0-d
 
 
 def to_cuda(t, dev):
@@ -110,119 +107,84 @@ _ARMED = False
 
 
 def _arm():
-    """Route Function.apply through cuda_apply from now on (a no-op check until then)."""
-    global _ARMED
+    """Have Function.apply look for device operands from now on (no per-call cost until then)."""
+    global _ARMED, xp
     if not _ARMED:
-        from . import ops, nn  # noqa: F401  (fill TABLE)
-        G.cuda_dispatch = cuda_apply
+        from . import xp as _xp
+        xp = _xp
+        G.cuda_dispatch = sys.modules[__name__]
         _ARMED = True
 
 
-class _TwinNode:
-    """The autograd node function of a CUDA op: runs the twin's backward, then puts each gradient on
-    the device in its input's dtype (host zeros that the engine substitutes for missing output
-    gradients are uploaded)."""
-
-    def __init__(self, twin, cpu_cls):
-        self.twin = twin
-        self.backward_name = getattr(cpu_cls, "backward_name", None) or f"{cpu_cls.__name__}Backward0"
-        self.__name__ = cpu_cls.__name__
-
-    def backward(self, ctx, *grads):
-        grads = tuple(g if g is None or is_device_array(g) else _upload_grad(g, dt)
-                      for g, dt in zip(grads, ctx._out_dtypes))
-        out = self.twin.backward(ctx, *grads)
-        if not isinstance(out, tuple):
-            out = (out,)
-        res = []
-        for g, dt in zip(out, ctx._in_dtypes):
-            if g is not None and dt is not None and g.dtype != dt.name:
-                g = C().cast(g, dt.name)
-            res.append(g)
-        return tuple(res)
+xp = None
 
 
-def _upload_grad(g, dt):
+def grads_in(ctx, grads, out_meta):
+    """The output gradients of a device op on the device in each output's dtype (the engine's host zeros for
+    an unused output, or a host root gradient, are uploaded)."""
+    return tuple(_upload_grad(g, dt, meta[0]) if g is None or not is_device_array(g) else g
+                 for g, dt, meta in zip(grads, ctx._out_dtypes, out_meta))
+
+
+def grads_out(ctx, grads):
+    """The input gradients of a device op cast to each input's dtype."""
+    res = []
+    for g, dt in zip(grads, ctx._in_dtypes):
+        if g is not None and dt is not None and g.dtype != dt.name:
+            g = C().cast(g, dt.name)
+        res.append(g)
+    return tuple(res)
+
+
+def _upload_grad(g, dt, shape):
     """A host gradient (the engine's zeros for an unused output, or the root gradient) on the device."""
+    if g is None or not np.asarray(g).any():
+        return C().full(list(shape), 0.0, dt.name)
     g = np.asarray(g)
-    if not g.any():
-        return C().full(list(g.shape), 0.0, dt.name)
     from .._bf16 import f32_to_bf16
     if dt is D.bfloat16:
         return upload(f32_to_bf16(g.astype(np.float32)), dt)
     return upload(g.astype(dt.np, copy=False), dt)
 
 
-_NODE_FNS = {}
-
-
-def _cuda_operand(args):
+def on_device(args):
+    """Whether a call's operands include a CUDA tensor (top level, or inside a list/tuple argument)."""
     T = _tensor_cls()
     for a in args:
-        if isinstance(a, T) and a._device.type == "cuda":
-            return True
-        if isinstance(a, (list, tuple)):
+        if isinstance(a, T):
+            if a._device.type == "cuda":
+                return True
+        elif isinstance(a, (list, tuple)):
             for b in a:
                 if isinstance(b, T) and b._device.type == "cuda":
                     return True
     return False
 
 
-def cuda_apply(cls, args, _dtype, kwargs):
-    """``Function.apply`` for calls with a CUDA operand; NotImplemented otherwise (CPU path runs)."""
-    if not _cuda_operand(args):
-        return NotImplemented
-    T = _tensor_cls()
-    # an op declared outside the engine (flowvision.ops) carries its CUDA kernel as ``cuda_kernel``
-    twin = TABLE.get(cls) or TABLE.get(cls.__name__) or getattr(cls, "cuda_kernel", None)
-    if twin is None:
-        raise NotImplementedError(f"{cls.__name__} is not implemented for CUDA tensors yet; move the tensor to the "
-                                  "CPU with .cpu() for this op")
-    if _ac.state.enabled:
-        _dtype = _ac.op_dtype(cls, args, _dtype)
-    arrays, in_dtypes = [], []
-    n_ops = getattr(cls, "scalar_operands", 0)
-    for i, a in enumerate(args):
-        if isinstance(a, T):
-            if a._device.type != "cuda":
-                if a.ndim != 0:
-                    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                                       f"devices, cuda:0 and cpu! (in {cls.__name__})")
-                a = wrap(upload(a._data, a._dtype), a._dtype)  # a 0-d CPU tensor is a scalar operand
-            arr = a._data
-            if _dtype is not None and arr.dtype != _dtype.name:  # as Function.apply: every tensor operand
-                arr = C().cast(arr, _dtype.name)
-            arrays.append(arr)
-            in_dtypes.append(a._dtype if a._dtype.is_floating_point else None)
-        else:
-            if i < n_ops and a is not None and _dtype is not None and isinstance(a, (bool, int, float, np.generic)):
-                a = float(a) if _dtype.is_floating_point else int(a)
-            arrays.append(a)
-            in_dtypes.append(None)
-    tensor_args = [a for a in args if isinstance(a, T)]
-    requires_grad = is_grad_enabled() and any(t.requires_grad for t in tensor_args)
-    ctx = G.Context()
-    ctx.needs_input_grad = tuple(isinstance(a, T) and a.requires_grad for a in args)
-    ctx.result_dtype = _dtype
-    out = twin.forward(ctx, *arrays, **kwargs)
-    single = not isinstance(out, tuple)
-    outs = (out,) if single else out
-    results = [wrap(o) if is_device_array(o) else o for o in outs]
-    if requires_grad:
-        ctx._in_dtypes = tuple(in_dtypes)
-        ctx._out_dtypes = tuple(r._dtype for r in results)
-        fn = _NODE_FNS.get(twin)
-        if fn is None:
-            fn = _NODE_FNS[twin] = _TwinNode(twin, cls)
-        next_functions = tuple(G._edge(a) if isinstance(a, T) else (None, 0) for a in args)
-        out_meta = tuple((tuple(r.shape), G._compute_np(r._dtype)) for r in results)
-        node = G.Node(fn, ctx, next_functions, out_meta, (None,) * len(args))
-        for i, r in enumerate(results):
-            if r._dtype.is_floating_point:
-                r.requires_grad_flag = True
-                r._grad_fn = node
-                r._output_nr = i
-    return results[0] if single else tuple(results)
+def compute_dtype(cls, args, _dtype):
+    """The op's compute dtype on the device (autocast may lower or raise it)."""
+    return _ac.op_dtype(cls, args, _dtype) if _ac.state.enabled else _dtype
+
+
+def operand(t, _dtype, cls):
+    """A tensor operand as a DeviceArray of the compute dtype (a 0-d CPU tensor is a scalar operand)."""
+    if t._device.type != "cuda":
+        if t.ndim != 0:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                               f"cuda:0 and cpu! (in {cls.__name__})")
+        arr = upload(t._data, t._dtype)
+    else:
+        arr = t._data
+    if _dtype is not None and arr.dtype != _dtype.name:
+        arr = C().cast(arr, _dtype.name)
+    return arr
+
+
+def nms(boxes, scores, iou_threshold):
+    """Greedy NMS of CUDA tensors (IoU bitmask on the device); returns int64 indices by decreasing score."""
+    f32 = (lambda a: a if a.dtype == "float32" else C().cast(a, "float32"))
+    keep = C().nms(f32(boxes.detach()._data), f32(scores.detach()._data), float(iou_threshold))
+    return wrap(keep, D.int64)
 
 
 def accumulate(var, grad):

@@ -20,6 +20,10 @@ class Cast(Function):
         return np.array(x, copy=True)
 
     @staticmethod
+    def forward_cuda(ctx, x):
+        return ctx.xp.copy(x)  # apply already cast x to the target dtype
+
+    @staticmethod
     def backward(ctx, g):
         return (g,)
 
@@ -77,6 +81,12 @@ class Add(Function):
         return a + b * np.asarray(alpha, dtype=b.dtype)
 
     @staticmethod
+    def forward_cuda(ctx, a, b, alpha=1):
+        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.alpha = alpha
+        return ctx.xp.add(a, b if alpha == 1 else ctx.xp.multiply(b, alpha))
+
+    @staticmethod
     def backward(ctx, g):
         sa, sb = ctx.shapes
         gb = g if ctx.alpha == 1 else g * ctx.alpha
@@ -94,6 +104,12 @@ class Sub(Function):
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                                "Use the `^` or `logical_xor()` operator instead.")
         return a - b if alpha == 1 else a - b * np.asarray(alpha, dtype=b.dtype)
+
+    @staticmethod
+    def forward_cuda(ctx, a, b, alpha=1):
+        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.alpha = alpha
+        return ctx.xp.subtract(a, b if alpha == 1 else ctx.xp.multiply(b, alpha))
 
     @staticmethod
     def backward(ctx, g):
@@ -118,6 +134,14 @@ class Mul(Function):
             return a & b
         y = _threaded_add_mul(a, b, "mul")
         return a * b if y is None else y
+
+    @staticmethod
+    def forward_cuda(ctx, a, b):
+        need = ctx.needs_input_grad
+        ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
+        ctx.shapes = (np.shape(a), np.shape(b))
+        xp = ctx.xp
+        return xp.logical_and(a, b) if getattr(a, "dtype", None) == "bool" else xp.multiply(a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -149,12 +173,24 @@ class Div(Function):
             return np.floor(q) if rounding_mode == "floor" else np.trunc(q)
 
     @staticmethod
+    def forward_cuda(ctx, a, b, rounding_mode=None):
+        ctx.save_for_backward(a, b)
+        ctx.mode = rounding_mode
+        xp = ctx.xp
+        if rounding_mode == "floor":
+            return xp.floor_divide(a, b)
+        q = xp.divide(a, b)
+        return xp.trunc(q) if rounding_mode == "trunc" else q
+
+    @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved
+        a, b = _conj_if_complex(*ctx.saved)
+        xp = ctx.xp
+        sa, sb = np.shape(a), np.shape(b)
         if ctx.mode is not None:
-            return np.zeros(a.shape, g.dtype), np.zeros(b.shape, g.dtype)
-        return (unbroadcast(g / b, a.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(-g * a / (b * b), b.shape) if ctx.needs_input_grad[1] else None)
+            return xp.zeros(sa, g.dtype), xp.zeros(sb, g.dtype)
+        return (unbroadcast(g / b, sa) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g * a / (b * b), sb) if ctx.needs_input_grad[1] else None)
 
 
 class Remainder(Function):
@@ -187,16 +223,28 @@ class Pow(Function):
         return out
 
     @staticmethod
+    def forward_cuda(ctx, a, b):
+        xp = ctx.xp
+        if getattr(a, "dtype", None) in ("float32", "float16", "bfloat16") and np.ndim(b) == 0 and \
+                not hasattr(b, "dtype"):
+            out = xp.unary("pow_scalar", a, float(b))
+        else:
+            out = xp.power(a, b)
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
     def backward(ctx, g):
         a, b, out = ctx.saved
+        xp = ctx.xp
         ga = gb = None
         with np.errstate(divide="ignore", invalid="ignore"):
             if ctx.needs_input_grad[0]:
-                ga = np.where(b == 0, 0.0, g * b * np.power(a, b - 1)).astype(g.dtype)
-                ga = unbroadcast(ga, a.shape)
+                ga = xp.where(b == 0, 0.0, g * b * xp.power(a, b - 1)).astype(g.dtype)
+                ga = unbroadcast(ga, np.shape(a))
             if ctx.needs_input_grad[1]:
-                gb = np.where((a == 0) & (b >= 0), 0.0, g * out * np.log(a)).astype(g.dtype)
-                gb = unbroadcast(gb, b.shape)
+                gb = xp.where((a == 0) & (b >= 0), 0.0, g * out * xp.log(a)).astype(g.dtype)
+                gb = unbroadcast(gb, np.shape(b))
         return ga, gb
 
 
@@ -210,13 +258,20 @@ class Maximum(Function):
         return np.minimum(a, b) if minimum else np.maximum(a, b)
 
     @staticmethod
+    def forward_cuda(ctx, a, b, minimum=False):
+        ctx.save_for_backward(a, b)
+        ctx.minimum = minimum
+        return ctx.xp.minimum(a, b) if minimum else ctx.xp.maximum(a, b)
+
+    @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
         win_a = (a < b) if ctx.minimum else (a > b)
         tie = (a == b)
         wa = win_a + 0.5 * tie
         wb = (~win_a & ~tie) + 0.5 * tie
-        return unbroadcast((g * wa).astype(g.dtype), a.shape), unbroadcast((g * wb).astype(g.dtype), b.shape)
+        return (unbroadcast((g * wa).astype(g.dtype), np.shape(a)),
+                unbroadcast((g * wb).astype(g.dtype), np.shape(b)))
 
 
 class Atan2(Function):
@@ -329,8 +384,9 @@ def _finish(result, out):
 
 
 # ------------------------------------------------------------------ unary math
-def _unary_op(name, fwd, bwd, saves="x", float_only=True, keep_int=False, **traits):
-    """Build a Function for y = fwd(x) with dy/dx from bwd(x, y, g); ``traits``: its capture traits
+def _unary_op(name, fwd, bwd, saves="x", float_only=True, keep_int=False, cuda=None, **traits):
+    """Build a Function for y = fwd(x) with dx = bwd(x or y, g, xp) (``xp``: the array namespace);
+    ``cuda``: the ``xp`` function name of its device kernel (None: CPU only); ``traits``: its capture traits
     (_ops/traits.py)."""
 
     def forward(ctx, x):
@@ -339,12 +395,20 @@ def _unary_op(name, fwd, bwd, saves="x", float_only=True, keep_int=False, **trai
         ctx.save_for_backward(x if saves == "x" else y)
         return y
 
+    def forward_cuda(ctx, x):
+        y = getattr(ctx.xp, cuda)(x)
+        ctx.save_for_backward(x if saves == "x" else y)
+        return y
+
     def backward(ctx, g):
         (v,) = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return (bwd(v, g),)
+            return (bwd(v, g, ctx.xp),)
 
-    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward), **traits})
+    body = {"forward": staticmethod(forward), "backward": staticmethod(backward), **traits}
+    if cuda is not None:
+        body["forward_cuda"] = staticmethod(forward_cuda)
+    cls = type(name, (Function,), body)
 
     def op(input):
         check_operand(input, name.lower())
@@ -454,48 +518,50 @@ def _sigmoid(x):
     return out
 
 
-neg = _unary_op("Neg", np.negative, lambda x, g: -g, keep_int=True, elementwise=True)
-abs = _unary_op("Abs", np.abs, lambda x, g: g * np.sign(x), keep_int=True, elementwise=True)  # noqa: A001
+neg = _unary_op("Neg", np.negative, lambda x, g, xp: -g, keep_int=True, elementwise=True, cuda="negative")
+abs = _unary_op("Abs", np.abs, lambda x, g, xp: g * xp.sign(x), keep_int=True, elementwise=True, cuda="abs")  # noqa: A001
 def _sign(x):
     if x.dtype.kind == "f":  # torch: sign(nan) == 0
         return ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype))
     return np.sign(x)
 
 
-sign = _unary_op("Sign", _sign, lambda x, g: np.zeros_like(g), keep_int=True)
-exp = _unary_op("Exp", np.exp, lambda y, g: g * y, saves="y", elementwise=True)
-exp2 = _unary_op("Exp2", np.exp2, lambda y, g: g * y * np.log(2.0).astype(y.dtype), saves="y")
-expm1 = _unary_op("Expm1", np.expm1, lambda y, g: g * (y + 1), saves="y")
-log = _unary_op("Log", np.log, lambda x, g: g / x)
-log2 = _unary_op("Log2", np.log2, lambda x, g: g / (x * np.log(2.0).astype(x.dtype)))
-log10 = _unary_op("Log10", np.log10, lambda x, g: g / (x * np.log(10.0).astype(x.dtype)))
-log1p = _unary_op("Log1p", np.log1p, lambda x, g: g / (x + 1))
-sqrt = _unary_op("Sqrt", np.sqrt, lambda y, g: g / (2 * y), saves="y", elementwise=True)
-rsqrt = _unary_op("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda y, g: -0.5 * g * y * y * y, saves="y",
-                  elementwise=True)
-sin = _unary_op("Sin", np.sin, lambda x, g: g * np.cos(x))
-cos = _unary_op("Cos", np.cos, lambda x, g: -g * np.sin(x))
-tan = _unary_op("Tan", np.tan, lambda y, g: g * (1 + y * y), saves="y")
-asin = _unary_op("Asin", np.arcsin, lambda x, g: g / np.sqrt(1 - x * x))
-acos = _unary_op("Acos", np.arccos, lambda x, g: -g / np.sqrt(1 - x * x))
-atan = _unary_op("Atan", np.arctan, lambda x, g: g / (1 + x * x))
-sinh = _unary_op("Sinh", np.sinh, lambda x, g: g * np.cosh(x))
-cosh = _unary_op("Cosh", np.cosh, lambda x, g: g * np.sinh(x))
-tanh = _unary_op("Tanh", np.tanh, lambda y, g: g * (1 - y * y), saves="y", elementwise=True)
-sigmoid = _unary_op("Sigmoid", _sigmoid, lambda y, g: g * y * (1 - y), saves="y", elementwise=True,
-                    activation=_traits.fixed("sigmoid"))
-erf = _unary_op("Erf", _cody_erf, lambda x, g: g * (_SQRT_PI_2 * np.exp(-x * x)).astype(x.dtype), elementwise=True)
-erfc = _unary_op("Erfc", lambda x: 1 - _cody_erf(x), lambda x, g: -g * (_SQRT_PI_2 * np.exp(-x * x)).astype(x.dtype))
+sign = _unary_op("Sign", _sign, lambda x, g, xp: xp.zeros_like(g), keep_int=True, cuda="sign")
+exp = _unary_op("Exp", np.exp, lambda y, g, xp: g * y, saves="y", elementwise=True, cuda="exp")
+exp2 = _unary_op("Exp2", np.exp2, lambda y, g, xp: g * y * xp.log(2.0).astype(y.dtype), saves="y")
+expm1 = _unary_op("Expm1", np.expm1, lambda y, g, xp: g * (y + 1), saves="y", cuda="expm1")
+log = _unary_op("Log", np.log, lambda x, g, xp: g / x, cuda="log")
+log2 = _unary_op("Log2", np.log2, lambda x, g, xp: g / (x * xp.log(2.0).astype(x.dtype)), cuda="log2")
+log10 = _unary_op("Log10", np.log10, lambda x, g, xp: g / (x * xp.log(10.0).astype(x.dtype)))
+log1p = _unary_op("Log1p", np.log1p, lambda x, g, xp: g / (x + 1), cuda="log1p")
+sqrt = _unary_op("Sqrt", np.sqrt, lambda y, g, xp: g / (2 * y), saves="y", elementwise=True, cuda="sqrt")
+rsqrt = _unary_op("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda y, g, xp: -0.5 * g * y * y * y, saves="y",
+                  elementwise=True, cuda="rsqrt")
+sin = _unary_op("Sin", np.sin, lambda x, g, xp: g * xp.cos(x), cuda="sin")
+cos = _unary_op("Cos", np.cos, lambda x, g, xp: -g * xp.sin(x), cuda="cos")
+tan = _unary_op("Tan", np.tan, lambda y, g, xp: g * (1 + y * y), saves="y")
+asin = _unary_op("Asin", np.arcsin, lambda x, g, xp: g / xp.sqrt(1 - x * x))
+acos = _unary_op("Acos", np.arccos, lambda x, g, xp: -g / xp.sqrt(1 - x * x))
+atan = _unary_op("Atan", np.arctan, lambda x, g, xp: g / (1 + x * x))
+sinh = _unary_op("Sinh", np.sinh, lambda x, g, xp: g * xp.cosh(x))
+cosh = _unary_op("Cosh", np.cosh, lambda x, g, xp: g * xp.sinh(x))
+tanh = _unary_op("Tanh", np.tanh, lambda y, g, xp: g * (1 - y * y), saves="y", elementwise=True, cuda="tanh")
+sigmoid = _unary_op("Sigmoid", _sigmoid, lambda y, g, xp: g * y * (1 - y), saves="y", elementwise=True,
+                    activation=_traits.fixed("sigmoid"), cuda="sigmoid")
+erf = _unary_op("Erf", _cody_erf, lambda x, g, xp: g * (_SQRT_PI_2 * xp.exp(-x * x)).astype(x.dtype),
+                elementwise=True, cuda="erf")
+erfc = _unary_op("Erfc", lambda x: 1 - _cody_erf(x), lambda x, g, xp: -g * (_SQRT_PI_2 * xp.exp(-x * x)).astype(x.dtype))
 erfinv = _unary_op("Erfinv", lambda x: _erfinv(x).astype(x.dtype),
-                   lambda y, g: g * (np.sqrt(np.pi) / 2 * np.exp(y * y)).astype(y.dtype), saves="y")
-reciprocal = _unary_op("Reciprocal", lambda x: 1.0 / x, lambda y, g: -g * y * y, saves="y", elementwise=True)
-square = _unary_op("Square", np.square, lambda x, g: 2 * g * x, keep_int=True, elementwise=True)
-floor = _unary_op("Floor", np.floor, lambda x, g: np.zeros_like(g), keep_int=True)
-ceil = _unary_op("Ceil", np.ceil, lambda x, g: np.zeros_like(g), keep_int=True)
-trunc = _unary_op("Trunc", np.trunc, lambda x, g: np.zeros_like(g), keep_int=True)
+                   lambda y, g, xp: g * (xp.sqrt(xp.pi) / 2 * xp.exp(y * y)).astype(y.dtype), saves="y")
+reciprocal = _unary_op("Reciprocal", lambda x: 1.0 / x, lambda y, g, xp: -g * y * y, saves="y", elementwise=True,
+                       cuda="reciprocal")
+square = _unary_op("Square", np.square, lambda x, g, xp: 2 * g * x, keep_int=True, elementwise=True, cuda="square")
+floor = _unary_op("Floor", np.floor, lambda x, g, xp: xp.zeros_like(g), keep_int=True, cuda="floor")
+ceil = _unary_op("Ceil", np.ceil, lambda x, g, xp: xp.zeros_like(g), keep_int=True, cuda="ceil")
+trunc = _unary_op("Trunc", np.trunc, lambda x, g, xp: xp.zeros_like(g), keep_int=True, cuda="trunc")
 fix = trunc
-frac = _unary_op("Frac", lambda x: x - np.trunc(x), lambda x, g: g)
-_round0 = _unary_op("Round", np.round, lambda x, g: np.zeros_like(g), keep_int=True)
+frac = _unary_op("Frac", lambda x: x - np.trunc(x), lambda x, g, xp: g)
+_round0 = _unary_op("Round", np.round, lambda x, g, xp: xp.zeros_like(g), keep_int=True, cuda="round")
 absolute = abs
 negative = neg
 arcsin, arccos, arctan = asin, acos, atan
@@ -515,6 +581,10 @@ def _compare(ufunc, name):
         @staticmethod
         def forward(ctx, a, b):
             return ufunc(a, b)
+
+        @staticmethod
+        def forward_cuda(ctx, a, b):
+            return getattr(ctx.xp, ufunc.__name__)(a, b)
 
     Cmp.__name__ = name
 
@@ -618,10 +688,17 @@ class WhereOp(Function):
         return np.where(cond, a, b)
 
     @staticmethod
+    def forward_cuda(ctx, a, b, cond):
+        xp = ctx.xp
+        ctx.cond = cond = xp.astype(xp.asarray(cond), "bool")
+        ctx.shapes = (np.shape(a), np.shape(b))
+        return xp.where(cond, a, b)
+
+    @staticmethod
     def backward(ctx, g):
-        c = ctx.cond
+        c, xp = ctx.cond, ctx.xp
         sa, sb = ctx.shapes
-        return unbroadcast(np.where(c, g, 0).astype(g.dtype), sa), unbroadcast(np.where(c, 0, g).astype(g.dtype), sb)
+        return unbroadcast(xp.where(c, g, 0).astype(g.dtype), sa), unbroadcast(xp.where(c, 0, g).astype(g.dtype), sb)
 
 
 def where(condition, input=None, other=None):
@@ -666,8 +743,17 @@ class Clamp(Function):
         return y
 
     @staticmethod
+    def forward_cuda(ctx, x, lo, hi, scalar_bounds=(False, False)):
+        if hasattr(lo, "dtype") or hasattr(hi, "dtype"):
+            raise NotImplementedError("clamp with tensor bounds is not implemented for CUDA tensors yet")
+        ctx.save_for_backward(x, lo, hi)
+        ctx.scalar_bounds = scalar_bounds
+        return ctx.xp.clip(x, lo, hi)
+
+    @staticmethod
     def backward(ctx, g):
         x, lo, hi = ctx.saved
+        xp = ctx.xp
         lo_scalar, hi_scalar = ctx.scalar_bounds
         tie_lo = 0.0 if lo_scalar else 0.5
         tie_hi = 0.0 if hi_scalar else 0.5
@@ -676,7 +762,7 @@ class Clamp(Function):
         d_hi = None
         if lo is not None:
             gx = gx * ((x > lo) + tie_lo * (x == lo))
-            y1 = np.maximum(x, lo)
+            y1 = xp.maximum(x, lo)
         if hi is not None:
             d_hi = (y1 < hi) + tie_hi * (y1 == hi)  # d min(y1, hi) / d y1
             gx = gx * d_hi
@@ -685,10 +771,10 @@ class Clamp(Function):
             d = (lo > x) + 0.5 * (lo == x)
             if d_hi is not None:
                 d = d * d_hi
-            glo = unbroadcast(np.asarray(g * d).astype(g.dtype), np.shape(lo))
+            glo = unbroadcast(xp.asarray(g * d).astype(g.dtype), np.shape(lo))
         if hi is not None and ctx.needs_input_grad[2]:
-            ghi = unbroadcast(np.asarray(g * ((hi < y1) + 0.5 * (hi == y1))).astype(g.dtype), np.shape(hi))
-        return unbroadcast(np.asarray(gx).astype(g.dtype), x.shape), glo, ghi
+            ghi = unbroadcast(xp.asarray(g * ((hi < y1) + 0.5 * (hi == y1))).astype(g.dtype), np.shape(hi))
+        return unbroadcast(xp.asarray(gx).astype(g.dtype), x.shape), glo, ghi
 
 
 def clamp(input, min=None, max=None):  # noqa: A002
@@ -721,10 +807,17 @@ class MaskedFill(Function):
         return np.where(mask, value, x)
 
     @staticmethod
+    def forward_cuda(ctx, x, value, mask):
+        xp = ctx.xp
+        ctx.mask = mask = xp.astype(xp.asarray(mask), "bool")
+        ctx.vshape = np.shape(value)
+        return xp.where(mask, xp.astype(xp.asarray(value), x.dtype), x)
+
+    @staticmethod
     def backward(ctx, g):
-        m = ctx.mask
-        gx = unbroadcast(np.where(m, 0, g).astype(g.dtype), g.shape if g.ndim else ())
-        gv = np.where(m, g, 0).sum().astype(g.dtype).reshape(ctx.vshape) if ctx.needs_input_grad[1] else None
+        m, xp = ctx.mask, ctx.xp
+        gx = unbroadcast(xp.where(m, 0, g).astype(g.dtype), g.shape if g.ndim else ())
+        gv = xp.where(m, g, 0).sum().astype(g.dtype).reshape(ctx.vshape) if ctx.needs_input_grad[1] else None
         return gx, gv
 
 

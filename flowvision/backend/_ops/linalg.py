@@ -29,21 +29,40 @@ class Matmul(Function):
         return out
 
     @staticmethod
+    def forward_cuda(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        xp = ctx.xp
+        a2 = xp.reshape(a, [1, a.shape[0]]) if a.ndim == 1 else a
+        b2 = xp.reshape(b, [b.shape[0], 1]) if b.ndim == 1 else b
+        if b2.ndim == 2 and a2.ndim > 2:  # (..., M, K) @ (K, N): one GEMM over all rows
+            out = xp.matmul(xp.reshape(a2, [-1, a2.shape[-1]]), b2)
+            out = xp.reshape(out, list(a2.shape[:-1]) + [b2.shape[-1]])
+        else:
+            out = xp.matmul(a2, b2)
+        shape = list(out.shape)
+        if a.ndim == 1:
+            shape.pop(-2)
+        if b.ndim == 1:
+            shape.pop(-1)
+        return xp.reshape(out, shape)
+
+    @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
-        a2 = a[None, :] if a.ndim == 1 else a
-        b2 = b[:, None] if b.ndim == 1 else b
+        xp = ctx.xp
+        a2 = xp.reshape(a, (1,) + a.shape) if a.ndim == 1 else a
+        b2 = xp.reshape(b, b.shape + (1,)) if b.ndim == 1 else b
         g2 = g  # undo the forward's squeezes in reverse order (last dim first: 1-D @ 1-D gives a 0-d g)
         if b.ndim == 1:
-            g2 = np.expand_dims(g2, -1)
+            g2 = xp.expand_dims(g2, -1)
         if a.ndim == 1:
-            g2 = np.expand_dims(g2, -2)
+            g2 = xp.expand_dims(g2, -2)
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = _bmm_arrays(g2, np.swapaxes(b2, -1, -2))
+            ga = xp.bmm(g2, xp.swapaxes(b2, -1, -2))
             ga = unbroadcast(ga, a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
-            gb = _bmm_arrays(np.swapaxes(a2, -1, -2), g2)
+            gb = xp.bmm(xp.swapaxes(a2, -1, -2), g2)
             gb = unbroadcast(gb, b2.shape).reshape(b.shape)
         return ga, gb
 

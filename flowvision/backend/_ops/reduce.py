@@ -13,10 +13,10 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 VarMean = namedtuple("VarMean", ["var", "mean"])
 
 
-def _expand_grad(g, in_shape, dims, keepdim):
+def _expand_grad(g, in_shape, dims, keepdim, xp=np):
     if not keepdim:
-        g = np.expand_dims(g, dims) if dims else g
-    return np.broadcast_to(g, in_shape)
+        g = xp.expand_dims(g, dims) if dims else g
+    return xp.broadcast_to(g, in_shape)
 
 
 def _acc(x):
@@ -45,9 +45,14 @@ class Sum(Function):
         return np.asarray(np.sum(_acc(x), axis=dims, keepdims=keepdim)).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, dims, keepdim):
+        ctx.args = (x.shape, dims, keepdim)
+        return ctx.xp.sum(x, axis=dims, keepdims=keepdim)
+
+    @staticmethod
     def backward(ctx, g):
         shp, dims, keepdim = ctx.args
-        return (_expand_grad(g, shp, dims, keepdim),)
+        return (_expand_grad(g, shp, dims, keepdim, ctx.xp),)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
@@ -70,10 +75,16 @@ class Mean(Function):
         return _mean(x, dims, keepdim, x.dtype if x.dtype != np.float16 else np.float32).astype(x.dtype)
 
     @staticmethod
+    def forward_cuda(ctx, x, dims, keepdim):
+        ctx.args = (x.shape, dims, keepdim)
+        return ctx.xp.mean(x, axis=dims, keepdims=keepdim)
+
+    @staticmethod
     def backward(ctx, g):
         shp, dims, keepdim = ctx.args
         n = _count(shp, dims)
-        return (_expand_grad(g / _b.max(n, 1), shp, dims, keepdim) if n else np.zeros(shp, g.dtype),)
+        xp = ctx.xp
+        return (_expand_grad(g / _b.max(n, 1), shp, dims, keepdim, xp) if n else xp.zeros(shp, g.dtype),)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -175,13 +186,22 @@ class ExtremeAll(Function):
         return out
 
     @staticmethod
+    def forward_cuda(ctx, x, dims, keepdim, is_max):
+        xp = ctx.xp
+        out = (xp.amax if is_max else xp.amin)(x, axis=dims, keepdims=keepdim)
+        ctx.save_for_backward(x, out)
+        ctx.args = (dims, keepdim)
+        return out
+
+    @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved
         dims, keepdim = ctx.args
-        o = _expand_grad(out, x.shape, dims, keepdim)
+        xp = ctx.xp
+        o = _expand_grad(out, x.shape, dims, keepdim, xp)
         mask = (x == o)
-        cnt = np.sum(mask, axis=dims, keepdims=True)
-        gg = _expand_grad(g, x.shape, dims, keepdim)
+        cnt = xp.sum(mask, axis=dims, keepdims=True)
+        gg = _expand_grad(g, x.shape, dims, keepdim, xp)
         return ((gg * mask / cnt).astype(g.dtype),)
 
 
@@ -205,13 +225,21 @@ class ExtremeDim(Function):
         return vals, idx.astype(np.int64)
 
     @staticmethod
+    def forward_cuda(ctx, x, dim, keepdim, is_max):
+        xp = ctx.xp
+        vals, idx = xp.argreduce(x, dim, is_max)
+        ctx.args = (x.shape, dim, keepdim, idx)
+        if keepdim:
+            vals, idx = xp.expand_dims(vals, dim), xp.expand_dims(idx, dim)
+        return vals, idx
+
+    @staticmethod
     def backward(ctx, g, gi):
         shp, dim, keepdim, idx = ctx.args
-        out = np.zeros(shp, g.dtype)
+        xp = ctx.xp
         if keepdim:
-            g = np.squeeze(g, dim)
-        np.put_along_axis(out, np.expand_dims(idx, dim), np.expand_dims(g, dim), axis=dim)
-        return (out,)
+            g = xp.squeeze(g, dim)
+        return (xp.put_along_axis_zeros(shp, xp.expand_dims(idx, dim), xp.expand_dims(g, dim), dim),)
 
 
 def _extreme(input, dim, keepdim, is_max, other=None):
@@ -397,18 +425,30 @@ class Norm(Function):
         return out.astype(dt)
 
     @staticmethod
+    def forward_cuda(ctx, x, p, dims, keepdim):
+        if p not in (1.0, 2.0):
+            raise NotImplementedError(f"norm(p={p}) is not implemented for CUDA tensors yet (p=1 and p=2 are)")
+        xp = ctx.xp
+        out = xp.sum(xp.abs(x), axis=dims, keepdims=keepdim) if p == 1 else \
+            xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim))
+        ctx.save_for_backward(x, out)
+        ctx.args = (p, dims, keepdim, x.dtype)
+        return out
+
+    @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved
         p, dims, keepdim, dt = ctx.args
-        o = _expand_grad(out, x.shape, dims, keepdim)
-        gg = _expand_grad(g, x.shape, dims, keepdim)
+        xp = ctx.xp
+        o = _expand_grad(out, x.shape, dims, keepdim, xp)
+        gg = _expand_grad(g, x.shape, dims, keepdim, xp)
         with np.errstate(divide="ignore", invalid="ignore"):
             if p == 0:
-                r = np.zeros_like(x)
+                r = xp.zeros_like(x)
             elif p == 1:
-                r = np.sign(x) * gg
+                r = xp.sign(x) * gg
             elif p == 2:
-                r = np.where(o == 0, 0, x * gg / o)
+                r = xp.where(o == 0, 0, x * gg / o)
             elif p in (np.inf, -np.inf):
                 mask = np.abs(x) == o
                 cnt = np.sum(mask, axis=dims, keepdims=True)

@@ -52,6 +52,11 @@ class View(Function):
         return np.reshape(x, shape)
 
     @staticmethod
+    def forward_cuda(ctx, x, shape, strict=True):
+        ctx.in_shape = x.shape
+        return ctx.xp.reshape(x, shape)  # device arrays are dense: a reshape is always a view
+
+    @staticmethod
     def backward(ctx, g):
         return (g.reshape(ctx.in_shape),)
 
@@ -105,8 +110,13 @@ class Permute(Function):
         return np.transpose(x, dims)
 
     @staticmethod
+    def forward_cuda(ctx, x, dims):
+        ctx.dims = dims
+        return ctx.xp.transpose(x, dims)
+
+    @staticmethod
     def backward(ctx, g):
-        return (np.transpose(g, np.argsort(ctx.dims)),)
+        return (ctx.xp.transpose(g, np.argsort(ctx.dims)),)
 
 
 def permute(input, *dims):
@@ -179,6 +189,11 @@ class Expand(Function):
         return np.broadcast_to(x, shape)
 
     @staticmethod
+    def forward_cuda(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return ctx.xp.broadcast_to(x, shape)
+
+    @staticmethod
     def backward(ctx, g):
         from ._util import unbroadcast
         return (unbroadcast(g, ctx.in_shape),)
@@ -224,6 +239,10 @@ class Contiguous(Function):
         return np.ascontiguousarray(x) if not x.flags["C_CONTIGUOUS"] else x
 
     @staticmethod
+    def forward_cuda(ctx, x):
+        return x
+
+    @staticmethod
     def backward(ctx, g):
         return (g,)
 
@@ -242,6 +261,10 @@ class Clone(Function):
     @staticmethod
     def forward(ctx, x):
         return np.array(x, copy=True)
+
+    @staticmethod
+    def forward_cuda(ctx, x):
+        return ctx.xp.copy(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -269,10 +292,14 @@ class Slice(Function):
         return x[index] if any(i is Ellipsis for i in index) else x[index + (Ellipsis,)]
 
     @staticmethod
+    def forward_cuda(ctx, x, index):
+        ctx.in_shape = x.shape
+        ctx.index = index
+        return ctx.xp.getitem(x, index)
+
+    @staticmethod
     def backward(ctx, g):
-        gx = np.zeros(ctx.in_shape, g.dtype)
-        gx[ctx.index] = g
-        return (gx,)
+        return (ctx.xp.put(ctx.in_shape, ctx.index, g, g.dtype),)
 
 
 def narrow(input, dim, start, length):
@@ -356,9 +383,15 @@ class Cat(Function):
         return np.concatenate(xs, axis=dim)
 
     @staticmethod
+    def forward_cuda(ctx, *xs, dim):
+        ctx.sizes = [x.shape[dim] for x in xs]
+        ctx.dim = dim
+        return ctx.xp.concatenate(xs, axis=dim)
+
+    @staticmethod
     def backward(ctx, g):
         bounds = np.cumsum(ctx.sizes)[:-1]
-        return tuple(np.split(g, bounds, axis=ctx.dim))
+        return tuple(ctx.xp.split(g, bounds, axis=ctx.dim))
 
 
 def cat(tensors, dim=0, *, out=None):
@@ -419,8 +452,13 @@ class Flip(Function):
         return np.flip(x, dims).copy()
 
     @staticmethod
+    def forward_cuda(ctx, x, dims):
+        ctx.dims = dims
+        return ctx.xp.flip(x, dims).copy()
+
+    @staticmethod
     def backward(ctx, g):
-        return (np.flip(g, ctx.dims).copy(),)
+        return (ctx.xp.flip(g, ctx.dims).copy(),)
 
 
 def flip(input, dims):
@@ -445,10 +483,15 @@ class Roll(Function):
         return np.roll(x, shifts, dims)
 
     @staticmethod
+    def forward_cuda(ctx, x, shifts, dims):
+        ctx.args = (shifts, dims)
+        return ctx.xp.roll(x, shifts, dims)
+
+    @staticmethod
     def backward(ctx, g):
         shifts, dims = ctx.args
         neg = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
-        return (np.roll(g, neg, dims),)
+        return (ctx.xp.roll(g, neg, dims),)
 
 
 def roll(input, shifts, dims=None):
@@ -632,11 +675,14 @@ class IndexSelect(Function):
         return np.take(x, index, axis=dim)
 
     @staticmethod
+    def forward_cuda(ctx, x, dim, index):
+        ctx.args = (dim, index, x.shape)
+        return ctx.xp.index_select(x, dim, index)
+
+    @staticmethod
     def backward(ctx, g):
         dim, index, shp = ctx.args
-        out = np.zeros(shp, g.dtype)
-        np.add.at(out, (slice(None),) * dim + (index,), g)
-        return (out,)
+        return (ctx.xp.index_add(shp, dim, index, g),)
 
 
 def index_select(input, dim, index):
@@ -658,10 +704,14 @@ class AdvancedIndex(Function):
         return np.asarray(x[index])
 
     @staticmethod
+    def forward_cuda(ctx, x, index):
+        ctx.in_shape = x.shape
+        ctx.index = index = ctx.xp.first_dim_index(index)
+        return ctx.xp.take(x, index)
+
+    @staticmethod
     def backward(ctx, g):
-        gx = np.zeros(ctx.in_shape, g.dtype)
-        np.add.at(gx, ctx.index, g)
-        return (gx,)
+        return (ctx.xp.add_at(ctx.in_shape, ctx.index, g),)
 
 
 class IndexPut(Function):
@@ -840,9 +890,19 @@ class Pad(Function):
         return np.pad(x, pos, mode="constant", constant_values=value)
 
     @staticmethod
+    def forward_cuda(ctx, x, pads, value):
+        ctx.pads = pads
+        ctx.in_shape = x.shape
+        crop = tuple(slice(max(-b, 0), x.shape[i] - max(-a, 0)) for i, (b, a) in enumerate(pads))
+        if any(b < 0 or a < 0 for b, a in pads):
+            x = x[crop]
+        pos = [(max(b, 0), max(a, 0)) for b, a in pads]
+        return ctx.xp.pad(x, pos, constant_values=value)
+
+    @staticmethod
     def backward(ctx, g):
         pads = ctx.pads
         sl = tuple(slice(max(b, 0), g.shape[i] - max(a, 0)) for i, (b, a) in enumerate(pads))
         inner = g[sl]
         pos = [(max(-b, 0), max(-a, 0)) for b, a in pads]
-        return (np.pad(inner, pos),)
+        return (ctx.xp.pad(inner, pos),)

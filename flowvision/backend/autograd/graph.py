@@ -1,8 +1,11 @@
 """The autograd tape: graph nodes, the op base class and the backward engine.
 
-Every differentiable op is a ``Function`` subclass with a numpy ``forward`` and a numpy ``backward``
-(one place per op). ``Function.apply`` unwraps tensors, records a ``Node`` when a gradient is needed
-and wraps the outputs. ``run_backward`` walks the recorded nodes in dependency order.
+Every op is ONE ``Function`` subclass (its declaration): ``forward`` (the CPU kernel), optional per-device kernel
+overrides ``forward_<device>`` (e.g. ``forward_cuda``), ONE ``backward`` written against the array namespace
+``ctx.xp`` (numpy plus the ``_C`` kernels on the host, ``_cuda.xp`` on a device), and capture traits
+(``_ops/traits.py``). ``Function.apply`` resolves the device of the call once, picks the kernel, unwraps and casts
+the operands, records one kind of ``Node`` when a gradient is needed and wraps the outputs. ``run_backward`` walks
+the recorded nodes in dependency order.
 """
 import itertools
 
@@ -11,11 +14,12 @@ import numpy as np
 from .grad_mode import is_grad_enabled
 from .. import _dtype as D
 from .._bf16 import bf16_to_f32, f32_to_bf16
+from .._xp import HOST
 
 _seq = itertools.count()
 
-# Set by flowvision.backend._cuda once the first CUDA tensor exists: Function.apply then offers each
-# call to it first (it answers NotImplemented when no operand is on the GPU). None in CPU-only runs.
+# The CUDA device runtime (the module flowvision.backend._cuda.dispatch), set once the first CUDA tensor
+# exists: from then on Function.apply looks for device operands. None in CPU-only runs (no per-call cost).
 cuda_dispatch = None
 
 
@@ -33,7 +37,12 @@ def _quiet():
 
 
 class Context:
-    """The ``ctx`` handed to an op's forward and backward; ops keep whatever they need on it."""
+    """The ``ctx`` handed to an op's forward and backward; ops keep whatever they need on it.
+
+    ``xp`` is the array namespace of the call's device; ``_device`` is the device runtime (None on the CPU)."""
+
+    xp = HOST
+    _device = None
 
     def save_for_backward(self, *arrays):
         self.saved = arrays
@@ -85,11 +94,18 @@ class Node:
                     "one of the variables needed for gradient computation has been modified by an "
                     f"inplace operation: [{dtype}{list(shape)}] is at version {counter[0]}; expected "
                     f"version {version} instead (saved by {self.name()}).")
-        grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype) in zip(grads, self.out_meta)]
+        ctx = self.ctx
+        device = getattr(ctx, "_device", None)
+        if device is not None:  # gradients of a device op: on the device, in each output's dtype
+            grads = device.grads_in(ctx, grads, self.out_meta)
+        else:
+            grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype) in zip(grads, self.out_meta)]
         with _quiet():
-            out = self.fn.backward(self.ctx, *grads)
+            out = self.fn.backward(ctx, *grads)
         if not isinstance(out, tuple):
             out = (out,)
+        if device is not None:
+            out = device.grads_out(ctx, out)
         if not retain_graph and _holds_saved(self.ctx):
             # like torch, only nodes that saved tensors are freed; the rest may be backpropagated again
             self.ctx = None
@@ -178,6 +194,9 @@ class Function:
 
     is_view = False
     scalar_operands = 0  # leading positional args that are operands (Python scalars get cast like tensors)
+    # an op that is a composition of other ops where no kernel of its own applies: a staticmethod taking apply's
+    # arguments (tensors) and returning the result of the other ops (on the CPU; devices run forward_<device>)
+    decomposition = None
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -189,10 +208,10 @@ class Function:
 
     @classmethod
     def apply(cls, *args, _dtype=None, **kwargs):
-        if cuda_dispatch is not None:
-            out = cuda_dispatch(cls, args, _dtype, kwargs)
-            if out is not NotImplemented:
-                return out
+        if cuda_dispatch is not None and cuda_dispatch.on_device(args):
+            return _apply_on_device(cls, cuda_dispatch, args, _dtype, kwargs)
+        if cls.decomposition is not None:
+            return cls.decomposition(*args, **kwargs)
         from .._tensor import Tensor
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         if _dtype is not None:
@@ -238,6 +257,50 @@ class Function:
         if _RECORDER is not None:
             _RECORDER(cls, args, kwargs, _dtype, results)
         return results[0] if single else tuple(results)
+
+
+def _apply_on_device(cls, device, args, _dtype, kwargs):
+    """``Function.apply`` for a call with an operand on ``device`` (a device runtime): the op's
+    ``forward_<device>`` kernel on device arrays, the same ``Node`` as on the CPU."""
+    from .._tensor import Tensor
+    kernel = getattr(cls, "forward_" + device.type, None)
+    if kernel is None:
+        raise NotImplementedError(f"{cls.__name__} is not implemented for {device.type.upper()} tensors yet; move "
+                                  "the tensor to the CPU with .cpu() for this op")
+    _dtype = device.compute_dtype(cls, args, _dtype)
+    arrays, in_dtypes = [], []
+    n_ops = cls.scalar_operands
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            arrays.append(device.operand(a, _dtype, cls))
+            in_dtypes.append(a._dtype if a._dtype.is_floating_point else None)
+        else:
+            if i < n_ops and a is not None and _dtype is not None and isinstance(a, (bool, int, float, np.generic)):
+                a = float(a) if _dtype.is_floating_point else int(a)
+            arrays.append(a)
+            in_dtypes.append(None)
+    requires_grad = is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args)
+    ctx = Context()
+    ctx.xp = device.xp
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    ctx.result_dtype = _dtype
+    with _quiet():
+        out = kernel(ctx, *arrays, **kwargs)
+    single = not isinstance(out, tuple)
+    results = [device.wrap(o) for o in ((out,) if single else out)]
+    if requires_grad:
+        ctx._device = device
+        ctx._in_dtypes = tuple(in_dtypes)
+        ctx._out_dtypes = tuple(r._dtype for r in results)
+        next_functions = tuple(_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+        out_meta = tuple((tuple(r.shape), _compute_np(r._dtype)) for r in results)
+        node = Node(cls, ctx, next_functions, out_meta, (None,) * len(args))
+        for i, r in enumerate(results):
+            if r._dtype.is_floating_point:
+                r.requires_grad_flag = True
+                r._grad_fn = node
+                r._output_nr = i
+    return results[0] if single else tuple(results)
 
 
 def _all_float_inputs_bf16(tensor_args):

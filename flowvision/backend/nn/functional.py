@@ -13,6 +13,7 @@ from .._kernels import FLOAT_DTYPES
 from .._tensor import Tensor
 from ..autograd.graph import Function
 from ..autograd.grad_mode import no_grad
+from .._xp import namespace
 from .._ops import elementwise as E, shape as S, reduce as R, linalg as L, traits as _traits
 from .._ops import kernel_select as _select
 from .._ops._util import wrap_dim
@@ -43,7 +44,10 @@ def _pair(v, n=2, name="argument"):
 
 
 def _kin(a):
-    """A C-contiguous float32/float64 array for the kernels (float16 computes in float32)."""
+    """A C-contiguous float32/float64 array for the kernels (float16 computes in float32); a device array as it is
+    (the device kernels take every float dtype)."""
+    if a.__class__ is not np.ndarray and not np.isscalar(a):
+        return a
     if a.dtype not in (np.float32, np.float64):
         a = a.astype(np.float32)
     return np.asarray(a, order="C")  # unlike ascontiguousarray, keeps 0-d arrays 0-d
@@ -98,13 +102,20 @@ class Conv2d(Function):
         return y.astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, w, b, stride, padding, dilation, groups):
+        ctx.save_for_backward(x, w)
+        ctx.args = (stride, padding, dilation, groups, b is not None, x.dtype)
+        return ctx.xp.conv2d_forward(x, w, b, stride, padding, dilation, groups)
+
+    @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved
         stride, padding, dilation, groups, has_b, dt = ctx.args
         gk = _kin(g).astype(x.dtype, copy=False)
         need = ctx.needs_input_grad
-        gx = _C.conv2d_backward_input(gk, w, x.shape, stride, padding, dilation, groups) if need[0] else None
-        gw = _C.conv2d_backward_weight(gk, x, w.shape, stride, padding, dilation, groups) if need[1] else None
+        xp = ctx.xp
+        gx = xp.conv2d_backward_input(gk, w, x.shape, stride, padding, dilation, groups) if need[0] else None
+        gw = xp.conv2d_backward_weight(gk, x, w.shape, stride, padding, dilation, groups) if need[1] else None
         gb = gk.sum(axis=(0, 2, 3)) if has_b and need[2] else None
         return gx, gw, gb
 
@@ -273,15 +284,43 @@ def linear(input, weight, bias=None):
     if input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(f"linear(): mat1 and mat2 shapes cannot be multiplied (input {list(input.shape)}, "
                            f"weight {list(weight.shape)}: in_features {weight.shape[-1]} != {input.shape[-1]})")
-    if input._data.__class__ is not np.ndarray and input.is_cuda:  # one fused GEMM on CUDA
-        from .._cuda.nn import linear as _cuda_linear
-        return _cuda_linear(input, weight, bias)
     if _linear_fast_ok(input, weight, bias):
         from .. import _kernels
         y = _kernels.linear_packed(input._data, weight, None if bias is None else bias._data)
         return Tensor._wrap(y, input._dtype)
-    out = L.matmul(input, S.t(weight))
-    return out + bias if bias is not None else out
+    return Linear.apply(input, weight, bias)
+
+
+def _linear_ops(x, w, b):
+    out = L.matmul(x, S.t(w))
+    return out + b if b is not None else out
+
+
+class Linear(Function):
+    """y = x @ w.T + b. On the CPU it is matmul and add (what capture fuses); a device runs one GEMM with the bias
+    in its epilogue (and autocast lowers it as one op)."""
+
+    decomposition = staticmethod(_linear_ops)
+
+    @staticmethod
+    def forward_cuda(ctx, x, w, b):
+        xp = ctx.xp
+        x2 = xp.reshape(x, [-1, x.shape[-1]])
+        ctx.save_for_backward(x2, w)
+        ctx.args = (x.shape, b is not None)
+        return xp.reshape(xp.gemm(x2, w, b, False, True), list(x.shape[:-1]) + [w.shape[0]])
+
+    @staticmethod
+    def backward(ctx, g):
+        x2, w = ctx.saved
+        shape, has_b = ctx.args
+        need = ctx.needs_input_grad
+        xp = ctx.xp
+        g2 = xp.reshape(g, [-1, w.shape[0]])
+        gx = xp.reshape(xp.gemm(g2, w), shape) if need[0] else None
+        gw = xp.gemm(g2, x2, None, True, False) if need[1] else None
+        gb = xp.sum(g2, axis=0) if has_b and need[2] else None
+        return gx, gw, gb
 
 
 def _linear_fast_ok(x, w, b, conv=False):
@@ -335,9 +374,15 @@ class MaxPool2d(Function):
         return y.astype(x.dtype, copy=False), idx
 
     @staticmethod
+    def forward_cuda(ctx, x, k, s, p, d, ceil_mode):
+        y, idx = ctx.xp.max_pool2d_forward(x, k, s, p, d, ceil_mode)
+        ctx.args = (x.shape, idx)
+        return y, idx
+
+    @staticmethod
     def backward(ctx, g, _gi):
         shape, idx = ctx.args
-        return (_C.max_pool2d_backward(_kin(g), idx, shape),)
+        return (ctx.xp.max_pool2d_backward(_kin(g), idx, shape),)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -374,9 +419,14 @@ class AvgPool2d(Function):
         return _C.avg_pool2d_forward(_kin(x), k, s, p, ceil_mode, cip, div).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, k, s, p, ceil_mode, cip, div):
+        ctx.args = (x.shape, k, s, p, ceil_mode, cip, div)
+        return ctx.xp.avg_pool2d_forward(x, k, s, p, ceil_mode, cip, div)
+
+    @staticmethod
     def backward(ctx, g):
         shape, k, s, p, ceil_mode, cip, div = ctx.args
-        return (_C.avg_pool2d_backward(_kin(g), shape, k, s, p, ceil_mode, cip, div),)
+        return (ctx.xp.avg_pool2d_backward(_kin(g), shape, k, s, p, ceil_mode, cip, div),)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -417,8 +467,13 @@ class AdaptiveAvgPool2d(Function):
         return _C.adaptive_avg_pool2d_forward(_kin(x), o).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, o):
+        ctx.shape = x.shape
+        return ctx.xp.adaptive_avg_pool2d_forward(x, o)
+
+    @staticmethod
     def backward(ctx, g):
-        return (_C.adaptive_avg_pool2d_backward(_kin(g), ctx.shape),)
+        return (ctx.xp.adaptive_avg_pool2d_backward(_kin(g), ctx.shape),)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -444,9 +499,15 @@ class AdaptiveMaxPool2d(Function):
         return y.astype(x.dtype, copy=False), idx
 
     @staticmethod
+    def forward_cuda(ctx, x, o):
+        y, idx = ctx.xp.adaptive_max_pool2d_forward(x, o)
+        ctx.args = (x.shape, idx)
+        return y, idx
+
+    @staticmethod
     def backward(ctx, g, _gi):
         shape, idx = ctx.args
-        return (_C.max_pool2d_backward(_kin(g), idx, shape),)
+        return (ctx.xp.max_pool2d_backward(_kin(g), idx, shape),)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -476,10 +537,18 @@ class BatchNormTrain(Function):
         return y.reshape(x.shape).astype(x.dtype, copy=False), mean, invstd
 
     @staticmethod
+    def forward_cuda(ctx, x, w, b, eps):
+        x3 = ctx.xp.reshape(x, [x.shape[0], x.shape[1], -1])
+        y, mean, invstd = ctx.xp.batch_norm_train_forward(x3, w, b, eps)
+        ctx.save_for_backward(x3, w)
+        ctx.args = (x.shape, mean, invstd, b is not None)
+        return y.reshape(x.shape), mean, invstd
+
+    @staticmethod
     def backward(ctx, g, _gm, _gi):
         x3, w = ctx.saved
         shape, mean, invstd, has_b = ctx.args
-        gx, gw, gb = _C.batch_norm_backward(_kin(g).astype(x3.dtype, copy=False).reshape(x3.shape), x3,
+        gx, gw, gb = ctx.xp.batch_norm_backward(_kin(g).astype(x3.dtype, copy=False).reshape(x3.shape), x3,
                                             _opt(w, x3), mean, invstd, True)
         return gx.reshape(shape), gw if w is not None else None, gb if has_b else None
 
@@ -496,20 +565,34 @@ class BatchNormEval(Function):
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, rm, rv, w, b, eps):
+        x3 = ctx.xp.reshape(x, [x.shape[0], x.shape[1], -1])
+        y, mean, invstd = ctx.xp.batch_norm_infer(x3, rm, rv, w, b, eps)
+        ctx.save_for_backward(x3, w)
+        ctx.args = (x.shape, mean, invstd, b is not None)
+        return y.reshape(x.shape)
+
+    @staticmethod
     def backward(ctx, g):
         x3, w = ctx.saved
         shape, mean, invstd, has_b = ctx.args
-        gx, gw, gb = _C.batch_norm_backward(_kin(g).astype(x3.dtype, copy=False).reshape(x3.shape), x3,
+        gx, gw, gb = ctx.xp.batch_norm_backward(_kin(g).astype(x3.dtype, copy=False).reshape(x3.shape), x3,
                                             _opt(w, x3), mean, invstd, False)
         return gx.reshape(shape), None, None, gw if w is not None else None, gb if has_b else None
 
 
+def _array(t):
+    """A tensor's values as an array of its own device's namespace, in the compute dtype (no host copy)."""
+    return t._compute() if t._data.__class__ is np.ndarray else t._data
+
+
 def _ema_(stat, new, momentum):
-    """running statistic <- (1 - momentum) * running + momentum * new, in place (any float storage dtype)."""
-    from ..autograd.graph import _to_storage
-    cur = stat._compute().astype(np.float64)
-    val = ((1 - momentum) * cur + momentum * np.asarray(new, np.float64)).astype(stat._compute().dtype)
-    stat._data[...] = _to_storage(val, stat._dtype)
+    """running statistic <- (1 - momentum) * running + momentum * new, in place (any float storage dtype), computed
+    in float64 on the host (float32 on a device)."""
+    xp = namespace(stat._data)
+    cur = _array(stat)
+    val = ((1 - momentum) * cur.astype(xp.float64) + momentum * xp.asarray(new).astype(xp.float64)).astype(cur.dtype)
+    stat._data[...] = xp.to_storage(val, stat._dtype)
     stat._version[0] += 1
 
 
@@ -522,17 +605,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"batch_norm(): {name} should contain {c} elements (input {list(input.shape)}), got "
                                f"shape {list(t.shape)}")
-    if input._data.__class__ is not np.ndarray and input.is_cuda:  # statistics and their update stay on the GPU
-        from .._cuda.nn import batch_norm as _cuda_batch_norm
-        return _cuda_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if training:
         n = input.numel() // c
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
         y, mean, invstd = BatchNormTrain.apply(input, weight, bias, eps)
         if running_mean is not None and running_var is not None:
-            var = 1.0 / (invstd._compute().astype(np.float64) ** 2) - eps
-            _ema_(running_mean, mean._compute().astype(np.float64), momentum)
+            xp = namespace(invstd._data)
+            var = 1.0 / (_array(invstd).astype(xp.float64) ** 2) - eps
+            _ema_(running_mean, _array(mean).astype(xp.float64), momentum)
             _ema_(running_var, var * n / (n - 1), momentum)
         return y
     if running_mean is None or running_var is None:
@@ -555,10 +636,22 @@ class LayerNorm(Function):
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, w, b, nshape, eps):
+        xp = ctx.xp
+        n = int(np.prod(nshape)) if nshape else 1
+        x2 = xp.reshape(x, [-1, n])
+        wk = None if w is None else xp.reshape(w, [n])
+        bk = None if b is None else xp.reshape(b, [n])
+        y, mean, rstd = xp.layer_norm_forward(x2, wk, bk, eps)
+        ctx.save_for_backward(x2, wk)
+        ctx.args = (x.shape, mean, rstd, nshape, b is not None)
+        return y.reshape(x.shape)
+
+    @staticmethod
     def backward(ctx, g):
         x2, wk = ctx.saved
         shape, mean, rstd, nshape, has_b = ctx.args
-        gx, gw, gb = _C.layer_norm_backward(_kin(g).astype(x2.dtype, copy=False).reshape(x2.shape), x2, wk, mean, rstd)
+        gx, gw, gb = ctx.xp.layer_norm_backward(_kin(g).astype(x2.dtype, copy=False).reshape(x2.shape), x2, wk, mean, rstd)
         return (gx.reshape(shape), None if wk is None else gw.reshape(nshape),
                 gb.reshape(nshape) if has_b and gb is not None else None)
 
@@ -585,10 +678,18 @@ class GroupNorm(Function):
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, w, b, groups, eps):
+        x3 = ctx.xp.reshape(x, [x.shape[0], x.shape[1], -1])
+        y, mean, rstd = ctx.xp.group_norm_forward(x3, groups, w, b, eps)
+        ctx.save_for_backward(x3, w)
+        ctx.args = (x.shape, mean, rstd, groups, b is not None)
+        return y.reshape(x.shape)
+
+    @staticmethod
     def backward(ctx, g):
         x3, w = ctx.saved
         shape, mean, rstd, groups, has_b = ctx.args
-        gx, gw, gb = _C.group_norm_backward(_kin(g).astype(x3.dtype, copy=False).reshape(x3.shape), x3, groups,
+        gx, gw, gb = ctx.xp.group_norm_backward(_kin(g).astype(x3.dtype, copy=False).reshape(x3.shape), x3, groups,
                                             _opt(w, x3), mean, rstd)
         return gx.reshape(shape), gw if w is not None else None, gb if has_b else None
 
@@ -693,9 +794,10 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 # ------------------------------------------------------------------ activations
-def _act(name, fwd, bwd, saves="x", **traits):
-    """An elementwise activation op: y = fwd(x, *params), dx = bwd(x or y, g, *params); ``traits`` are the
-    capture traits it declares (see _ops/traits.py)."""
+def _act(name, fwd, bwd, saves="x", cuda=None, **traits):
+    """An elementwise activation op: y = fwd(x, *params), dx = bwd(x or y, g, xp, *params) (``xp``: the array
+    namespace); ``cuda``: ``(kernel, params -> kernel params)`` of its device unary kernel (None: CPU only);
+    ``traits`` are the capture traits it declares (see _ops/traits.py)."""
     def forward(ctx, x, *params):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             y = fwd(x, *params)
@@ -703,22 +805,38 @@ def _act(name, fwd, bwd, saves="x", **traits):
         ctx.params = params
         return y.astype(x.dtype, copy=False)
 
+    def forward_cuda(ctx, x, *params):
+        kernel, kernel_params = cuda
+        y = ctx.xp.unary(kernel, x, *kernel_params(*params))
+        ctx.save_for_backward(x if saves == "x" else y)
+        ctx.params = params
+        return y
+
     def backward(ctx, g):
         (v,) = ctx.saved
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return (bwd(v, g, *ctx.params).astype(g.dtype, copy=False),) + (None,) * len(ctx.params)
+            return (bwd(v, g, ctx.xp, *ctx.params).astype(g.dtype, copy=False),) + (None,) * len(ctx.params)
 
-    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
-                                    "elementwise": True, **traits})
-
-
-def _sigmoid_np(x):
-    return E._sigmoid(x)
+    body = {"forward": staticmethod(forward), "backward": staticmethod(backward), "elementwise": True, **traits}
+    if cuda is not None:
+        body["forward_cuda"] = staticmethod(forward_cuda)
+    return type(name, (Function,), body)
 
 
-def _softplus_np(x, beta, threshold):
+def _no_params():
+    return ()
+
+
+
+def _softplus_np(x, beta, threshold, xp=np):
     bx = x * beta
-    return np.where(bx > threshold, x, np.log1p(np.exp(np.minimum(bx, threshold))) / beta)
+    return xp.where(bx > threshold, x, xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta)
+
+
+def _elu_params(alpha, scale=1.0, input_scale=1.0):
+    if scale != 1.0 or input_scale != 1.0:
+        raise NotImplementedError("elu with scale/input_scale != 1 (selu, celu) is not implemented on CUDA yet")
+    return (alpha,)
 
 
 def _pointwise(kind, x, fallback, lo=0.0, hi=0.0):
@@ -729,27 +847,32 @@ def _pointwise(kind, x, fallback, lo=0.0, hi=0.0):
     return fallback(x)
 
 
-_Relu = _act("Relu", lambda x: _pointwise("relu", x, lambda a: np.maximum(a, 0)), lambda y, g: g * (y > 0),
-             saves="y", activation=_traits.fixed("relu"))
+_Relu = _act("Relu", lambda x: _pointwise("relu", x, lambda a: np.maximum(a, 0)), lambda y, g, xp: g * (y > 0),
+             saves="y", activation=_traits.fixed("relu"), cuda=("relu", _no_params))
 _Hardtanh = _act("Hardtanh", lambda x, lo, hi: _pointwise("clamp", x, lambda a: np.clip(a, lo, hi), lo, hi),
-                 lambda x, g, lo, hi: g * ((x > lo) & (x < hi)), activation=staticmethod(_traits.clamp))
-_LeakyRelu = _act("LeakyRelu", lambda x, s: np.where(x > 0, x, x * s), lambda x, g, s: np.where(x > 0, g, g * s))
+                 lambda x, g, xp, lo, hi: g * ((x > lo) & (x < hi)), activation=staticmethod(_traits.clamp),
+                 cuda=("hardtanh", lambda lo, hi: (lo, hi)))
+_LeakyRelu = _act("LeakyRelu", lambda x, s: np.where(x > 0, x, x * s),
+                  lambda x, g, xp, s: xp.where(x > 0, g, g * s), cuda=("leaky_relu", lambda s: (s,)))
 _Elu = _act("Elu", lambda x, a, sc, isc: np.where(x > 0, x * sc, a * sc * np.expm1(x * isc)),
-            lambda x, g, a, sc, isc: np.where(x > 0, g * sc, g * a * sc * isc * np.exp(x * isc)))
+            lambda x, g, xp, a, sc, isc: xp.where(x > 0, g * sc, g * a * sc * isc * xp.exp(x * isc)),
+            cuda=("elu", _elu_params))
 _Mish = _act("Mish", lambda x: x * np.tanh(_softplus_np(x, 1.0, 20.0)),
-             lambda x, g: g * (np.tanh(_softplus_np(x, 1.0, 20.0)) + x * _sigmoid_np(x) *
-                               (1 - np.tanh(_softplus_np(x, 1.0, 20.0)) ** 2)))
+             lambda x, g, xp: g * (xp.tanh(_softplus_np(x, 1.0, 20.0, xp)) + x * xp.sigmoid(x) *
+                                   (1 - xp.tanh(_softplus_np(x, 1.0, 20.0, xp)) ** 2)), cuda=("mish", _no_params))
 _Hardswish = _act("Hardswish", lambda x: _pointwise("hardswish", x, lambda a: a * np.clip(a + 3, 0, 6) / 6),
-                  lambda x, g: g * np.where(x <= -3, 0, np.where(x >= 3, 1, (2 * x + 3) / 6)),  # torch's ties
-                  activation=_traits.fixed("hardswish"))
+                  lambda x, g, xp: g * xp.where(x <= -3, 0, xp.where(x >= 3, 1, (2 * x + 3) / 6)),  # torch's ties
+                  activation=_traits.fixed("hardswish"), cuda=("hardswish", _no_params))
 _Hardsigmoid = _act("Hardsigmoid", lambda x: _pointwise("hardsigmoid", x, lambda a: np.clip(a + 3, 0, 6) / 6),
-                    lambda x, g: g * np.where((x > -3) & (x < 3), 1.0 / 6, 0),
-                    activation=_traits.fixed("hardsigmoid"))
+                    lambda x, g, xp: g * xp.where((x > -3) & (x < 3), 1.0 / 6, 0),
+                    activation=_traits.fixed("hardsigmoid"), cuda=("hardsigmoid", _no_params))
 _Softplus = _act("Softplus", _softplus_np,
-                 lambda x, g, beta, th: g * np.where(x * beta > th, 1.0, _sigmoid_np(x * beta)))
-_LogSigmoid = _act("LogSigmoid", lambda x: -_softplus_np(-x, 1.0, 20.0), lambda x, g: g * _sigmoid_np(-x))
-_Softsign = _act("Softsign", lambda x: x / (1 + np.abs(x)), lambda x, g: g / (1 + np.abs(x)) ** 2)
-_Threshold = _act("Threshold", lambda x, th, v: np.where(x > th, x, v), lambda x, g, th, v: g * (x > th))
+                 lambda x, g, xp, beta, th: g * xp.where(x * beta > th, 1.0, xp.sigmoid(x * beta)),
+                 cuda=("softplus", lambda beta, th: (beta, th)))
+_LogSigmoid = _act("LogSigmoid", lambda x: -_softplus_np(-x, 1.0, 20.0), lambda x, g, xp: g * xp.sigmoid(-x),
+                   cuda=("logsigmoid", _no_params))
+_Softsign = _act("Softsign", lambda x: x / (1 + np.abs(x)), lambda x, g, xp: g / (1 + xp.abs(x)) ** 2)
+_Threshold = _act("Threshold", lambda x, th, v: np.where(x > th, x, v), lambda x, g, xp, th, v: g * (x > th))
 
 
 class _Gelu(Function):
@@ -764,9 +887,15 @@ class _Gelu(Function):
         return _C.gelu_forward(xk, approximate).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, approximate):
+        ctx.save_for_backward(x)
+        ctx.approx = approximate
+        return ctx.xp.gelu_forward(x, approximate)
+
+    @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved
-        return _C.gelu_backward(_kin(g).astype(x.dtype, copy=False), x, ctx.approx), None
+        return ctx.xp.gelu_backward(_kin(g).astype(x.dtype, copy=False), x, ctx.approx), None
 
 
 class _Silu(Function):
@@ -780,9 +909,14 @@ class _Silu(Function):
         return _C.silu_forward(xk).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.silu_forward(x)
+
+    @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved
-        return (_C.silu_backward(_kin(g).astype(x.dtype, copy=False), x),)
+        return (ctx.xp.silu_backward(_kin(g).astype(x.dtype, copy=False), x),)
 
 
 def _maybe_inplace(input, fn, inplace):
@@ -929,12 +1063,23 @@ class _Softmax(Function):
         return y.astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, dim, log):
+        xp = ctx.xp
+        moved = xp.moveaxis(x, dim, -1)
+        shp = moved.shape
+        y2 = xp.softmax_forward(xp.reshape(moved, [-1, shp[-1]]), log)
+        ctx.save_for_backward(y2)
+        ctx.args = (dim, log, shp)
+        return xp.moveaxis(xp.reshape(y2, shp), -1, dim)
+
+    @staticmethod
     def backward(ctx, g):
         (y2,) = ctx.saved
         dim, log, shp = ctx.args
-        g2 = _kin(np.moveaxis(g, dim, -1)).astype(y2.dtype, copy=False).reshape(y2.shape)
-        gx = _C.softmax_backward(g2, y2, log) if y2.size else g2
-        return np.moveaxis(gx.reshape(shp), -1, dim), None, None
+        xp = ctx.xp
+        g2 = _kin(xp.moveaxis(g, dim, -1)).astype(y2.dtype, copy=False).reshape(y2.shape)
+        gx = xp.softmax_backward(g2, y2, log) if y2.size else g2
+        return xp.moveaxis(gx.reshape(shp), -1, dim), None, None
 
 
 def _softmax_dim(input, dim):
@@ -984,9 +1129,14 @@ class _Interpolate(Function):
         return _C.interpolate_forward(_kin(x), out_hw, mode, align_corners, scale, antialias).astype(x.dtype, copy=False)
 
     @staticmethod
+    def forward_cuda(ctx, x, out_hw, mode, align_corners, scale, antialias):
+        ctx.args = (x.shape, out_hw, mode, align_corners, scale, antialias)
+        return ctx.xp.interpolate_forward(x, out_hw, mode, align_corners, scale, antialias)
+
+    @staticmethod
     def backward(ctx, g):
         shape, out_hw, mode, align_corners, scale, antialias = ctx.args
-        return (_C.interpolate_backward(_kin(g), shape, out_hw, mode, align_corners, scale, antialias),)
+        return (ctx.xp.interpolate_backward(_kin(g), shape, out_hw, mode, align_corners, scale, antialias),)
 
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "area", "trilinear")
@@ -1275,6 +1425,29 @@ def _check_target_shape(input, target, name):
                          f"({list(input.shape)}) is not supported. Please ensure they have the same size.")
 
 
+class _NllPick(Function):
+    """-input[n, index[n, ...], ...] * weight[n, ...]: the per-element negative log-likelihood of class indices."""
+
+    @staticmethod
+    def forward(ctx, x, index, weight):
+        ctx.args = (x.shape, index, weight)
+        return -np.squeeze(np.take_along_axis(x, np.expand_dims(index, 1), axis=1), 1) * weight
+
+    @staticmethod
+    def forward_cuda(ctx, x, index, weight):
+        xp = ctx.xp
+        ctx.args = (x.shape, index, weight)
+        classes = xp.reshape(xp.arange(x.shape[1]), [x.shape[1] if i == 1 else 1 for i in range(x.ndim)])
+        picked = xp.sum(xp.where(xp.equal(classes, xp.expand_dims(index, 1)), x, 0), axis=1)
+        return -picked * weight
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, index, weight = ctx.args
+        xp = ctx.xp
+        return (xp.put_along_axis_zeros(shape, xp.expand_dims(index, 1), xp.expand_dims(-g * weight, 1), 1),)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if input.ndim < 1:
@@ -1289,25 +1462,26 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({target.shape[0]}); input "
                          f"{list(input.shape)}, target {list(target.shape)}")
     t = target._data.astype(np.int64)
+    xp = namespace(t)
     valid = t != ignore_index
-    if np.any(valid & ((t < 0) | (t >= c))):
-        bad = t[valid & ((t < 0) | (t >= c))][0]
+    if (valid & ((t < 0) | (t >= c))).any():
+        th = target.cpu()._data.astype(np.int64)
+        bad = th[(th != ignore_index) & ((th < 0) | (th >= c))][0]
         raise IndexError(f"Target {bad} is out of bounds (number of classes {c}).")
-    safe = np.where(valid, t, 0)
-    picked = S.squeeze(S.gather(input, 1, Tensor._wrap(np.expand_dims(safe, 1))), 1)
-    w = np.ones(c, input._compute().dtype) if weight is None else weight._compute()
-    wt_np = (w[safe] * valid).astype(input._compute().dtype)
-    wt = _const(wt_np, input._dtype)
-    loss = -picked * wt
+    safe = xp.where(valid, t, 0)
+    cdt = _array(input).dtype
+    w = xp.ones(c, cdt) if weight is None else _array(weight)
+    wt_np = (xp.take(w, safe) * valid).astype(cdt)
+    loss = _NllPick.apply(input, index=safe, weight=wt_np)
     if reduction == "none":
         return S.squeeze(loss, 0) if unbatched else loss
     if reduction == "sum":
         return R.sum(loss)
     if reduction == "mean":
-        total = wt_np.sum()
+        total = float(wt_np.sum())
         if total == 0:  # every target ignored: torch gives a NaN loss but zero (not NaN) gradients
             return R.sum(loss) * 0.0 + float("nan")
-        return R.sum(loss) / _const(np.asarray(total, wt_np.dtype), input._dtype)
+        return R.sum(loss) / total
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
@@ -1317,9 +1491,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_float(input, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if input._data.__class__ is not np.ndarray and input.is_cuda and not target._dtype.is_floating_point:
-        from .._cuda.nn import cross_entropy as _cuda_cross_entropy  # class indices: selected on the GPU
-        return _cuda_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
     logp = log_softmax(input, class_dim)
