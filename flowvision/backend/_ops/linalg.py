@@ -6,6 +6,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Function
 from ._util import broadcast_shapes, unbroadcast
 from .. import _kernels as K
+from .. import _autocast_policy as _amp
 
 
 def _bmm_arrays(a, b):
@@ -86,11 +87,13 @@ def _check_mm(a, b, name):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a._dtype} != {b._dtype}")
 
 
+@_amp.lower_precision
 def matmul(input, other):
     _check_mm(input, other, "matmul")
     return Matmul.apply(input, other)
 
 
+@_amp.lower_precision
 def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm(): self must be a matrix (got {input.ndim}D) and mat2 a matrix (got {mat2.ndim}D)")
@@ -98,6 +101,7 @@ def mm(input, mat2):
     return Matmul.apply(input, mat2)
 
 
+@_amp.lower_precision
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm(): batch1 must be a 3D tensor (got {input.ndim}D) and batch2 too (got {mat2.ndim}D)")
@@ -130,6 +134,7 @@ def outer(input, vec2):
 ger = outer
 
 
+@_amp.lower_precision
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     out = mm(mat1, mat2)
     if alpha != 1:
@@ -137,6 +142,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return out + (input if beta == 1 else input * beta) if beta != 0 else out
 
 
+@_amp.lower_precision
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     out = bmm(batch1, batch2)
     if alpha != 1:
@@ -144,6 +150,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return out + (input if beta == 1 else input * beta) if beta != 0 else out
 
 
+@_amp.lower_precision
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     out = bmm(batch1, batch2).sum(0)
     if alpha != 1:

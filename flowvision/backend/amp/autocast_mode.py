@@ -2,21 +2,15 @@
 from __future__ import annotations
 
 import functools
-import threading
 
 from .. import _dtype as D
+from .. import _autocast_policy as _policy
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
 
 _DEFAULT = {"cuda": D.float16, "cpu": D.bfloat16}
 
 
-class _State(threading.local):
-    def __init__(self):
-        self.cpu = (False, D.bfloat16)
-
-
-_state = _State()
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -27,14 +21,14 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
     if device_type == "cuda":
         from .._cuda.autocast import state
         return bool(state.enabled)
-    return _state.cpu[0]
+    return _policy.state.enabled
 
 
 def get_autocast_dtype(device_type: str):
     if device_type == "cuda":
         from .._cuda.autocast import state
         return state.dtype or D.float16
-    return _state.cpu[1]
+    return _policy.state.dtype or D.bfloat16
 
 
 class autocast:
@@ -63,15 +57,16 @@ class autocast:
             self._inner = cuda_autocast(self._enabled, self.fast_dtype)
             self._inner.__enter__()
         else:
-            self._prev = _state.cpu
-            _state.cpu = (self._enabled, self.fast_dtype)
+            st = _policy.state
+            self._prev = (st.enabled, st.dtype)
+            st.enabled, st.dtype = self._enabled, self.fast_dtype
         return self
 
     def __exit__(self, *exc):
         if self.device_type == "cuda":
             self._inner.__exit__(*exc)
         else:
-            _state.cpu = self._prev
+            _policy.state.enabled, _policy.state.dtype = self._prev
         return False
 
     def __call__(self, fn):
