@@ -30,10 +30,8 @@ def entr(input):
 
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0."""
-    import math
-    zero = input == 0
-    px = input.masked_fill(zero, 1.0) * math.pi
-    return (px.sin() / px).masked_fill(zero, 1.0)
+    from ._ops.elementwise import sinc as _sinc
+    return _sinc(input)
 
 
 def ndtr(input):

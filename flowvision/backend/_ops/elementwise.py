@@ -854,3 +854,36 @@ def hypot(input, other):
 def logaddexp(input, other):
     m = maximum(input, other).detach()
     return m + log(exp(input - m) + exp(other - m))
+
+
+# ------------------------------------------------------------------ sinc: one declaration for every device
+class Sinc(Function):
+    """sin(pi x) / (pi x), 1 at x = 0. Forward and backward are written once against ``ctx.xp``, so the same
+    code is the CPU kernel and the CUDA kernel; capture runs it on channels-last activations (elementwise)."""
+
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        px = x * xp.pi
+        zero = x == 0
+        y = xp.where(zero, 1.0, xp.sin(px) / xp.where(zero, 1.0, px)).astype(x.dtype)
+        ctx.save_for_backward(x, y)
+        return y
+
+    forward_cuda = forward
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved
+        xp = ctx.xp
+        zero = x == 0
+        d = xp.where(zero, 0.0, (xp.cos(x * xp.pi) - y) / xp.where(zero, 1.0, x))  # d sinc / dx, 0 at x = 0
+        return ((g * d).astype(g.dtype),)
+
+
+def sinc(input):
+    """torch.sinc: the normalized sinc function (integer inputs give the default float dtype)."""
+    check_operand(input, "sinc")
+    return Sinc.apply(input, _dtype=float_result(input))
