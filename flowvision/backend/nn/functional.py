@@ -18,6 +18,7 @@ from .._ops import elementwise as E, shape as S, reduce as R, linalg as L, trait
 from .._ops import kernel_select as _select
 from .._ops._util import wrap_dim
 from ..random import _rng
+from .. import _autocast_policy as _amp
 
 __all__ = [
     "conv1d", "conv2d", "conv_transpose2d", "linear", "bilinear", "max_pool1d", "max_pool2d", "avg_pool1d",
@@ -125,6 +126,7 @@ def _same_padding(kernel, dilation):
     return [(t // 2, t - t // 2) for t in total]
 
 
+@_amp.lower_precision
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     _check_float(input, "conv2d")
     _check_same_dtype("conv2d", input, weight, bias)
@@ -188,6 +190,7 @@ def _direct_conv_ok(x, w, groups):
     return _select.eager_direct_ok(x.shape, w.shape, int(groups), x._data.dtype)
 
 
+@_amp.lower_precision
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, unbatched = _batchify(input, 3, "conv1d")
     if weight.ndim != 3:
@@ -251,6 +254,7 @@ def _overlap(full, padding, out_hw):
     return tuple(max(0, min(o, f - p)) for f, p, o in zip(full, padding, out_hw))
 
 
+@_amp.lower_precision
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     _check_float(input, "conv_transpose2d")
     x, unbatched = _batchify(input, 4, "conv_transpose2d")
@@ -273,6 +277,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return S.squeeze(y, 0) if unbatched else y
 
 
+@_amp.lower_precision
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     y = conv_transpose2d(S.unsqueeze(input, -2), S.unsqueeze(weight, 2), bias, (1, _pair(stride, 1)[0]),
                          (0, _pair(padding, 1)[0]), (0, _pair(output_padding, 1)[0]), groups,
@@ -280,6 +285,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return S.squeeze(y, -2)
 
 
+@_amp.lower_precision
 def linear(input, weight, bias=None):
     if input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(f"linear(): mat1 and mat2 shapes cannot be multiplied (input {list(input.shape)}, "
@@ -1076,6 +1082,7 @@ def tanh(input):
     return E.tanh(input)
 
 
+@_amp.lower_precision
 def prelu(input, weight):
     w = weight if weight.numel() == 1 or input.ndim < 2 else S.reshape(weight, (-1,) + (1,) * (input.ndim - 2))
     return E.where(input > 0, input, input * w)
@@ -1375,6 +1382,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return _Embedding.apply(weight, idx, padding_idx)
 
 
+@_amp.lower_precision
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     if query.shape[-1] != key.shape[-1]:
@@ -1487,6 +1495,7 @@ class _NllPick(Function):
         return (xp.put_along_axis_zeros(shape, xp.expand_dims(index, 1), xp.expand_dims(-g * weight, 1), 1),)
 
 
+@_amp.fp32
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if input.ndim < 1:
@@ -1524,6 +1533,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+@_amp.fp32
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -1568,17 +1578,20 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return nll * (1 - label_smoothing) + ret * (label_smoothing / c)
 
 
+@_amp.fp32
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_target_shape(input, target, "mse_loss")
     d = input - target
     return _reduce(d * d, _legacy_reduction(size_average, reduce, reduction))
 
 
+@_amp.fp32
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _check_target_shape(input, target, "l1_loss")
     return _reduce(E.abs(input - target), _legacy_reduction(size_average, reduce, reduction))
 
 
+@_amp.fp32
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _check_target_shape(input, target, "smooth_l1_loss")
     if beta < 0:
@@ -1591,6 +1604,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
+@_amp.fp32
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_target_shape(input, target, "huber_loss")
     d = E.abs(input - target)
@@ -1621,6 +1635,7 @@ class _BCE(Function):
         return gx, gt
 
 
+@_amp.fp32
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     _check_target_shape(input, target, "binary_cross_entropy")
     x = input._compute()
@@ -1632,6 +1647,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
+@_amp.fp32
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     _check_target_shape(input, target, "binary_cross_entropy_with_logits")
@@ -1647,6 +1663,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
+@_amp.fp32
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if log_target:
         loss = E.exp(target) * (target - input)
