@@ -71,7 +71,8 @@ def main(argv=None):
             tqdm.write(f"{name}: {type(e).__name__}: {e}")
             counted = None
         if counted is None:
-            stats[name] = {"params": own_params(name), "gflops": None, "input_size": list(size), "counted_by": "flowvision"}
+            stats[name] = {"params": own_params(name), "gflops": None, "input_size": list(size),
+                           "counted_by": "flowvision"}
         else:
             stats[name] = {"params": counted[0], "gflops": round(counted[1], 3), "input_size": list(size),
                            "counted_by": "timm-meta"}

@@ -1,5 +1,6 @@
 """Cache location and environment switches shared by the hub modules."""
 import os
+from typing import Optional
 
 _UNSET = object()
 _hub_dir_override = None
@@ -11,7 +12,7 @@ def _truthy(value):
     return value is not None and value.strip().lower() in _TRUE
 
 
-def get_home():
+def get_home() -> str:
     """The flowvision home: ``$FLOWVISION_HOME``, else ``$XDG_CACHE_HOME/flowvision``, else ``~/.cache/flowvision``."""
     home = os.environ.get("FLOWVISION_HOME")
     if home:
@@ -21,14 +22,14 @@ def get_home():
     return os.path.abspath(os.path.join(base, "flowvision"))
 
 
-def get_dir():
+def get_dir() -> str:
     """The hub directory (torch.hub.get_dir's counterpart): ``set_dir``'s value, else ``<home>/hub``."""
     if _hub_dir_override is not None:
         return _hub_dir_override
     return os.path.join(get_home(), "hub")
 
 
-def set_dir(d):
+def set_dir(d: Optional[str]) -> None:
     """Set the hub directory for this process (``None`` goes back to the environment's)."""
     global _hub_dir_override
     _hub_dir_override = None if d is None else os.path.abspath(os.path.expanduser(str(d)))
@@ -48,7 +49,16 @@ def offline_reason():
     return None
 
 
-def is_offline():
+def is_offline() -> bool:
+    """Whether offline mode is on (``FLOWVISION_OFFLINE=1`` or ``HF_HUB_OFFLINE=1``): no download is attempted.
+
+    Example:
+        >>> import os
+        >>> from flowvision.hub import is_offline
+        >>> os.environ["FLOWVISION_OFFLINE"] = "1"; is_offline()
+        True
+        >>> del os.environ["FLOWVISION_OFFLINE"]
+    """
     return offline_reason() is not None
 
 

@@ -1,6 +1,7 @@
 """``load_state_dict_from_url`` and the conversion of loaded arrays to engine tensors."""
 import logging
 import os
+from typing import Any, Dict, Mapping, Optional
 from collections import OrderedDict
 from urllib.parse import unquote, urlparse
 
@@ -28,7 +29,8 @@ def _local_path(url):
     return None
 
 
-def resolve_url_to_path(url, model_dir=None, progress=True, check_hash=False, file_name=None, sha256=None):
+def resolve_url_to_path(url: str, model_dir: Optional[str] = None, progress: bool = True, check_hash: bool = False,
+                        file_name: Optional[str] = None, sha256: Optional[str] = None) -> str:
     """The local path of the checkpoint ``url`` names, downloading it first if needed.
 
     ``url`` is an http(s) URL, ``hf_hub:org/repo[@revision]`` (``file_name`` then names the file
@@ -96,9 +98,10 @@ def _resolve_hf(repo_id, filename, revision, model_dir, progress, sha256):
                            headers=hf_auth_headers())
 
 
-def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=True, check_hash=False,
-                             file_name=None, weights_only=True, sha256=None, *, as_numpy=False,
-                             use_ema=True, strip_prefix="module."):
+def load_state_dict_from_url(url: str, model_dir: Optional[str] = None, map_location: Any = None, progress: bool = True,
+                             check_hash: bool = False, file_name: Optional[str] = None, weights_only: bool = True,
+                             sha256: Optional[str] = None, *, as_numpy: bool = False, use_ema: bool = True,
+                             strip_prefix: Optional[str] = "module.") -> Mapping[str, Any]:
     """Download (or find in the cache) a checkpoint and return its state dict.
 
     torch.hub-compatible: ``model_dir`` (default ``<hub dir>/checkpoints``), ``progress``,
@@ -131,7 +134,7 @@ def _backend():
     return backend if callable(getattr(backend, "from_numpy", None)) else None
 
 
-def to_backend(state_dict):
+def to_backend(state_dict: Mapping[str, Any]) -> Mapping[str, Any]:
     """numpy arrays -> ``flowvision.backend`` tensors (no copy), or the arrays unchanged without an engine.
 
     bfloat16 (:class:`Bf16Array`) becomes a backend bfloat16 tensor over the same uint16 bits.

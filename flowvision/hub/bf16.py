@@ -12,6 +12,7 @@ its ``bfloat16`` dtype (uint16 bit patterns), so it converts without touching th
   slicing, reshaping, copying and ``==`` work as on any array.
 """
 import numpy as np
+from typing import Any
 
 __all__ = ["Bf16Array", "bf16_to_float32", "float32_to_bf16", "is_bf16"]
 
@@ -55,13 +56,13 @@ def is_bf16(a):
     return isinstance(a, Bf16Array)
 
 
-def bf16_to_float32(bits):
+def bf16_to_float32(bits: Any) -> np.ndarray:
     """bfloat16 bit patterns (uint16) -> float32 values, exactly."""
     b = np.asarray(bits.view(np.ndarray) if isinstance(bits, np.ndarray) else bits, dtype=np.uint16, order="C")
     return (b.astype(np.uint32) << 16).view(np.float32)
 
 
-def float32_to_bf16(values):
+def float32_to_bf16(values: Any) -> np.ndarray:
     """float32 -> Bf16Array, rounding to nearest even (NaNs stay NaN)."""
     f = np.asarray(values, dtype=np.float32, order="C")
     u = f.view(np.uint32)

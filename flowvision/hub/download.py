@@ -23,6 +23,7 @@ import os
 import random
 import re
 import time
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 from ._env import download_settings, offline_reason
 from ._neterr import short_reason, unreachable_reason
@@ -42,13 +43,25 @@ _RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 _MAX_ATTEMPTS_TOTAL = 100  # a hard cap even when every attempt makes progress
 
 
-def hash_prefix_from_filename(filename):
+def hash_prefix_from_filename(filename: Union[str, os.PathLike]) -> Optional[str]:
     """The hash prefix a torch-style file name carries (``name-<hex>.ext``), or None."""
     m = _HASH_REGEX.search(os.path.basename(str(filename)))
     return m.group(1) if m and m.group(1) else None
 
 
-def sha256_file(path, chunk_size=1 << 20):
+def sha256_file(path: Union[str, os.PathLike], chunk_size: int = 1 << 20) -> str:
+    """The hex sha256 of a file, read in ``chunk_size`` blocks.
+
+    Args:
+        path: the file.
+        chunk_size: bytes read at a time.
+
+    Returns:
+        64 lowercase hex digits.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(chunk_size), b""):
@@ -62,7 +75,8 @@ def _normalize_hash(sha256, hash_prefix):
     return sha256, hash_prefix
 
 
-def verify_file(path, sha256=None, hash_prefix=None):
+def verify_file(path: Union[str, os.PathLike], sha256: Optional[str] = None,
+                hash_prefix: Optional[str] = None) -> Tuple[bool, Optional[str]]:
     """``(ok, digest)``: whether the file's sha256 equals ``sha256`` / starts with ``hash_prefix``.
 
     With neither given there is nothing to check: ``(True, None)`` without reading the file.
@@ -82,7 +96,7 @@ def verify_file(path, sha256=None, hash_prefix=None):
 # cross-process lock
 
 @contextlib.contextmanager
-def file_lock(lock_path, url=None):
+def file_lock(lock_path: str, url: Optional[str] = None) -> Iterator[None]:
     """Hold an exclusive advisory lock on ``lock_path`` (created if missing) for the block.
 
     fcntl.flock on POSIX, msvcrt.locking on Windows. The lock file is left in place: deleting
@@ -94,7 +108,7 @@ def file_lock(lock_path, url=None):
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows
-            fcntl = None
+            fcntl = None  # type: ignore[assignment]  # no POSIX locks: the msvcrt branch below
         if fcntl is not None:
             locked = True
             try:
@@ -389,7 +403,9 @@ def _download_locked(url, dst, sha256, hash_prefix, progress, headers, session):
             session.close()
 
 
-def download_url_to_file(url, dst, hash_prefix=None, progress=True, *, sha256=None, headers=None, session=None):
+def download_url_to_file(url: str, dst: Union[str, os.PathLike], hash_prefix: Optional[str] = None,
+                         progress: bool = True, *, sha256: Optional[str] = None,
+                         headers: Optional[Dict[str, str]] = None, session: Any = None) -> str:
     """Download ``url`` to the file ``dst`` (torch.hub-compatible signature).
 
     Args:
@@ -427,7 +443,9 @@ def _locked(dst, url):
         lock.__exit__(None, None, None)
 
 
-def cached_download(url, dst, sha256=None, hash_prefix=None, progress=True, headers=None, session=None):
+def cached_download(url: str, dst: Union[str, os.PathLike], sha256: Optional[str] = None,
+                    hash_prefix: Optional[str] = None, progress: bool = True,
+                    headers: Optional[Dict[str, str]] = None, session: Any = None) -> str:
     """Return ``dst``, downloading ``url`` there first unless a verified copy is already cached.
 
     A cached file is checked against ``sha256``/``hash_prefix`` when one is known; a file that
@@ -446,7 +464,7 @@ def cached_download(url, dst, sha256=None, hash_prefix=None, progress=True, head
                        dst, digest, sha256 or f"{hash_prefix}...")
     reason = offline_reason()
     if reason:
-        what = (f"the cached copy at {dst} is corrupt (sha256 {corrupt}, expected {sha256 or hash_prefix + '...'})"
+        what = (f"the cached copy at {dst} is corrupt (sha256 {corrupt}, expected {sha256 or f'{hash_prefix}...'})"
                 if corrupt else f"{os.path.basename(dst)} is not in the cache")
         raise OfflineError(
             f"offline mode is on ({reason}) and {what}.\n"

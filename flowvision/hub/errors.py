@@ -8,6 +8,7 @@ import os
 import struct
 import zipfile
 import zlib
+from typing import Optional, Union
 
 
 class HubError(RuntimeError):
@@ -21,7 +22,8 @@ class DownloadError(HubError):
     (the HTTP status code when there was one).
     """
 
-    def __init__(self, message, url=None, path=None, status=None):
+    def __init__(self, message: str, url: Optional[str] = None, path: Optional[Union[str, os.PathLike]] = None,
+                 status: Optional[int] = None) -> None:
         self.url = url
         self.path = None if path is None else str(path)
         self.status = status
@@ -36,7 +38,8 @@ class DownloadError(HubError):
 class HashMismatchError(DownloadError):
     """The downloaded (or cached) bytes do not have the expected sha256."""
 
-    def __init__(self, message, url=None, path=None, expected=None, actual=None):
+    def __init__(self, message: str, url: Optional[str] = None, path: Optional[Union[str, os.PathLike]] = None,
+                 expected: Optional[str] = None, actual: Optional[str] = None) -> None:
         self.expected = expected
         self.actual = actual
         super().__init__(message, url=url, path=path)
@@ -55,7 +58,7 @@ UNSAFE_ADVICE = ("if it should hold plain tensors, it may be damaged: delete it 
 class CheckpointError(HubError, ValueError):
     """A checkpoint file is corrupt, truncated, of an unknown format or otherwise unreadable."""
 
-    def __init__(self, message, path=None):
+    def __init__(self, message: str, path: Optional[Union[str, os.PathLike]] = None) -> None:
         self.path = None if path is None else str(path)
         if path is not None and str(path) not in message:
             message = f"{path}: {message}"
@@ -84,7 +87,8 @@ class UnsafeCheckpointError(CheckpointError):
     ``name`` is the ``module.qualname`` of the refused global.
     """
 
-    def __init__(self, message, path=None, name=None):
+    def __init__(self, message: str, path: Optional[Union[str, os.PathLike]] = None,
+                 name: Optional[str] = None) -> None:
         self.name = name
         super().__init__(message, path=path)
 

@@ -11,6 +11,7 @@ hash and ``models--org--repo/snapshots/<commit>/<filename>``), it is read from t
 nothing is downloaded. New downloads go to flowvision's own cache (see docs/hub.md).
 """
 import os
+from typing import Optional, Tuple
 import re
 from urllib.parse import quote
 
@@ -31,7 +32,7 @@ def is_hf_id(url):
     return isinstance(url, str) and url.startswith(HF_PREFIX)
 
 
-def parse_hf_id(hub_id):
+def parse_hf_id(hub_id: str) -> Tuple[str, str]:
     """``'hf_hub:org/repo[@revision]'`` (the prefix is optional) -> ``(repo_id, revision)``."""
     s = hub_id[len(HF_PREFIX):] if hub_id.startswith(HF_PREFIX) else hub_id
     revision = DEFAULT_REVISION
@@ -48,13 +49,14 @@ def hf_endpoint():
     return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
 
 
-def hf_hub_url(repo_id, filename=DEFAULT_FILENAME, revision=DEFAULT_REVISION, endpoint=None):
+def hf_hub_url(repo_id: str, filename: str = DEFAULT_FILENAME, revision: str = DEFAULT_REVISION,
+               endpoint: Optional[str] = None) -> str:
     """The resolve URL of ``filename`` in ``repo_id`` at ``revision``."""
     endpoint = (endpoint or hf_endpoint()).rstrip("/")
     return f"{endpoint}/{repo_id}/resolve/{quote(revision, safe='')}/{quote(filename)}"
 
 
-def hf_cache_dir():
+def hf_cache_dir() -> str:
     """The Hugging Face hub cache a huggingface_hub install would use."""
     for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
         if os.environ.get(name):
@@ -70,7 +72,8 @@ def _repo_folder(repo_id):
     return "models--" + repo_id.replace("/", "--")
 
 
-def find_in_hf_cache(repo_id, filename=DEFAULT_FILENAME, revision=DEFAULT_REVISION, cache_dir=None):
+def find_in_hf_cache(repo_id: str, filename: str = DEFAULT_FILENAME, revision: str = DEFAULT_REVISION,
+                     cache_dir: Optional[str] = None) -> Optional[str]:
     """The path of ``filename`` in an existing Hugging Face cache, or None when it is not there."""
     root = os.path.join(cache_dir or hf_cache_dir(), _repo_folder(repo_id))
     if not os.path.isdir(root):

@@ -24,6 +24,7 @@ import importlib.util
 import json
 import logging
 import os
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 import re
 
 from ._env import checkpoints_dir
@@ -41,7 +42,7 @@ SOURCE_KINDS = ("package", "hf_hub", "url")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEX = re.compile(r"^[0-9a-f]{6,64}$")
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-_cache = {}
+_cache: Dict[Any, Dict[str, Any]] = {}
 
 
 def manifest_path():
@@ -58,7 +59,19 @@ def manifest_path():
                    "installed wheel or weights/manifest.json in a source checkout)")
 
 
-def load_manifest(path=None):
+def load_manifest(path: Optional[str] = None) -> Dict[str, Any]:
+    """The weights manifest (validated, cached until the file changes).
+
+    Args:
+        path: a manifest file; default ``$FLOWVISION_WEIGHTS_MANIFEST`` or the installed
+            ``flowvision/weights/manifest.json``.
+
+    Returns:
+        ``{"schema_version": 1, "weights": {tag: {"sources": [...], ...}}}``.
+
+    Raises:
+        HubError: the file is missing, not JSON or fails :func:`validate_manifest`.
+    """
     path = path or manifest_path()
     key = (path, os.path.getmtime(path))
     if key not in _cache:
@@ -142,7 +155,7 @@ def _check_source(tag, i, s, errors):
             errors.append(f"{where}: a URL source needs a sha256 or a hash_prefix")
 
 
-def validate_manifest(data):
+def validate_manifest(data: Any) -> List[str]:
     """The list of schema problems (empty when the manifest is valid)."""
     errors = []
     if not isinstance(data, dict) or data.get("schema_version") != 1:
@@ -170,7 +183,19 @@ def validate_manifest(data):
     return errors
 
 
-def get_weight_entry(tag, manifest=None):
+def get_weight_entry(tag: str, manifest: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The manifest entry of a weights tag such as ``"resnet50.a1_in1k"``.
+
+    Args:
+        tag: ``architecture.tag`` as listed by ``flowvision models --pretrained``.
+        manifest: a loaded manifest; default :func:`load_manifest`.
+
+    Returns:
+        The entry: ``{"sources": [...], "license": ...}``.
+
+    Raises:
+        KeyError: the manifest has no such tag.
+    """
     manifest = manifest or load_manifest()
     try:
         return manifest["weights"][tag]
@@ -210,7 +235,9 @@ def _cached(source, model_dir=None):
     return None
 
 
-def resolve_weights(tag, progress=True, model_dir=None, manifest=None, allow_download=True):
+def resolve_weights(tag: str, progress: bool = True, model_dir: Optional[str] = None,
+                    manifest: Optional[Dict[str, Any]] = None,
+                    allow_download: bool = True) -> Tuple[str, Dict[str, Any]]:
     """``(path, source)`` of the weights file for ``tag``: package, then cache, then download."""
     entry = get_weight_entry(tag, manifest)
     sources = entry["sources"]
@@ -248,11 +275,12 @@ def resolve_weights(tag, progress=True, model_dir=None, manifest=None, allow_dow
         raise errors[0]
     combined = DownloadError(f"no source of weights {tag!r} could be fetched:\n  " +
                              "\n  ".join(str(e) for e in errors), url=errors[0].url, path=errors[0].path)
-    combined.errors = errors
+    combined.errors = errors  # type: ignore[attr-defined]  # each source's error, for one line apiece
     raise combined
 
 
-def load_pretrained(tag, progress=True, model_dir=None, as_numpy=False, file=None):
+def load_pretrained(tag: str, progress: bool = True, model_dir: Optional[str] = None, as_numpy: bool = False,
+                    file: Optional[str] = None) -> Mapping[str, Any]:
     """The state dict of pretrained ``tag`` (remapped to timm/torchvision names), from ``file`` if given."""
     from .api import to_backend
     from .readers import load_checkpoint

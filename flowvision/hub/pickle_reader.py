@@ -42,6 +42,7 @@ import zipfile
 import zlib
 
 import numpy as np
+from typing import Any, Union
 
 from .bf16 import Bf16Array
 from ._zipcheck import check_zip_layout
@@ -748,7 +749,7 @@ def _read_legacy(path):
 
 
 @checkpoint_reader
-def read_torch_checkpoint(path):
+def read_torch_checkpoint(path: Union[str, os.PathLike]) -> Any:
     """The object a ``torch.save`` file holds, with tensors as numpy arrays; no torch, no code run.
 
     Raises :class:`UnsafeCheckpointError` for a global outside the allow-list and

@@ -14,6 +14,7 @@ import zipfile
 from collections import OrderedDict
 
 import numpy as np
+from typing import Any, Dict, Mapping, Optional, Union
 
 from ._zipcheck import check_zip_layout
 from .bf16 import Bf16Array
@@ -81,7 +82,7 @@ def _safetensors_header(path):
 
 
 @checkpoint_reader
-def read_safetensors(path):
+def read_safetensors(path: Union[str, os.PathLike]) -> Dict[str, np.ndarray]:
     """A safetensors file as ``OrderedDict[name, ndarray]`` (header order; BF16 -> Bf16Array)."""
     path = os.fspath(path)
     header, data_start = _safetensors_header(path)
@@ -90,7 +91,7 @@ def read_safetensors(path):
     try:
         from safetensors import safe_open
     except ImportError:  # pragma: no cover - safetensors is a dependency
-        safe_open = None
+        safe_open = None  # type: ignore[misc, assignment]  # the pure-numpy path below reads every file
     try:
         handle = safe_open(path, framework="np") if safe_open is not None else None
     except Exception as e:  # the library reports corrupt files with its own exception types
@@ -103,6 +104,7 @@ def read_safetensors(path):
                 shape = tuple(int(s) for s in info["shape"])
                 if dtype == "BF16" or handle is None or dtype not in _ST_DTYPES:
                     begin, end = info["data_offsets"]
+                    np_dtype: np.dtype
                     if dtype == "BF16":
                         np_dtype = np.dtype("<u2")
                     elif dtype in _ST_DTYPES:
@@ -128,7 +130,8 @@ def read_safetensors(path):
     return out
 
 
-def save_safetensors(tensors, path, metadata=None):
+def save_safetensors(tensors: Mapping[str, Any], path: Union[str, os.PathLike],
+                     metadata: Optional[Dict[str, str]] = None) -> None:
     """Write ``dict[str, ndarray]`` (Bf16Array -> BF16) as safetensors, atomically."""
     from safetensors.numpy import save_file
 
@@ -202,7 +205,7 @@ def _check_npz_sizes(path):
 
 
 @checkpoint_reader
-def read_npz(path):
+def read_npz(path: Union[str, os.PathLike]) -> Dict[str, np.ndarray]:
     """A numpy ``.npz`` archive as ``OrderedDict[name, ndarray]`` (object arrays refused)."""
     path = os.fspath(path)
     try:
@@ -217,7 +220,7 @@ def read_npz(path):
 
 
 @checkpoint_reader
-def detect_format(path):
+def detect_format(path: Union[str, os.PathLike]) -> str:
     """``'safetensors'``, ``'torch_zip'``, ``'torch_legacy'``, ``'npz'``; raises CheckpointError otherwise."""
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -262,7 +265,8 @@ def _is_array(v):
     return isinstance(v, np.ndarray)
 
 
-def unwrap_state_dict(checkpoint, use_ema=True, strip_prefix="module.", path=None):
+def unwrap_state_dict(checkpoint: Any, use_ema: bool = True, strip_prefix: Optional[str] = "module.",
+                      path: Optional[str] = None) -> Dict[str, Any]:
     """The flat state dict inside a checkpoint, the way timm's ``load_state_dict`` finds it.
 
     ``state_dict_ema`` / ``model_ema`` (when ``use_ema``), then ``state_dict``, then ``model``;
@@ -291,7 +295,8 @@ def unwrap_state_dict(checkpoint, use_ema=True, strip_prefix="module.", path=Non
     return out
 
 
-def load_checkpoint(path, use_ema=True, strip_prefix="module."):
+def load_checkpoint(path: Union[str, os.PathLike], use_ema: bool = True,
+                    strip_prefix: Optional[str] = "module.") -> Dict[str, np.ndarray]:
     """Read any supported checkpoint file into a flat ``OrderedDict[str, ndarray]``.
 
     The format is found from the content (zip magic, safetensors header, npz members, torch's

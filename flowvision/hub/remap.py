@@ -1,6 +1,7 @@
 """Named key remaps from other projects' parameter names to timm's (referenced by the weights manifest)."""
 import re
 from collections import OrderedDict
+from typing import Any, Dict, Optional
 
 __all__ = ["REMAPS", "get_remap", "apply_remap", "efficientnet_pytorch_to_timm"]
 
@@ -59,5 +60,17 @@ def get_remap(name):
         raise KeyError(f"unknown key remap {name!r}; known: {sorted(REMAPS)}") from None
 
 
-def apply_remap(state_dict, name):
+def apply_remap(state_dict: Dict[str, Any], name: Optional[str]) -> Dict[str, Any]:
+    """Rename/reshape a checkpoint's keys with the converter the manifest names (``remap``).
+
+    Args:
+        state_dict: ``{name: array}`` as read from the file.
+        name: a registered converter such as ``"efficientnet_pytorch_to_timm"``; None returns ``state_dict``.
+
+    Returns:
+        The state dict under flowvision's (timm's) parameter names.
+
+    Raises:
+        KeyError: no converter has that name.
+    """
     return state_dict if not name else get_remap(name)(state_dict)

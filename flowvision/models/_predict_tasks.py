@@ -117,8 +117,8 @@ def run_dense_task(task: str, paths: Sequence[str], args: Any, errors: List[Tupl
         batch, images = [], []
         for p in paths[start:start + args.batch_size]:
             try:
-                with Image.open(p) as im:
-                    images.append(np.asarray(im.convert("RGB")))
+                with Image.open(p) as pil:
+                    images.append(np.asarray(pil.convert("RGB")))
                 batch.append(p)
             except (OSError, ValueError) as e:
                 errors.append((p, f"cannot read image: {e}"))

@@ -3,6 +3,7 @@ draw_keypoints, flow_to_image — on flowvision.backend tensors (numpy arrays ar
 import math
 import pathlib
 import warnings
+from typing import Any, BinaryIO, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from PIL import Image, ImageColor, ImageDraw, ImageFont
@@ -42,8 +43,32 @@ def _wrap(a):
 
 
 # ----------------------------------------------------------------------------- grids
-def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scale_each=False, pad_value=0.0):
-    """Arrange a (B, C, H, W) batch (or a list of (C, H, W) images) into one (C, H', W') grid image."""
+def make_grid(tensor: Any, nrow: int = 8, padding: int = 2, normalize: bool = False,
+              value_range: Optional[Tuple[float, float]] = None, scale_each: bool = False,
+              pad_value: float = 0.0) -> Any:
+    """Arrange a (B, C, H, W) batch (or a list of (C, H, W) images) into one (C, H', W') grid image.
+
+    Args:
+        tensor: a (B, C, H, W) tensor or array, or a list of (C, H, W) images of one size.
+        nrow: images per grid row.
+        padding: pixels between images (and around the grid).
+        normalize: shift each value range to [0, 1] (by ``value_range``, else the min/max).
+        value_range: ``(min, max)`` used by ``normalize``.
+        scale_each: normalise every image by its own min/max instead of the batch's.
+        pad_value: value of the padding pixels.
+
+    Returns:
+        A (C, H', W') tensor (torchvision's layout: 1-channel images become 3-channel).
+
+    Raises:
+        ValueError: an empty list, or images of different sizes.
+
+    Example:
+        >>> from flowvision import backend as flow
+        >>> from flowvision.utils import make_grid
+        >>> make_grid(flow.zeros(4, 3, 8, 8), nrow=2, padding=1).shape
+        flowvision.Size([3, 19, 19])
+    """
     if isinstance(tensor, (list, tuple)):
         if not tensor:
             raise ValueError("make_grid needs at least one image")
@@ -95,8 +120,19 @@ def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scal
     return _wrap(grid)
 
 
-def save_image(tensor, fp, format=None, **kwargs):
-    """Save a tensor (or batch / list, through ``make_grid``) with values in [0, 1] as an image file."""
+def save_image(tensor: Any, fp: Union[str, pathlib.Path, BinaryIO], format: Optional[str] = None,
+               **kwargs: Any) -> None:
+    """Save a tensor (or batch / list, through ``make_grid``) with values in [0, 1] as an image file.
+
+    Args:
+        tensor: a (C, H, W) image, a (B, C, H, W) batch or a list of images, float in [0, 1].
+        fp: a file name or a binary file object.
+        format: the image format (PIL's name); default from the file name's extension.
+        **kwargs: passed to :func:`make_grid` (``nrow``, ``padding``, ``normalize``, ...).
+
+    Raises:
+        ValueError: as :func:`make_grid`, or PIL cannot tell the format.
+    """
     grid = _np(make_grid(tensor, **kwargs))
     nd = grid.astype(np.float32) * np.float32(255)
     nd += np.float32(0.5)
@@ -179,9 +215,40 @@ class _Draw(ImageDraw.ImageDraw):
                 dash = not dash
 
 
-def draw_bounding_boxes(image, boxes, labels=None, colors=None, fill=False, width=1, font=None, font_size=None,
-                        label_colors=None, label_background_colors=None, fill_labels=False):
-    """Draw (N, 4) xyxy boxes (or (N, 8) rotated corner boxes) on a uint8/float (C, H, W) image."""
+def draw_bounding_boxes(image: Any, boxes: Any, labels: Optional[List[str]] = None, colors: Any = None,
+                        fill: bool = False, width: int = 1, font: Optional[str] = None,
+                        font_size: Optional[int] = None, label_colors: Any = None,
+                        label_background_colors: Any = None, fill_labels: bool = False) -> Any:
+    """Draw (N, 4) xyxy boxes (or (N, 8) rotated corner boxes) on a uint8/float (C, H, W) image.
+
+    Args:
+        image: a (3, H, W) or (1, H, W) uint8 (or float in [0, 1]) tensor or array; it is not modified.
+        boxes: (N, 4) ``x1, y1, x2, y2`` in pixels, or (N, 8) corner points of rotated boxes.
+        labels: one text per box, drawn at its top-left corner.
+        colors: one colour for all boxes or one per box (names, ``"#rrggbb"`` or RGB tuples); default a palette.
+        fill: fill the boxes semi-transparently.
+        width: outline width in pixels.
+        font: a TrueType font file for the labels (default PIL's built-in font).
+        font_size: size for ``font``.
+        label_colors: text colours (default: the box colours).
+        label_background_colors: colours of a filled rectangle behind each label.
+        fill_labels: draw that rectangle.
+
+    Returns:
+        A new (C, H, W) uint8 tensor with the boxes drawn.
+
+    Raises:
+        TypeError: ``image`` is not a tensor or array.
+        ValueError: a wrong shape or dtype, or a box with ``x2 < x1`` or ``y2 < y1``.
+
+    Example:
+        >>> from flowvision import backend as flow
+        >>> from flowvision.utils import draw_bounding_boxes
+        >>> img = flow.zeros(3, 20, 20, dtype=flow.uint8)
+        >>> out = draw_bounding_boxes(img, flow.tensor([[2., 2., 10., 10.]]), colors="red")
+        >>> out[:, 2, 5].tolist()
+        [255, 0, 0]
+    """
     if not (_is_tensor(image) or isinstance(image, np.ndarray)):
         raise TypeError(f"Tensor expected, got {type(image)}")
     a = _np(image)
@@ -198,7 +265,7 @@ def draw_bounding_boxes(image, boxes, labels=None, colors=None, fill=False, widt
         warnings.warn("boxes doesn't contain any box. No box was drawn")
         return image
     if labels is None:
-        labels = [None] * n
+        labels = [None] * n  # type: ignore[list-item]  # no text for any box
     elif len(labels) != n:
         raise ValueError(
             f"Number of boxes ({n}) and labels ({len(labels)}) mismatch. Please specify labels for each box."
@@ -236,8 +303,29 @@ def draw_bounding_boxes(image, boxes, labels=None, colors=None, fill=False, widt
     return _wrap(out)
 
 
-def draw_segmentation_masks(image, masks, alpha=0.8, colors=None):
-    """Overlay boolean masks ((N, H, W) or (H, W)) on an RGB (3, H, W) uint8/float image."""
+def draw_segmentation_masks(image: Any, masks: Any, alpha: float = 0.8, colors: Any = None) -> Any:
+    """Overlay boolean masks ((N, H, W) or (H, W)) on an RGB (3, H, W) uint8/float image.
+
+    Args:
+        image: a (3, H, W) uint8 (or float in [0, 1]) tensor or array; it is not modified.
+        masks: boolean (N, H, W) or (H, W) masks of the image's size.
+        alpha: opacity of the masks (0 = invisible, 1 = opaque).
+        colors: one colour for all masks or one per mask; default a palette.
+
+    Returns:
+        A new tensor of the image's dtype with the masks blended in.
+
+    Raises:
+        TypeError: ``image`` is not a tensor or array.
+        ValueError: wrong shapes, a non-boolean mask, or too few colours.
+
+    Example:
+        >>> from flowvision import backend as flow
+        >>> from flowvision.utils import draw_segmentation_masks
+        >>> img = flow.zeros(3, 20, 20, dtype=flow.uint8)
+        >>> draw_segmentation_masks(img, flow.ones(20, 20, dtype=flow.bool), alpha=1.0, colors="blue")[:, 0, 0].tolist()
+        [0, 0, 255]
+    """
     if not (_is_tensor(image) or isinstance(image, np.ndarray)):
         raise TypeError(f"The image must be a tensor, got {type(image)}")
     a = _np(image)
@@ -266,8 +354,26 @@ def draw_segmentation_masks(image, masks, alpha=0.8, colors=None):
     return _wrap(out.astype(a.dtype))
 
 
-def draw_keypoints(image, keypoints, connectivity=None, colors=None, radius=2, width=3, visibility=None):
-    """Draw (N, K, 2) keypoints (and optional skeleton ``connectivity``) on an RGB (3, H, W) image."""
+def draw_keypoints(image: Any, keypoints: Any, connectivity: Optional[Sequence[Tuple[int, int]]] = None,
+                   colors: Any = None, radius: int = 2, width: int = 3, visibility: Any = None) -> Any:
+    """Draw (N, K, 2) keypoints (and optional skeleton ``connectivity``) on an RGB (3, H, W) image.
+
+    Args:
+        image: a (3, H, W) uint8 (or float) tensor or array; it is not modified.
+        keypoints: (N, K, 2) ``x, y`` pixel positions of K keypoints of N instances.
+        connectivity: pairs of keypoint indices joined by a line.
+        colors: one colour for all keypoints.
+        radius: keypoint radius in pixels.
+        width: line width of the connections.
+        visibility: (N, K) booleans; invisible keypoints and their lines are not drawn.
+
+    Returns:
+        A new (3, H, W) uint8 tensor.
+
+    Raises:
+        TypeError: ``image`` is not a tensor or array.
+        ValueError: wrong shapes or dtypes.
+    """
     if not (_is_tensor(image) or isinstance(image, np.ndarray)):
         raise TypeError(f"The image must be a tensor, got {type(image)}")
     a = _np(image)
@@ -326,8 +432,24 @@ def _colorwheel():
     return wheel
 
 
-def flow_to_image(flow):
-    """(2, H, W) or (N, 2, H, W) float32 flow -> uint8 RGB visualisation (Middlebury colour wheel)."""
+def flow_to_image(flow: Any) -> Any:
+    """(2, H, W) or (N, 2, H, W) float32 flow -> uint8 RGB visualisation (Middlebury colour wheel).
+
+    Args:
+        flow: optical flow, float32, (2, H, W) or (N, 2, H, W).
+
+    Returns:
+        uint8 (3, H, W) or (N, 3, H, W): hue is the direction, saturation the magnitude (normalised by the largest).
+
+    Raises:
+        ValueError: not float32, or a wrong shape.
+
+    Example:
+        >>> from flowvision import backend as flow
+        >>> from flowvision.utils import flow_to_image
+        >>> flow_to_image(flow.zeros(2, 4, 4))[:, 0, 0].tolist()
+        [255, 255, 255]
+    """
     f = _np(flow, "flow")
     if f.dtype != np.float32:
         raise ValueError(f"Flow should be of dtype float32, got {f.dtype}.")
