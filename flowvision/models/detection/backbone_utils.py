@@ -142,3 +142,35 @@ def _resolve_weights(weights, weights_backbone, num_classes, default_num_classes
     elif num_classes is None:
         num_classes = default_num_classes
     return weights_backbone, num_classes, weights is not None or weights_backbone is not None
+
+
+def overwrite_eps(model, eps):
+    """Set every FrozenBatchNorm2d's eps (torchvision's v1 detection checkpoints were trained with eps 0)."""
+    for module in model.modules():
+        if isinstance(module, FrozenBatchNorm2d):
+            module.eps = eps
+
+
+def _build_detector(weights_enum, weights, weights_backbone, num_classes, trainable_backbone_layers, progress, make,
+                    v2=False, fpn_kwargs=None, eps_zero=False, default_num_classes=91):
+    """The body of torchvision's ResNet-50-FPN detection builders.
+
+    ``weights`` (of ``weights_enum``) replace the backbone weights and fix ``num_classes``; the ResNet-50 trunk has
+    frozen BN when any weights are used (v1; ``v2``: BatchNorm in the trunk and the FPN), the FPN covers the
+    trainable stages (``fpn_kwargs``: returned_layers, extra_blocks); ``make(backbone, num_classes)`` builds the
+    detector, the weights load strictly and, with ``eps_zero``, the COCO_V1 checkpoint gets its eps 0.
+    """
+    from ..resnet import ResNet50_Weights
+    weights = weights_enum.verify(weights)
+    weights_backbone = ResNet50_Weights.verify(weights_backbone)
+    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes,
+                                                                 default_num_classes)
+    norm_layer = nn.BatchNorm2d if v2 else None
+    backbone, trainable = _resnet50_backbone(weights_backbone, is_trained, trainable_backbone_layers, progress,
+                                             norm_layer)
+    model = make(_resnet_fpn_extractor(backbone, trainable, norm_layer=norm_layer, **(fpn_kwargs or {})), num_classes)
+    if weights is not None:
+        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
+        if eps_zero and weights.name == "COCO_V1":
+            overwrite_eps(model, 0.0)
+    return model

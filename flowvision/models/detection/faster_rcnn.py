@@ -6,8 +6,7 @@ from ..segmentation._utils import mobilenet_v3_large_backbone
 from ..segmentation._weights import (MobileNet_V3_Large_Weights, ObjectDetection, ResNet50_Weights, Weights,
                                      WeightsEnum)
 from .anchor_utils import AnchorGenerator
-from .backbone_utils import (_mobilenet_extractor, _resnet50_backbone, _resnet_fpn_extractor, _resolve_weights,
-                             _validate_trainable_layers)
+from .backbone_utils import _build_detector, _mobilenet_extractor, _resolve_weights, _validate_trainable_layers
 from .generalized_rcnn import GeneralizedRCNN
 from .roi_heads import RoIHeads
 from .rpn import RegionProposalNetwork, RPNHead
@@ -144,28 +143,16 @@ class FasterRCNN_ResNet50_FPN_Weights(WeightsEnum):
     DEFAULT = COCO_V1
 
 
-def overwrite_eps(model, eps):
-    for module in model.modules():
-        if isinstance(module, FrozenBatchNorm2d):
-            module.eps = eps
+
 
 
 def fasterrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
                             weights_backbone=ResNet50_Weights.IMAGENET1K_V1, trainable_backbone_layers=None,
                             **kwargs):
     """Faster R-CNN ResNet-50-FPN (torchvision's builder; eval output: list of {boxes, labels, scores})."""
-    weights = FasterRCNN_ResNet50_FPN_Weights.verify(weights)
-    weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
-                                                             trainable_backbone_layers, progress)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers)
-    model = FasterRCNN(backbone, num_classes=num_classes, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-        if weights == FasterRCNN_ResNet50_FPN_Weights.COCO_V1:
-            overwrite_eps(model, 0.0)
-    return model
+    return _build_detector(FasterRCNN_ResNet50_FPN_Weights, weights, weights_backbone, num_classes,
+                           trainable_backbone_layers, progress,
+                           lambda backbone, n: FasterRCNN(backbone, num_classes=n, **kwargs), eps_zero=True)
 
 
 class FasterRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):
@@ -179,21 +166,15 @@ class FasterRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):
 def fasterrcnn_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, weights_backbone=None,
                                trainable_backbone_layers=None, **kwargs):
     """Faster R-CNN v2 (torchvision's builder: BatchNorm FPN, two-conv RPN head, 4-conv + 1-fc box head)."""
-    weights = FasterRCNN_ResNet50_FPN_V2_Weights.verify(weights)
-    weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
-                                                             trainable_backbone_layers, progress, nn.BatchNorm2d)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, norm_layer=nn.BatchNorm2d)
-    rpn_anchor_generator = _default_anchorgen()
-    rpn_head = RPNHead(backbone.out_channels, rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
-    box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
-                                  norm_layer=nn.BatchNorm2d)
-    model = FasterRCNN(backbone, num_classes=num_classes, rpn_anchor_generator=rpn_anchor_generator,
-                       rpn_head=rpn_head, box_head=box_head, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-    return model
+    def make(backbone, n):
+        rpn_anchor_generator = _default_anchorgen()
+        rpn_head = RPNHead(backbone.out_channels, rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
+        box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
+                                      norm_layer=nn.BatchNorm2d)
+        return FasterRCNN(backbone, num_classes=n, rpn_anchor_generator=rpn_anchor_generator, rpn_head=rpn_head,
+                          box_head=box_head, **kwargs)
+    return _build_detector(FasterRCNN_ResNet50_FPN_V2_Weights, weights, weights_backbone, num_classes,
+                           trainable_backbone_layers, progress, make, v2=True)
 
 
 class FasterRCNN_MobileNet_V3_Large_FPN_Weights(WeightsEnum):

@@ -14,7 +14,7 @@ from flowvision.ops import (LastLevelP6P7, clip_boxes_to_image,
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
-from .backbone_utils import _resnet50_backbone, _resnet_fpn_extractor, _resolve_weights
+from .backbone_utils import _build_detector
 from .faster_rcnn import COCO_CATEGORIES
 from .generalized_rcnn import _check_degenerate, _check_images, _check_targets
 from .transform import GeneralizedRCNNTransform
@@ -245,14 +245,6 @@ class FCOS_ResNet50_FPN_Weights(WeightsEnum):
 def fcos_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
                       weights_backbone=ResNet50_Weights.IMAGENET1K_V1, trainable_backbone_layers=None, **kwargs):
     """FCOS ResNet-50-FPN (torchvision's builder)."""
-    weights = FCOS_ResNet50_FPN_Weights.verify(weights)
-    weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
-                                                             trainable_backbone_layers, progress)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, returned_layers=[2, 3, 4],
-                                     extra_blocks=LastLevelP6P7(256, 256))
-    model = FCOS(backbone, num_classes, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-    return model
+    return _build_detector(FCOS_ResNet50_FPN_Weights, weights, weights_backbone, num_classes,
+                           trainable_backbone_layers, progress, lambda backbone, n: FCOS(backbone, n, **kwargs),
+                           fpn_kwargs=dict(returned_layers=[2, 3, 4], extra_blocks=LastLevelP6P7(256, 256)))

@@ -5,8 +5,8 @@ from flowvision.ops import MultiScaleRoIAlign
 
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from ..segmentation._utils import _ovewrite_value_param
-from .backbone_utils import _resnet50_backbone, _resnet_fpn_extractor
-from .faster_rcnn import FasterRCNN, overwrite_eps
+from .backbone_utils import _build_detector
+from .faster_rcnn import FasterRCNN
 
 __all__ = ["KeypointRCNN", "KeypointRCNNHeads", "KeypointRCNNPredictor", "KeypointRCNN_ResNet50_FPN_Weights",
            "keypointrcnn_resnet50_fpn", "COCO_PERSON_CATEGORIES", "COCO_PERSON_KEYPOINT_NAMES"]
@@ -117,21 +117,11 @@ def keypointrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None, 
                               **kwargs):
     """Keypoint R-CNN ResNet-50-FPN (torchvision's builder; default 2 classes and 17 COCO keypoints)."""
     weights = KeypointRCNN_ResNet50_FPN_Weights.verify(weights)
-    weights_backbone = ResNet50_Weights.verify(weights_backbone)
     if weights is not None:
-        weights_backbone = None
-        num_classes = _ovewrite_value_param("num_classes", num_classes, len(weights.meta["categories"]))
         num_keypoints = _ovewrite_value_param("num_keypoints", num_keypoints, len(weights.meta["keypoint_names"]))
-    else:
-        num_classes = 2 if num_classes is None else num_classes
-        num_keypoints = 17 if num_keypoints is None else num_keypoints
-    is_trained = weights is not None or weights_backbone is not None
-    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
-                                                             trainable_backbone_layers, progress)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers)
-    model = KeypointRCNN(backbone, num_classes, num_keypoints=num_keypoints, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-        if weights == KeypointRCNN_ResNet50_FPN_Weights.COCO_V1:
-            overwrite_eps(model, 0.0)
-    return model
+    elif num_keypoints is None:
+        num_keypoints = 17
+    return _build_detector(KeypointRCNN_ResNet50_FPN_Weights, weights, weights_backbone, num_classes,
+                           trainable_backbone_layers, progress,
+                           lambda backbone, n: KeypointRCNN(backbone, n, num_keypoints=num_keypoints, **kwargs),
+                           eps_zero=True, default_num_classes=2)

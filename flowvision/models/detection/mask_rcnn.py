@@ -5,8 +5,8 @@ from flowvision.backend import nn
 from flowvision.ops import Conv2dNormActivation, MultiScaleRoIAlign
 
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
-from .backbone_utils import _resnet50_backbone, _resnet_fpn_extractor, _resolve_weights
-from .faster_rcnn import COCO_CATEGORIES, FasterRCNN, FastRCNNConvFCHead, _default_anchorgen, overwrite_eps
+from .backbone_utils import _build_detector
+from .faster_rcnn import COCO_CATEGORIES, FasterRCNN, FastRCNNConvFCHead, _default_anchorgen
 from .rpn import RPNHead
 
 __all__ = ["MaskRCNN", "MaskRCNNHeads", "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights",
@@ -100,18 +100,9 @@ class MaskRCNN_ResNet50_FPN_Weights(WeightsEnum):
 def maskrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
                           weights_backbone=ResNet50_Weights.IMAGENET1K_V1, trainable_backbone_layers=None, **kwargs):
     """Mask R-CNN ResNet-50-FPN (torchvision's builder; eval adds "masks": [N, 1, H, W] probabilities)."""
-    weights = MaskRCNN_ResNet50_FPN_Weights.verify(weights)
-    weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
-                                                             trainable_backbone_layers, progress)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers)
-    model = MaskRCNN(backbone, num_classes=num_classes, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-        if weights == MaskRCNN_ResNet50_FPN_Weights.COCO_V1:
-            overwrite_eps(model, 0.0)
-    return model
+    return _build_detector(MaskRCNN_ResNet50_FPN_Weights, weights, weights_backbone, num_classes,
+                           trainable_backbone_layers, progress,
+                           lambda backbone, n: MaskRCNN(backbone, num_classes=n, **kwargs), eps_zero=True)
 
 
 class MaskRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):
@@ -126,19 +117,13 @@ def maskrcnn_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, w
                              trainable_backbone_layers=None, **kwargs):
     """Mask R-CNN v2 (torchvision's builder: BatchNorm FPN, two-conv RPN head, 4-conv + 1-fc box head, BatchNorm
     mask head)."""
-    weights = MaskRCNN_ResNet50_FPN_V2_Weights.verify(weights)
-    weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
-                                                             trainable_backbone_layers, progress, nn.BatchNorm2d)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, norm_layer=nn.BatchNorm2d)
-    rpn_anchor_generator = _default_anchorgen()
-    rpn_head = RPNHead(backbone.out_channels, rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
-    box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
-                                  norm_layer=nn.BatchNorm2d)
-    mask_head = MaskRCNNHeads(backbone.out_channels, [256, 256, 256, 256], 1, norm_layer=nn.BatchNorm2d)
-    model = MaskRCNN(backbone, num_classes=num_classes, rpn_anchor_generator=rpn_anchor_generator,
-                     rpn_head=rpn_head, box_head=box_head, mask_head=mask_head, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-    return model
+    def make(backbone, n):
+        rpn_anchor_generator = _default_anchorgen()
+        rpn_head = RPNHead(backbone.out_channels, rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
+        box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
+                                      norm_layer=nn.BatchNorm2d)
+        mask_head = MaskRCNNHeads(backbone.out_channels, [256, 256, 256, 256], 1, norm_layer=nn.BatchNorm2d)
+        return MaskRCNN(backbone, num_classes=n, rpn_anchor_generator=rpn_anchor_generator, rpn_head=rpn_head,
+                        box_head=box_head, mask_head=mask_head, **kwargs)
+    return _build_detector(MaskRCNN_ResNet50_FPN_V2_Weights, weights, weights_backbone, num_classes,
+                           trainable_backbone_layers, progress, make, v2=True)

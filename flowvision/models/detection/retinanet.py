@@ -15,8 +15,8 @@ from flowvision.ops import (Conv2dNormActivation, LastLevelP6P7, box_iou,
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
-from .backbone_utils import _resnet50_backbone, _resnet_fpn_extractor, _resolve_weights
-from .faster_rcnn import COCO_CATEGORIES, overwrite_eps
+from .backbone_utils import _build_detector
+from .faster_rcnn import COCO_CATEGORIES
 from .generalized_rcnn import _check_targets, _check_images, _check_degenerate
 from .transform import GeneralizedRCNNTransform
 
@@ -265,19 +265,10 @@ def retinanet_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
                            weights_backbone=ResNet50_Weights.IMAGENET1K_V1, trainable_backbone_layers=None,
                            **kwargs):
     """RetinaNet ResNet-50-FPN (torchvision's builder)."""
-    weights = RetinaNet_ResNet50_FPN_Weights.verify(weights)
-    weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
-                                                             trainable_backbone_layers, progress)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, returned_layers=[2, 3, 4],
-                                     extra_blocks=LastLevelP6P7(256, 256))
-    model = RetinaNet(backbone, num_classes, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-        if weights == RetinaNet_ResNet50_FPN_Weights.COCO_V1:
-            overwrite_eps(model, 0.0)
-    return model
+    return _build_detector(RetinaNet_ResNet50_FPN_Weights, weights, weights_backbone, num_classes,
+                           trainable_backbone_layers, progress, lambda backbone, n: RetinaNet(backbone, n, **kwargs),
+                           fpn_kwargs=dict(returned_layers=[2, 3, 4], extra_blocks=LastLevelP6P7(256, 256)),
+                           eps_zero=True)
 
 
 class RetinaNet_ResNet50_FPN_V2_Weights(WeightsEnum):
@@ -291,18 +282,12 @@ class RetinaNet_ResNet50_FPN_V2_Weights(WeightsEnum):
 def retinanet_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, weights_backbone=None,
                               trainable_backbone_layers=None, **kwargs):
     """RetinaNet v2 (torchvision's builder: P6 from C5, GroupNorm(32) heads, GIoU box loss, BatchNorm backbone)."""
-    weights = RetinaNet_ResNet50_FPN_V2_Weights.verify(weights)
-    weights_backbone = ResNet50_Weights.verify(weights_backbone)
-    weights_backbone, num_classes, is_trained = _resolve_weights(weights, weights_backbone, num_classes)
-    backbone, trainable_backbone_layers = _resnet50_backbone(weights_backbone, is_trained,
-                                                             trainable_backbone_layers, progress, nn.BatchNorm2d)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, returned_layers=[2, 3, 4],
-                                     extra_blocks=LastLevelP6P7(2048, 256))
-    anchor_generator = _default_anchorgen()
-    head = RetinaNetHead(backbone.out_channels, anchor_generator.num_anchors_per_location()[0], num_classes,
-                         norm_layer=partial(nn.GroupNorm, 32))
-    head.regression_head._loss_type = "giou"
-    model = RetinaNet(backbone, num_classes, anchor_generator=anchor_generator, head=head, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-    return model
+    def make(backbone, n):
+        anchor_generator = _default_anchorgen()
+        head = RetinaNetHead(backbone.out_channels, anchor_generator.num_anchors_per_location()[0], n,
+                             norm_layer=partial(nn.GroupNorm, 32))
+        head.regression_head._loss_type = "giou"
+        return RetinaNet(backbone, n, anchor_generator=anchor_generator, head=head, **kwargs)
+    return _build_detector(RetinaNet_ResNet50_FPN_V2_Weights, weights, weights_backbone, num_classes,
+                           trainable_backbone_layers, progress, make, v2=True,
+                           fpn_kwargs=dict(returned_layers=[2, 3, 4], extra_blocks=LastLevelP6P7(2048, 256)))
