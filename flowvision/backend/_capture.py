@@ -30,6 +30,7 @@ re-plans on the next call. Writes that bypass the tensor API (``w.numpy()[:] = .
 import threading
 import warnings
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from ._ops import kernel_select as _select, traits as _traits
 from .autograd import graph as _graph
 from .autograd.graph import Context, _compute_array, _as_array, _compute_np
 from .autograd.grad_mode import enable_grad, no_grad
+
+if TYPE_CHECKING:  # annotations only: importing nn here would be circular
+    from .nn.modules.module import Module
 
 __all__ = ["compile", "CompiledModule", "CaptureError"]
 
@@ -1220,13 +1224,37 @@ class CompiledModule:
         return "eager fallback: " + str(self.fallback_reason) if plan is None else plan.describe()
 
 
-def compile(model, example_input, *, optimise=True, validate=True, rtol=1e-4, executor="native"):  # noqa: A001
+def compile(model: "Module", example_input: Tensor, *, optimise: bool = True, validate: bool = True,  # noqa: A001
+            rtol: float = 1e-4, executor: str = "native") -> "CompiledModule":
     """Capture ``model`` (in eval mode) on ``example_input`` and return a :class:`CompiledModule`.
 
-    optimise: run the graph passes (BN folding, epilogue fusion); validate: check the plan against eager on
-    the example and a random input (rtol) and fall back to eager, with a warning, when they differ;
-    executor: "native" runs float32 plans in C++ (Python only for ops with no native step), "python" runs every
-    step from a Python loop (float64 plans always do).
+    Args:
+        model: a ``flowvision.backend.nn.Module`` in eval mode (``model.eval()``).
+        example_input: an input of the shape and dtype the model will be called with; a new batch size re-plans
+            on first use.
+        optimise: run the graph passes (batch-norm folding, epilogue fusion).
+        validate: check the plan against eager execution on the example and a random input (``rtol``) and fall
+            back to eager, with a warning, when they differ (``fallback_reason`` then says why).
+        rtol: relative tolerance of that check.
+        executor: ``"native"`` runs float32 plans in C++ (Python only for ops with no native step), ``"python"``
+            runs every step from a Python loop (float64 plans always do).
+
+    Returns:
+        A callable module with the same outputs as ``model``.
+
+    Raises:
+        TypeError: ``example_input`` is not a Tensor, or ``model`` is not a Module.
+        RuntimeError: ``model`` (or a submodule) is in training mode.
+
+    Example:
+        >>> import flowvision
+        >>> from flowvision import backend as flow
+        >>> nn = flow.nn
+        >>> model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()).eval()
+        >>> x = flow.randn(1, 3, 16, 16)
+        >>> fast = flowvision.compile(model, x)
+        >>> bool(((fast(x) - model(x)).abs().max() < 1e-4).item())
+        True
     """
     if not isinstance(example_input, Tensor):
         raise TypeError(f"compile(): example_input must be a Tensor, got {type(example_input).__name__}")
