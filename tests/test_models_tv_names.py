@@ -103,3 +103,22 @@ def test_same_name_two_libraries():
     assert M.model_entrypoint("vgg16").__module__ == "flowvision.models.vgg"
     with pytest.raises(TypeError):
         M.model_entrypoint("resnet50")(weights=None)  # timm's entrypoint does not take torchvision's keywords
+
+
+def test_manifest_is_generated_from_the_cfgs():
+    """weights/manifest.json is what weights/generate_manifest.py builds from the cfgs next to the factories
+    (timm tags' PretrainedCfg, torchvision builders' *_Weights): one source of truth for each model's weights."""
+    import importlib.util
+    import json
+    import os
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location("generate_manifest", os.path.join(repo, "weights",
+                                                                                    "generate_manifest.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(os.path.join(repo, "weights", "manifest.json")) as f:
+        assert json.load(f) == gen.build(), "weights/manifest.json is stale: run python weights/generate_manifest.py"
+    entry = gen.build()["weights"]["torchvision/resnet50.IMAGENET1K_V2"]
+    assert entry["sources"][0]["url"] == M.ResNet50_Weights.IMAGENET1K_V2.url
+    assert gen.build()["weights"]["resnet50.a1_in1k"]["sources"][0]["hub_id"] == \
+        M.get_pretrained_cfg("resnet50.a1_in1k").hf_hub_id

@@ -1,11 +1,14 @@
-"""Regenerate manifest.json from the pretrained cfgs of an installed timm and torchvision (a dev tool).
+"""Regenerate manifest.json from flowvision's own weights cfgs (a dev tool).
 
-    python weights/generate_manifest.py
+    python weights/generate_manifest.py          # write manifest.json
+    python weights/generate_manifest.py --check  # exit 1 when manifest.json differs from the cfgs
 
-Only metadata is read (hub ids, URLs, licenses); nothing is downloaded. Hand-written entries
-(installed-package sources, recorded sha256 values) live in MANUAL below and win over
-generated ones. sha256 values that are not recorded stay null: a torch-style file name
-(``name-<hexprefix>.pth``) still gives a hash prefix, which the downloader checks.
+The cfgs next to the factories are the one source of truth: a timm tag's entry comes from its
+``default_cfgs`` PretrainedCfg (hub id, file, license), a torchvision builder's from its ``*_Weights``
+enum (URL). Only metadata is read; nothing is downloaded. Hand-written entries (installed-package
+sources, recorded sha256 values) live in MANUAL below and win over generated ones. sha256 values that
+are not recorded stay null: a torch-style file name (``name-<hexprefix>.pth``) still gives a hash
+prefix, which the downloader checks. tests/test_hub_manifest.py checks the file equals ``build()``.
 """
 import json
 import os
@@ -26,6 +29,9 @@ TIMM_TAGS = [
     "efficientnet_b0.ra_in1k", "efficientnet_b1.ft_in1k", "tf_efficientnet_lite0.in1k",
     "mobilenetv2_100.ra_in1k", "mobilenetv3_large_100.ra_in1k", "mobilenetv3_small_100.lamb_in1k",
 ]
+
+# builder -> further enums of its checkpoints that are not its classification weights (ssd300's VGG16 features)
+EXTRA_ENUMS = {"vgg16": ("flowvision.models.detection.ssd", "VGG16_Features_Weights")}
 
 TORCHVISION_BUILDERS = [
     "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16", "mobilenet_v2",
@@ -71,31 +77,32 @@ def _format_of(url):
 
 
 def timm_entries():
-    from timm.models import get_pretrained_cfg
+    from flowvision.models import get_pretrained_cfg
 
     out = {}
     for tag in TIMM_TAGS:
         cfg = get_pretrained_cfg(tag)
-        if cfg is None:
-            print(f"skip {tag}: unknown to this timm", file=sys.stderr)
-            continue
-        d = cfg.to_dict()
         sources = []
-        if d.get("hf_hub_id"):
-            sources.append({"kind": "hf_hub", "hub_id": d["hf_hub_id"],
-                            "file": d.get("hf_hub_filename") or "model.safetensors", "sha256": None,
+        if cfg.hf_hub_id:
+            sources.append({"kind": "hf_hub", "hub_id": cfg.hf_hub_id,
+                            "file": cfg.hf_hub_filename or "model.safetensors", "sha256": None,
                             "size": None, "format": "safetensors", "remap": None})
-        out[tag] = {"license": d.get("license") or "unknown", "sources": sources}
+        out[tag] = {"license": cfg.license or "unknown", "sources": sources}
     return out
 
 
 def torchvision_entries():
-    import torchvision.models as tvm
+    import importlib
+
+    from flowvision.models import get_model_weights
 
     out = {}
     for name in TORCHVISION_BUILDERS:
-        enum = tvm.get_model_weights(name)
-        for w in enum:
+        members = list(get_model_weights(name))
+        if name in EXTRA_ENUMS:
+            module, enum = EXTRA_ENUMS[name]
+            members += list(getattr(importlib.import_module(module), enum))
+        for w in members:
             url = w.url
             m = _PREFIX.search(os.path.basename(url))
             out[f"torchvision/{name}.{w.name}"] = {
@@ -107,17 +114,27 @@ def torchvision_entries():
     return out
 
 
-def main():
+def build():
+    """The manifest the cfgs give (a dict, as manifest.json holds it)."""
     weights = {}
     weights.update(timm_entries())
     weights.update(torchvision_entries())
     weights.update(MANUAL)
-    manifest = {"schema_version": 1, "weights": dict(sorted(weights.items()))}
+    return {"schema_version": 1, "weights": dict(sorted(weights.items()))}
+
+
+def main():
+    manifest = build()
     path = os.path.join(HERE, "manifest.json")
+    if "--check" in sys.argv[1:]:
+        with open(path) as f:
+            same = json.load(f) == manifest
+        print("manifest.json " + ("equals the cfgs" if same else "differs from the cfgs: regenerate it"))
+        sys.exit(0 if same else 1)
     with open(path, "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
-    print(f"wrote {len(weights)} entries to {path}")
+    print(f"wrote {len(manifest['weights'])} entries to {path}")
 
 
 if __name__ == "__main__":
