@@ -139,3 +139,25 @@ def test_device_path_equals_cpu(emulated, op):
         y2.sum().backward()
         yn, gn = y2.detach().cpu().numpy(), d2.grad.cpu().numpy()
         np.testing.assert_allclose(gn[x < 0], yn[x < 0] / x[x < 0], rtol=1e-5)
+
+
+def test_cross_entropy_is_device_neutral(emulated):
+    """nll_loss / cross_entropy (class indices, weights, ignore_index, label smoothing) run the same code on both
+    devices: the picked log-probability is one op with a device kernel."""
+    x = RNG.standard_normal((6, 5, 3)).astype(np.float32)
+    t = np.array([[0, 4, -100], [2, 2, 1], [3, 0, 0], [1, 1, 4], [-100, 2, 3], [4, 4, 0]])
+    w = RNG.uniform(0.5, 2.0, 5).astype(np.float32)
+    for red in ("mean", "sum", "none"):
+        for ls in (0.0, 0.2):
+            kw = dict(reduction=red, label_smoothing=ls, ignore_index=-100)
+            a = fb.tensor(x).requires_grad_(True)
+            ref = F.cross_entropy(a, fb.tensor(t), weight=fb.tensor(w), **kw)
+            ref.sum().backward()
+            d = fb.tensor(x).cuda().requires_grad_(True)
+            out = F.cross_entropy(d, fb.tensor(t).cuda(), weight=fb.tensor(w).cuda(), **kw)
+            out.sum().backward()
+            assert out.is_cuda
+            np.testing.assert_allclose(out.detach().cpu().numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(d.grad.cpu().numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-6)
+            tt = TF.cross_entropy(torch.tensor(x), torch.tensor(t), weight=torch.tensor(w), **kw)
+            np.testing.assert_allclose(ref.detach().numpy(), tt.numpy(), rtol=1e-5, atol=1e-6)

@@ -1557,7 +1557,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0:
         return nll
-    ignore = Tensor._wrap(target._data == ignore_index)
+    ignore = E.eq(target, ignore_index)
     if weight is not None:
         wshape = (c,) + (1,) * (input.ndim - class_dim - 1)
         smooth = -R.sum(logp * S.reshape(weight, wshape), class_dim)
@@ -1565,11 +1565,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         smooth = -R.sum(logp, class_dim)
     smooth = E.masked_fill(smooth, ignore, 0.0)
     if reduction == "mean":
+        t = target._data.astype(np.int64)
+        xp = namespace(t)
+        valid = t != ignore_index
         if weight is not None:
-            t = target._data
-            denom = weight._compute()[t[t != ignore_index]].sum()
+            denom = (xp.take(_array(weight), xp.where(valid, t, 0)) * valid).sum()
         else:
-            denom = (~ignore._data).sum()
+            denom = valid.sum()
         ret = R.sum(smooth) / float(denom)
     elif reduction == "sum":
         ret = R.sum(smooth)
