@@ -49,6 +49,7 @@ from .mobilevit import *  # noqa: F401,F403
 from .byobnet import *  # noqa: F401,F403
 from .van import *  # noqa: F401,F403
 from .iresnet import *  # noqa: F401,F403
+from .convnext_isotropic import *  # noqa: F401,F403
 from .rexnet_lite import *  # noqa: F401,F403
 from .fan import *  # noqa: F401,F403
 from .regionvit import *  # noqa: F401,F403

@@ -313,6 +313,9 @@ for _s in ("base", "large", "xlarge"):
     register_model_alias(f"convnext_{_s}_224_22k", f"convnext_{_s}.fb_in22k")
     register_model_alias(f"convnext_{_s}_224_22k_to_1k", f"convnext_{_s}.fb_in22k_ft_in1k")
     register_model_alias(f"convnext_{_s}_384_22k_to_1k", f"convnext_{_s}.fb_in22k_ft_in1k_384")
+# the original's ImageNet-1k models fine-tuned at 384: timm has no such tag, so the names give the architecture
+for _s in ("base", "large"):
+    register_model_alias(f"convnext_{_s}_384", f"convnext_{_s}")
 
 
 # --- torchvision's ConvNeXt (``features.N``: stem, stages of ``block``/``layer_scale``, downsamples;

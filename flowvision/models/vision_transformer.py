@@ -512,6 +512,20 @@ def vit_huge_patch14_224(pretrained=False, **kwargs):
 
 
 @register_model
+def vit_giant_patch14_224(pretrained=False, **kwargs):
+    """ViT-g/14 (Scaling Vision Transformers): width 1408, depth 40, MLP 6144."""
+    args = dict(patch_size=14, embed_dim=1408, mlp_ratio=48 / 11, depth=40, num_heads=16)
+    return _create_vision_transformer("vit_giant_patch14_224", pretrained, **{**args, **kwargs})
+
+
+@register_model
+def vit_gigantic_patch14_224(pretrained=False, **kwargs):
+    """ViT-G/14 (Scaling Vision Transformers): width 1664, depth 48, MLP 8192."""
+    args = dict(patch_size=14, embed_dim=1664, mlp_ratio=64 / 13, depth=48, num_heads=16)
+    return _create_vision_transformer("vit_gigantic_patch14_224", pretrained, **{**args, **kwargs})
+
+
+@register_model
 def vit_large_patch16_224(pretrained=False, **kwargs):
     return _vit("vit_large_patch16_224", pretrained, kwargs, "large", 16, 224)
 
