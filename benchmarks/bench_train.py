@@ -7,7 +7,10 @@ in PyTorch (timm models), same weights, batch and thread count, interleaved in o
     python benchmarks/bench_train.py --profile resnet18    # where a flowvision step spends its time (cProfile)
 
 Prints per-model median step time, images/s, the step's GFLOP/s (3 x the forward FLOPs counted by torch's
-FlopCounterMode) and the ratio torch/flowvision (> 1: flowvision is faster).
+FlopCounterMode), that rate as % of the measured FMA peak at the same thread count, and the ratio torch/flowvision
+(> 1: flowvision is faster). ``--clock cpu`` times each step by the process CPU time instead of the wall clock: on a
+machine shared with other jobs it is the fairer single-thread figure (time slices taken by other processes do not
+count); with several threads it adds the threads' times, so use the wall clock there.
 """
 import argparse
 import statistics
@@ -81,10 +84,12 @@ def bench(args):
     configs = FULL if args.full else SMALL
     if args.only:
         configs = [c for c in configs if c[0] in args.only.split(",")]
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    peak = fb._C.fma_peak_gflops(1.0, args.threads)
     print(f"threads {args.threads}, torch {torch.__version__}, {args.repeat} interleaved rounds after "
-          f"{args.warmup} warm-up steps each; median step time")
+          f"{args.warmup} warm-up steps each; median step time ({args.clock} clock); FMA peak {peak:.1f} GFLOP/s")
     hdr = (f"{'model':<24}{'size':>5}{'batch':>6}{'GFLOP':>8}{'fv ms':>9}{'torch ms':>10}{'fv img/s':>10}"
-           f"{'fv GFLOP/s':>11}{'torch GFLOP/s':>14}{'torch/fv':>9}")
+           f"{'fv GFLOP/s':>11}{'(% peak)':>9}{'torch GFLOP/s':>14}{'(% peak)':>9}{'torch/fv':>9}")
     rows = []
     print(hdr)
     for name, size, batch in configs:
@@ -96,12 +101,13 @@ def bench(args):
         for r in range(args.repeat):
             order = ((f_step, ft), (t_step, tt)) if r % 2 == 0 else ((t_step, tt), (f_step, ft))
             for fn, acc in order:
-                t0 = time.perf_counter()
+                t0 = clock()
                 fn()
-                acc.append(time.perf_counter() - t0)
+                acc.append(clock() - t0)
         fm, tm = statistics.median(ft), statistics.median(tt)
         line = (f"{name:<24}{size:>5}{batch:>6}{flops / 1e9:>8.2f}{fm * 1e3:>9.1f}{tm * 1e3:>10.1f}{batch / fm:>10.1f}"
-                f"{flops / fm / 1e9:>11.1f}{flops / tm / 1e9:>14.1f}{tm / fm:>9.2f}")
+                f"{flops / fm / 1e9:>11.1f}{100 * flops / fm / 1e9 / peak:>8.0f}%{flops / tm / 1e9:>14.1f}"
+                f"{100 * flops / tm / 1e9 / peak:>8.0f}%{tm / fm:>9.2f}")
         if args.rss:
             (fp, fd), (tp, td) = (_rss(fw, name, size, batch, args.threads) for fw in ("flowvision", "torch"))
             line += f"   peak RSS fv {fp:.0f} MB (+{fd:.0f} by the steps), torch {tp:.0f} MB (+{td:.0f})"
@@ -162,6 +168,8 @@ def main():
     p.add_argument("--repeat", type=int, default=5, help="interleaved timed rounds per model")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--full", action="store_true", help="the acceptance sizes (resnet50 @224 b16, ...)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="time steps by the wall clock or by the process CPU time (fairer on a shared machine, 1 thread)")
     p.add_argument("--only", default="", help="comma-separated model names")
     p.add_argument("--rss", action="store_true", help="measure each side's peak RSS in its own process")
     p.add_argument("--profile", default="", help="cProfile two flowvision steps of this model instead")

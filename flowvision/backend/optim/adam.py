@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from . import _fused
 from .optimizer import Optimizer, _check_non_negative, _params_with_grad, _zeros_state, _step_tensor
 
 __all__ = ["Adam", "AdamW"]
@@ -55,6 +56,8 @@ class Adam(Optimizer):
 
     def _update(self):
         for group in self.param_groups:
+            if _fused.adam_group(self, group):  # one compiled in-place pass, bit-identical to the loop below
+                continue
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
             amsgrad, decoupled = group["amsgrad"], group["decoupled_weight_decay"]

@@ -1,6 +1,7 @@
 """SGD with momentum, dampening, Nesterov and (coupled) weight decay: torch's update rule."""
 import numpy as np
 
+from . import _fused
 from .optimizer import Optimizer, required, _params_with_grad
 from .._tensor import Tensor
 
@@ -38,6 +39,8 @@ class SGD(Optimizer):
 
     def _update(self):
         for group in self.param_groups:
+            if _fused.sgd_group(self, group):  # one compiled in-place pass, bit-identical to the loop below
+                continue
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
             for p, w, d_p in _params_with_grad(group):

@@ -173,4 +173,5 @@ PYBIND11_MODULE(_C, m) {
     bind_attention(m);
     bind_window(m);
     bind_executor(m);
+    bind_optim(m);
 }

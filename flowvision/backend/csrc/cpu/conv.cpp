@@ -1,5 +1,6 @@
 // conv2d forward/backward (im2col + GEMM, direct 1x1, dedicated depthwise path), im2col/col2im.
 #include "cpu/common.h"
+#include "cpu/conv_batched.h"
 
 namespace fv {
 namespace FV_ISA_NAMESPACE {
@@ -249,6 +250,7 @@ void dw_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
 template <class T>
 void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams& p) {
     if (is_depthwise(p)) return dw_forward(x, w, bias, y, p);
+    if (conv_blocked_forward(x, w, bias, y, p)) return;
     const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
     const int64_t L = p.OH * p.OW, HW = p.H * p.W;
     const bool pw1 = is_pointwise(p);
@@ -275,6 +277,7 @@ void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams&
 template <class T>
 void conv_backward_input(const T* gy, const T* w, T* gx, const ConvParams& p) {
     if (is_depthwise(p)) return dw_backward_input(gy, w, gx, p);
+    if (conv_blocked_backward_input(gy, w, gx, p)) return;
     const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
     const int64_t L = p.OH * p.OW, HW = p.H * p.W;
     const bool pw1 = is_pointwise(p);
@@ -292,6 +295,7 @@ void conv_backward_input(const T* gy, const T* w, T* gx, const ConvParams& p) {
 template <class T>
 void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
     if (is_depthwise(p)) return dw_backward_weight(gy, x, gw, p);
+    if (conv_blocked_backward_weight(gy, x, gw, p)) return;
     const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
     const int64_t L = p.OH * p.OW, HW = p.H * p.W;
     const bool pw1 = is_pointwise(p);

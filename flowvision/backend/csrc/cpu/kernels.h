@@ -186,6 +186,30 @@ struct ExecKernels {
                    float* y, const int64_t* shape, int ndim);
 };
 
+// Fused in-place optimizer updates over one parameter (cpu/optim.cpp). The scalars are the ones the Python
+// optimizer derives (in double) and each is rounded to the parameter's dtype before use, and every operation is
+// rounded separately (no FMA contraction), so the result equals the numpy update bit for bit.
+struct SgdScalars {
+    double lr, momentum, one_minus_dampening, weight_decay;
+    bool use_momentum, nesterov, fresh;  // fresh: the momentum buffer is created by this step (buf = d_p)
+};
+struct AdamScalars {
+    double decay_factor;   // w *= decay_factor first (decoupled weight decay), when decoupled and wd != 0
+    double weight_decay;   // grad += weight_decay * w (coupled), when !decoupled and wd != 0
+    double lerp_w, one_minus_lerp_w;  // exp_avg.lerp_(grad, lerp_w), torch's two-sided formula
+    double beta2, one_minus_beta2, bias_correction2_sqrt, eps, neg_step_size;
+    bool decoupled, apply_wd, amsgrad;
+};
+struct OptimKernels {
+    // w, buf updated in place over [0, n); g read (buf unused without momentum)
+    void (*sgd_f32)(float* w, const float* g, float* buf, int64_t n, const SgdScalars& s);
+    void (*sgd_f64)(double* w, const double* g, double* buf, int64_t n, const SgdScalars& s);
+    // w, exp_avg, exp_avg_sq (and max_exp_avg_sq under amsgrad) updated in place over [0, n)
+    void (*adam_f32)(float* w, const float* g, float* m, float* v, float* vmax, int64_t n, const AdamScalars& s);
+    void (*adam_f64)(double* w, const double* g, double* m, double* v, double* vmax, int64_t n,
+                     const AdamScalars& s);
+};
+
 struct KernelTable {
     const char* isa;
     // Runs `iters` iterations of an FMA loop (24 independent vector accumulators) on the calling thread;
@@ -197,6 +221,7 @@ struct KernelTable {
     AttentionKernels attn;
     WindowKernels window;
     ExecKernels exec;
+    OptimKernels optim;
 };
 
 // Table registration only stores function addresses, but it lives in the per-ISA translation units, whose -m flags

@@ -8,6 +8,7 @@ FV_REGISTRATION void fill_pool_nhwc(KernelTable& t);  // cpu/pool_nhwc.cpp
 FV_REGISTRATION void fill_attention(KernelTable& t);  // cpu/attention.cpp
 FV_REGISTRATION void fill_window(KernelTable& t);  // cpu/window.cpp
 FV_REGISTRATION void fill_exec(KernelTable& t);  // cpu/exec_kernels.cpp
+FV_REGISTRATION void fill_optim(KernelTable& t);  // cpu/optim.cpp
 
 FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_gemm(t);
@@ -23,6 +24,7 @@ FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_attention(t);
     fill_window(t);
     fill_exec(t);
+    fill_optim(t);
 }
 
 }  // namespace FV_ISA_NAMESPACE

@@ -1,0 +1,166 @@
+"""The training kernels: blocked-image convolution (forward, input and weight gradients) against torch, and the fused
+optimizer updates against the numpy updates (bit for bit) and torch's optimizers. Each runs under every ISA this
+CPU supports (portable and avx2 here), switched in-process like ``FLOWVISION_ISA`` does at import."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from flowvision.backend import _C
+import flowvision.backend as fb
+from flowvision.backend.optim import _fused
+
+ISAS = list(_C.supported_isas())
+
+
+@pytest.fixture(params=ISAS)
+def isa(request):
+    before = _C.cpu_isa()
+    _C._set_isa_for_testing(request.param)
+    yield request.param
+    _C._set_isa_for_testing(before)
+
+
+# (N, C, H, W, O, k, stride, pad, dilation, groups): small output planes so images are blocked together; N=6 with a
+# 16x16 output plane gives blocks of 4 + 2 images (a partial last block)
+CONV_CASES = [
+    (6, 8, 16, 16, 12, 3, 1, 1, 1, 1),
+    (5, 6, 9, 9, 8, 3, 2, 1, 1, 2),
+    (4, 8, 7, 7, 16, 1, 1, 0, 1, 1),      # 1x1 unit stride: the images' channels side by side
+    (3, 4, 8, 8, 6, 1, 2, 0, 1, 1),       # strided 1x1
+    (4, 6, 10, 10, 6, 3, 1, 2, 2, 3),     # dilated, grouped
+    (3, 5, 6, 8, 7, (2, 3), (1, 2), (1, 0), 1, 1),
+]
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, tuple) else (v, v)
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_conv_matches_torch(isa, case, dtype):
+    n, c, h, w, o, k, s, p, d, g = case
+    k, s, p, d = _pair(k), _pair(s), _pair(p), _pair(d)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    wt = rng.standard_normal((o, c // g) + k).astype(dtype)
+    b = rng.standard_normal(o).astype(dtype)
+    tx, tw, tb = (torch.from_numpy(a.copy()).requires_grad_() for a in (x, wt, b))
+    ty = torch.nn.functional.conv2d(tx, tw, tb, s, p, d, g)
+    gy = rng.standard_normal(tuple(ty.shape)).astype(dtype)
+    ty.backward(torch.from_numpy(gy))
+    y = _C.conv2d_forward(x, wt, b, list(s), list(p), list(d), g)
+    gx = _C.conv2d_backward_input(gy, wt, x.shape, list(s), list(p), list(d), g)
+    gw = _C.conv2d_backward_weight(gy, x, wt.shape, list(s), list(p), list(d), g)
+    rtol = 1e-5 if dtype == np.float32 else 1e-11
+    for got, ref in ((y, ty.detach().numpy()), (gx, tx.grad.numpy()), (gw, tw.grad.numpy())):
+        # sums of up to ~1500 products: the error is relative to the largest magnitude, not to each element
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol * float(np.abs(ref).max()))
+
+
+def test_blocked_conv_weight_grad_same_for_any_thread_count():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((9, 16, 8, 8)).astype(np.float32)
+    gy = rng.standard_normal((9, 32, 8, 8)).astype(np.float32)
+    before = _C.get_num_threads()
+    out = []
+    try:
+        for nt in (1, 2, 3):
+            _C.set_num_threads(nt)
+            out.append(_C.conv2d_backward_weight(gy, x, (32, 16, 3, 3), [1, 1], [1, 1], [1, 1], 1))
+    finally:
+        _C.set_num_threads(before)
+    assert out[0].tobytes() == out[1].tobytes() == out[2].tobytes()
+
+
+# ----------------------------------------------------------------------------------------- fused optimizer updates
+def _params(dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    shapes = [(40000,), (7, 5), (3,), (64, 3, 3, 3)]  # one larger than a piece of the kernel's task split
+    return [fb.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in shapes]
+
+
+def _run(opt_cls, kw, dtype, fused, steps=3):
+    params = _params(dtype)
+    opt = opt_cls(params, **kw)
+    rng = np.random.default_rng(5)
+    old = _fused.enabled
+    _fused.enabled = (lambda: True) if fused else (lambda: False)
+    try:
+        for _ in range(steps):
+            for p in params:
+                p.grad = fb.tensor(rng.standard_normal(tuple(p.shape)).astype(dtype))
+            opt.step()
+    finally:
+        _fused.enabled = old
+    return [p.detach().numpy().copy() for p in params], opt
+
+
+SGD_CASES = [dict(lr=0.1), dict(lr=0.1, weight_decay=1e-4), dict(lr=0.05, momentum=0.9),
+             dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=5e-4),
+             dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4), dict(lr=0.05, momentum=0.9, maximize=True)]
+ADAM_CASES = [(fb.optim.Adam, dict(lr=1e-3)), (fb.optim.Adam, dict(lr=1e-2, weight_decay=1e-2)),
+              (fb.optim.AdamW, dict(lr=1e-3, weight_decay=0.05)),
+              (fb.optim.AdamW, dict(lr=1e-3, betas=(0.3, 0.99), weight_decay=0.05, amsgrad=True)),
+              (fb.optim.Adam, dict(lr=1e-3, maximize=True, amsgrad=True))]
+
+
+@pytest.mark.parametrize("kw", SGD_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_sgd_bit_equal_to_numpy_update(isa, kw, dtype):
+    a, _ = _run(fb.optim.SGD, kw, dtype, fused=True)
+    b, _ = _run(fb.optim.SGD, kw, dtype, fused=False)
+    for x, y in zip(a, b):
+        assert x.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("cls,kw", ADAM_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_adam_bit_equal_to_numpy_update(isa, cls, kw, dtype):
+    a, oa = _run(cls, kw, dtype, fused=True)
+    b, ob = _run(cls, kw, dtype, fused=False)
+    for x, y in zip(a, b):
+        assert x.tobytes() == y.tobytes()
+    for sa, sb in zip(oa.state.values(), ob.state.values()):
+        for k in sa:
+            assert sa[k].numpy().tobytes() == sb[k].numpy().tobytes(), k
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)),
+                                     ("AdamW", dict(lr=1e-3, weight_decay=0.05, amsgrad=True))])
+def test_fused_update_matches_torch(name, kw):
+    ours, _ = _run(getattr(fb.optim, name), kw, np.float32, fused=True)
+    params = [torch.from_numpy(p.detach().numpy().copy()).requires_grad_() for p in _params(np.float32)]
+    opt = getattr(torch.optim, name)(params, **kw)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        for p in params:
+            p.grad = torch.from_numpy(rng.standard_normal(tuple(p.shape)).astype(np.float32))
+        opt.step()
+    for x, p in zip(ours, params):
+        np.testing.assert_allclose(x, p.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_fused_update_falls_back_for_strided_params_and_checks_inputs():
+    base = fb.tensor(np.arange(20, dtype=np.float32).reshape(4, 5))
+    view = fb.Tensor._wrap(base.numpy()[:, ::2]) if hasattr(fb.Tensor, "_wrap") else None
+    view.requires_grad_(True)
+    view.grad = fb.ones(tuple(view.shape))
+    opt = fb.optim.SGD([view], lr=0.5, momentum=0.9)
+    assert _fused.sgd_group(opt, opt.param_groups[0]) is False  # a strided parameter takes the numpy update
+    opt.step()
+    np.testing.assert_array_equal(view.detach().numpy(), np.arange(20, dtype=np.float32).reshape(4, 5)[:, ::2] - 0.5)
+    w = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="dtype"):
+        _C.sgd_update_([w], [np.zeros(4, np.float64)], [], [], 0.1, 0.0, 1.0, 0.0, False)
+    with pytest.raises(ValueError, match="elements"):
+        _C.sgd_update_([w], [np.zeros(3, np.float32)], [], [], 0.1, 0.0, 1.0, 0.0, False)
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.zeros(4, np.float32)
+        ro.flags.writeable = False
+        _C.sgd_update_([ro], [np.zeros(4, np.float32)], [], [], 0.1, 0.0, 1.0, 0.0, False)
