@@ -1,5 +1,6 @@
 """``create_model``: the single entry point to the registry."""
 import os
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ._builder import load_checkpoint
 from ._registry import is_model, model_entrypoint, resolve_model_name, split_model_name_tag
@@ -16,14 +17,52 @@ def register_task_builder(fn):
     return fn
 
 
-def create_model(model_name, pretrained=False, pretrained_cfg=None, pretrained_cfg_overlay=None,
-                 checkpoint_path=None, num_classes=None, in_chans=None, drop_rate=None, drop_path_rate=None,
-                 global_pool=None, features_only=None, out_indices=None, img_size=None, **kwargs):
+def create_model(model_name: str, pretrained: bool = False, pretrained_cfg: Any = None,
+                 pretrained_cfg_overlay: Optional[Dict[str, Any]] = None,
+                 checkpoint_path: Optional[Union[str, os.PathLike]] = None, num_classes: Optional[int] = None,
+                 in_chans: Optional[int] = None, drop_rate: Optional[float] = None,
+                 drop_path_rate: Optional[float] = None, global_pool: Optional[str] = None,
+                 features_only: Optional[bool] = None,
+                 out_indices: Optional[Union[int, List[int], Tuple[int, ...]]] = None, img_size: Optional[Union[int, Tuple[int, int]]] = None, **kwargs: Any) -> Any:
     """Create a registered model by name (``'resnet50'``, ``'resnet50.a1_in1k'``, alias ``'vit_base'``).
 
-    Keyword arguments left at None are dropped so each model keeps its own defaults.
+    timm's ``create_model``: keyword arguments left at None are dropped so each model keeps its own defaults.
     ``checkpoint_path`` loads a local checkpoint after construction (strict); a torchvision checkpoint of the
     model's torchvision counterpart (e.g. ``convnext_tiny-983f1562.pth`` for ``convnext_tiny``) is converted.
+
+    Args:
+        model_name: a registered name, optionally with a weights tag (``"convnext_tiny.fb_in22k"``); see
+            :func:`list_models` and the model zoo.
+        pretrained: load the tag's pretrained weights (from an installed package, the cache, or a download;
+            ``flowvision models --pretrained`` shows which load offline).
+        pretrained_cfg: a tag name or a :class:`PretrainedCfg` to use instead of the default tag's.
+        pretrained_cfg_overlay: fields that override the pretrained cfg (e.g. ``{"file": "my.safetensors"}``).
+        checkpoint_path: a local checkpoint (safetensors, torch or npz) loaded after construction.
+        num_classes: classifier outputs; 0 removes the head (the model returns pooled features).
+        in_chans: input channels; pretrained first-layer weights are adapted like timm does.
+        drop_rate: dropout before the classifier.
+        drop_path_rate: stochastic-depth rate.
+        global_pool: pooling type (``"avg"``, ``"max"``, ``"token"``, ``""`` for none).
+        features_only: return a feature extractor (a list of feature maps) instead of a classifier.
+        out_indices: which feature levels ``features_only`` returns.
+        img_size: input size of models with a fixed size (ViT-style); position embeddings are resized.
+        **kwargs: passed to the model's constructor.
+
+    Returns:
+        The model (a ``flowvision.backend.nn.Module``) in training mode; call ``.eval()`` for inference.
+
+    Raises:
+        ValueError: an empty name or one with a hub prefix or path.
+        RuntimeError: an unknown name (the closest names are suggested), or ``pretrained=True`` for a tag
+            without weights.
+        flowvision.hub.DownloadError: the weights are neither installed nor cached and cannot be downloaded.
+
+    Example:
+        >>> import flowvision
+        >>> from flowvision import backend as flow
+        >>> model = flowvision.models.create_model("resnet18", num_classes=10).eval()
+        >>> model(flow.randn(2, 3, 64, 64)).shape
+        flowvision.Size([2, 10])
     """
     if not isinstance(model_name, str) or not model_name:
         raise ValueError(f"model_name must be a non-empty string, got {model_name!r}")

@@ -6,6 +6,7 @@ import re
 import sys
 from collections import defaultdict
 from dataclasses import replace
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 from ._pretrained import DefaultCfg, split_model_name_tag
 
@@ -23,7 +24,7 @@ _model_with_tags = defaultdict(list)
 _model_aliases = {}
 
 
-def register_model(fn):
+def register_model(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Decorator: registers ``fn`` under its name and expands ``default_cfgs[name]`` of its module by tag.
 
     The registry is timm's namespace: ``create_model("vgg16")`` is always this entrypoint. A torchvision builder
@@ -62,7 +63,7 @@ def register_model(fn):
     return fn
 
 
-def register_model_alias(alias, target):
+def register_model_alias(alias: str, target: str) -> None:
     """A short name (``vit_base``) that resolves to a registered full name (``vit_base_patch16_224``)."""
     _model_aliases[alias] = target
 
@@ -94,13 +95,36 @@ def _unknown(name):
     return RuntimeError(f"Unknown model ({name}){hint}. See flowvision.models.list_models().")
 
 
-def list_models(filter="", module="", pretrained=False, exclude_filters="", name_matches_cfg=False,
-                include_tags=None, include=None, exclude=None):
+def list_models(filter: Union[str, Iterable[str]] = "", module: Any = "", pretrained: bool = False,
+                exclude_filters: Union[str, Iterable[str]] = "", name_matches_cfg: bool = False,
+                include_tags: Optional[bool] = None, include: Optional[Union[str, Iterable[str]]] = None,
+                exclude: Optional[Union[str, Iterable[str]]] = None) -> List[str]:
     """Registered model names matching fnmatch ``filter`` (a str or a list = union), naturally sorted.
 
     ``pretrained=True`` lists only ``arch.tag`` names with weights (tags are included by default then).
     torchvision's form -- ``module`` given as a Python module, or ``include=``/``exclude=`` -- lists the
     torchvision-style builder names instead (``list_models(module=flowvision.models, include="vit_*")``).
+
+    Args:
+        filter: an fnmatch pattern (``"resnet*"``) or a list of them (their union).
+        module: a family module name (``"resnet"``, see :func:`list_modules`), or a Python module for
+            torchvision's form.
+        pretrained: only names with pretrained weights (``arch.tag`` names).
+        exclude_filters: patterns to remove.
+        name_matches_cfg: only names that have a pretrained cfg.
+        include_tags: list ``arch.tag`` names (default: the value of ``pretrained``).
+        include: torchvision's form: patterns of builder names to keep.
+        exclude: torchvision's form: patterns of builder names to drop.
+
+    Returns:
+        The names, naturally sorted (``resnet18`` before ``resnet101``).
+
+    Example:
+        >>> from flowvision.models import list_models
+        >>> list_models("resnet1*")[:2]
+        ['resnet10t', 'resnet14t']
+        >>> "resnet50.a1_in1k" in list_models("resnet50", pretrained=True)
+        True
     """
     if isinstance(module, types.ModuleType) or include is not None or exclude is not None:
         from ._api import list_builders
@@ -145,36 +169,73 @@ def list_models(filter="", module="", pretrained=False, exclude_filters="", name
     return sorted(all_models, key=_natural_key)
 
 
-def list_pretrained(filter="", exclude_filters=""):
+def list_pretrained(filter: Union[str, Iterable[str]] = "",
+                    exclude_filters: Union[str, Iterable[str]] = "") -> List[str]:
+    """``arch.tag`` names that have pretrained weights, like ``list_models(filter, pretrained=True)``.
+
+    Args:
+        filter: fnmatch pattern(s) on the architecture (or on ``arch.tag`` when the pattern has a dot).
+        exclude_filters: patterns to remove.
+
+    Returns:
+        The names, naturally sorted.
+    """
     return list_models(filter=filter, pretrained=True, exclude_filters=exclude_filters, include_tags=True)
 
 
-def list_modules():
+def list_modules() -> List[str]:
+    """The family modules that registered models (``"resnet"``, ``"vision_transformer"``, ...), sorted."""
     return sorted(_module_to_models)
 
 
-def is_model(model_name):
+def is_model(model_name: str) -> bool:
+    """Whether ``model_name`` (with or without a ``.tag``, or an alias) names a registered architecture."""
     return get_arch_name(model_name) in _model_entrypoints
 
 
-def model_entrypoint(model_name):
+def model_entrypoint(model_name: str) -> Callable[..., Any]:
+    """The registered builder function of a model name.
+
+    Raises:
+        RuntimeError: an unknown name; the message lists the closest registered names.
+    """
     arch = get_arch_name(model_name)
     if arch not in _model_entrypoints:
         raise _unknown(model_name)
     return _model_entrypoints[arch]
 
 
-def is_model_pretrained(model_name):
+def is_model_pretrained(model_name: str) -> bool:
+    """Whether the architecture of ``model_name`` has at least one tag with pretrained weights."""
     return get_arch_name(model_name) in _model_has_pretrained
 
 
-def get_arch_pretrained_cfgs(model_name):
+def get_arch_pretrained_cfgs(model_name: str) -> Dict[str, Any]:
+    """``{"arch.tag": PretrainedCfg}`` of every tag of ``model_name``'s architecture."""
     arch = get_arch_name(model_name)
     return {t: _model_pretrained_cfgs[t] for t in _model_with_tags.get(arch, [])}
 
 
-def get_pretrained_cfg(model_name, allow_unregistered=True):
-    """The PretrainedCfg of ``arch.tag`` (or the arch's default tag)."""
+def get_pretrained_cfg(model_name: str, allow_unregistered: bool = True) -> Any:
+    """The PretrainedCfg of ``arch.tag`` (or the arch's default tag).
+
+    Args:
+        model_name: ``arch`` or ``arch.tag`` (aliases followed).
+        allow_unregistered: return None (instead of raising) for an architecture without any cfg.
+
+    Returns:
+        The :class:`~flowvision.models.PretrainedCfg` (input size, crop, interpolation, mean/std, weights source),
+        or None.
+
+    Raises:
+        RuntimeError: an unknown model, or a tag the architecture does not have.
+
+    Example:
+        >>> from flowvision.models import get_pretrained_cfg
+        >>> cfg = get_pretrained_cfg("resnet50.tv_in1k")
+        >>> cfg.input_size, cfg.interpolation
+        ((3, 224, 224), 'bilinear')
+    """
     name = resolve_model_name(model_name)
     if name in _model_pretrained_cfgs:
         return _model_pretrained_cfgs[name]
@@ -191,6 +252,7 @@ def get_pretrained_cfg(model_name, allow_unregistered=True):
     raise RuntimeError(f"no pretrained cfg registered for {model_name}")
 
 
-def get_pretrained_cfg_value(model_name, cfg_key):
+def get_pretrained_cfg_value(model_name: str, cfg_key: str) -> Any:
+    """One field of :func:`get_pretrained_cfg` (``"input_size"``, ``"crop_pct"``, ...), None if absent."""
     cfg = get_pretrained_cfg(model_name)
     return getattr(cfg, cfg_key, None) if cfg is not None else None
