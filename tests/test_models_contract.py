@@ -36,6 +36,14 @@ CONTRACT_CASES = [
     ("hrnet_w18_small", 32, {}), ("mobilevit_xxs", 32, {}), ("gernet_s", 32, {}),
     ("van_b0", 32, {}), ("iresnet50", 32, dict(img_size=32)),
     ("pvt_tiny", 32, dict(img_size=32)),
+    ("uniformer_small", 32, dict(depth=(1, 1, 1, 1))), ("uniformer_small_plus", 32, dict(depth=(1, 1, 1, 1))),
+    ("cswin_tiny_224", 64, dict(img_size=64, depth=(1, 1, 1, 1), split_size=(1, 2, 2, 2))),
+    ("crossformer_tiny_patch4_group7_224", 64, dict(img_size=64, depths=(1, 2, 1, 1), group_size=(2, 2, 2, 2))),
+    ("regionvit_tiny_224", 32, dict(depth=(1, 1, 1, 1), window=2)),
+    ("regionvit_medium_224", 32, dict(depth=(1, 2, 1, 1), window=2, peg=True)),
+    ("fan_tiny_12_p16_224", 32, dict(depth=2)), ("fan_tiny_8_p4_hybrid", 32, dict(depth=2, backbone_depths=(1, 1))),
+    ("rexnet_lite_1_0", 32, {}), ("convnext_iso_small_224", 32, dict(depth=2)),
+    ("mobilevitv2_050", 64, {}),
 ]
 
 
@@ -60,7 +68,7 @@ def check_contract(name, size, **kwargs):
     assert tuple(pre.shape) == (2, m.head_hidden_size)
     assert isinstance(m.num_features, int) and m.num_features > 0
 
-    # set_grad_checkpointing is accepted and changes nothing numerically (the eager engine records it only)
+    # set_grad_checkpointing is accepted and changes nothing numerically (recomputation only acts in training)
     m.set_grad_checkpointing(True)
     with flow.no_grad():
         np.testing.assert_array_equal(_np(m(x)), _np(full))

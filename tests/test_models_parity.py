@@ -152,7 +152,8 @@ def _native(name):
 
 
 # families timm does not have (built from their papers) are checked in test_models_paper_families.py
-_PAPER_ONLY = set(M.list_models(module=["van", "iresnet", "pvt"]))
+_PAPER_ONLY = set(M.list_models(module=["van", "iresnet", "pvt", "uniformer", "cswin", "crossformer", "regionvit", "fan",
+                                  "rexnet_lite", "convnext_isotropic"]))
 
 
 @pytest.mark.slow

@@ -128,7 +128,7 @@ default_cfgs = generate_default_cfgs({f"convnext_iso_{s}_224": _cfg() for s in (
 
 def _iso(variant: str, pretrained: bool, kwargs, depth: int, dim: int):
     return build_model_with_cfg(ConvNeXtIsotropic, variant, pretrained,
-                                feature_cfg=dict(feature_cls="getter", out_indices=(depth - 1,)),
+                                feature_cfg=dict(feature_cls="getter", out_indices=(-1,)),
                                 **{**dict(depth=depth, dim=dim), **kwargs})
 
 

@@ -412,7 +412,7 @@ def _fan(variant: str, pretrained: bool, kwargs):
     dim, depth, heads, backbone, head_init = _VARIANTS[_IN22K.get(variant, (variant,))[0]]
     arch = dict(embed_dim=dim, depth=depth, num_heads=heads, backbone_depths=backbone, head_init_scale=head_init)
     return build_model_with_cfg(FAN, variant, pretrained, feature_cfg=dict(feature_cls="getter",
-                                                                           out_indices=(depth - 1,)),
+                                                                           out_indices=(-1,)),
                                 **{**arch, **kwargs})
 
 
