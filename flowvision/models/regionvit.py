@@ -49,9 +49,9 @@ class LayerNorm2d(nn.Module):
         self.bias = nn.Parameter(flow.zeros(1, channels, 1, 1))
 
     def forward(self, x):
-        mean = x.mean(1, keepdim=True)
-        var = ((x - mean) ** 2).mean(1, keepdim=True)
-        return (x - mean) / (var + self.eps).sqrt() * self.weight + self.bias
+        c = x.shape[1]
+        x = F.layer_norm(x.permute(0, 2, 3, 1), (c,), self.weight.reshape(c), self.bias.reshape(c), self.eps)
+        return x.permute(0, 3, 1, 2)
 
 
 class Mlp(nn.Module):
