@@ -156,8 +156,9 @@ def _build_detector(weights_enum, weights, weights_backbone, num_classes, traina
     """The body of torchvision's ResNet-50-FPN detection builders.
 
     ``weights`` (of ``weights_enum``) replace the backbone weights and fix ``num_classes``; the ResNet-50 trunk has
-    frozen BN when any weights are used (v1; ``v2``: BatchNorm in the trunk and the FPN), the FPN covers the
-    trainable stages (``fpn_kwargs``: returned_layers, extra_blocks); ``make(backbone, num_classes)`` builds the
+    frozen BN when any weights are used (v1; ``v2``: BatchNorm in the trunk and, unless ``fpn_kwargs`` says
+    otherwise, the FPN), the FPN covers the trainable stages (``fpn_kwargs``: returned_layers, extra_blocks,
+    norm_layer); ``make(backbone, num_classes)`` builds the
     detector, the weights load strictly and, with ``eps_zero``, the COCO_V1 checkpoint gets its eps 0.
     """
     from ..resnet import ResNet50_Weights
@@ -168,7 +169,8 @@ def _build_detector(weights_enum, weights, weights_backbone, num_classes, traina
     norm_layer = nn.BatchNorm2d if v2 else None
     backbone, trainable = _resnet50_backbone(weights_backbone, is_trained, trainable_backbone_layers, progress,
                                              norm_layer)
-    model = make(_resnet_fpn_extractor(backbone, trainable, norm_layer=norm_layer, **(fpn_kwargs or {})), num_classes)
+    fpn_kwargs = dict(dict(norm_layer=norm_layer), **(fpn_kwargs or {}))
+    model = make(_resnet_fpn_extractor(backbone, trainable, **fpn_kwargs), num_classes)
     if weights is not None:
         model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
         if eps_zero and weights.name == "COCO_V1":

@@ -1,13 +1,12 @@
 """FCOS (torchvision's FCOS class, heads, center-sampling matcher, losses, builder and parameter names)."""
 import math
-from collections import OrderedDict
 from functools import partial
 
 import numpy as np
 
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
-from flowvision.backend import Tensor, nn
+from flowvision.backend import nn
 from flowvision.ops import (LastLevelP6P7, clip_boxes_to_image,
                             generalized_box_iou_loss, sigmoid_focal_loss)
 
@@ -16,7 +15,7 @@ from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import _build_detector
 from .faster_rcnn import COCO_CATEGORIES
-from .generalized_rcnn import _check_degenerate, _check_images, _check_targets
+from .generalized_rcnn import _single_stage_inputs
 from .transform import GeneralizedRCNNTransform
 
 __all__ = ["FCOS", "FCOSHead", "FCOS_ResNet50_FPN_Weights", "fcos_resnet50_fpn"]
@@ -213,17 +212,8 @@ class FCOS(nn.Module):
         return detections
 
     def forward(self, images, targets=None):
-        if self.training:
-            _check_targets(images, targets)
-        original_image_sizes = _check_images(images)
-        images, targets = self.transform(images, targets)
-        _check_degenerate(targets)
-        features = self.backbone(images.tensors)
-        if isinstance(features, Tensor):
-            features = OrderedDict([("0", features)])
-        features = list(features.values())
-        head_outputs = self.head(features)
-        anchors = self.anchor_generator(images, features)
+        original_image_sizes, images, targets, features, head_outputs, anchors = _single_stage_inputs(
+            self, images, targets)
         num_anchors_per_level = [x.shape[2] * x.shape[3] for x in features]
         if self.training:
             return self.compute_loss(targets, head_outputs, anchors, num_anchors_per_level)

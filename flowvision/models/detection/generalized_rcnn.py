@@ -73,3 +73,20 @@ def _check_degenerate(targets):
             j = int(np.nonzero(degenerate)[0][0])
             raise ValueError("All bounding boxes should have positive height and width. Found invalid box "
                              f"{b[j].tolist()} for target at index {i}.")
+
+
+def _single_stage_inputs(model, images, targets):
+    """The common front of the single-stage detectors (RetinaNet, FCOS, SSD): input checks, the transform,
+    backbone features as a list, head outputs and anchors.
+    Returns (original_image_sizes, images, targets, features, head_outputs, anchors)."""
+    if model.training:
+        _check_targets(images, targets)
+    original_image_sizes = _check_images(images)
+    images, targets = model.transform(images, targets)
+    _check_degenerate(targets)
+    features = model.backbone(images.tensors)
+    if isinstance(features, Tensor):
+        features = OrderedDict([("0", features)])
+    features = list(features.values())
+    head_outputs = model.head(features)
+    return original_image_sizes, images, targets, features, head_outputs, model.anchor_generator(images, features)

@@ -1,13 +1,12 @@
 """RetinaNet (torchvision's RetinaNet class, heads, defaults, builder and parameter names)."""
 import math
-from collections import OrderedDict
 from functools import partial
 
 import numpy as np
 
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
-from flowvision.backend import Tensor, nn
+from flowvision.backend import nn
 from flowvision.ops import (Conv2dNormActivation, LastLevelP6P7, box_iou,
                             clip_boxes_to_image, complete_box_iou_loss, distance_box_iou_loss,
                             generalized_box_iou_loss, sigmoid_focal_loss)
@@ -17,7 +16,7 @@ from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import _build_detector
 from .faster_rcnn import COCO_CATEGORIES
-from .generalized_rcnn import _check_targets, _check_images, _check_degenerate
+from .generalized_rcnn import _single_stage_inputs
 from .transform import GeneralizedRCNNTransform
 
 __all__ = ["RetinaNet", "RetinaNetHead", "RetinaNetClassificationHead", "RetinaNetRegressionHead",
@@ -229,17 +228,8 @@ class RetinaNet(nn.Module):
         return detections
 
     def forward(self, images, targets=None):
-        if self.training:
-            _check_targets(images, targets)
-        original_image_sizes = _check_images(images)
-        images, targets = self.transform(images, targets)
-        _check_degenerate(targets)
-        features = self.backbone(images.tensors)
-        if isinstance(features, Tensor):
-            features = OrderedDict([("0", features)])
-        features = list(features.values())
-        head_outputs = self.head(features)
-        anchors = self.anchor_generator(images, features)
+        original_image_sizes, images, targets, features, head_outputs, anchors = _single_stage_inputs(
+            self, images, targets)
         if self.training:
             return self.compute_loss(targets, head_outputs, anchors)
         num_anchors_per_level = [x.shape[2] * x.shape[3] for x in features]
@@ -290,4 +280,5 @@ def retinanet_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, 
         return RetinaNet(backbone, n, anchor_generator=anchor_generator, head=head, **kwargs)
     return _build_detector(RetinaNet_ResNet50_FPN_V2_Weights, weights, weights_backbone, num_classes,
                            trainable_backbone_layers, progress, make, v2=True,
-                           fpn_kwargs=dict(returned_layers=[2, 3, 4], extra_blocks=LastLevelP6P7(2048, 256)))
+                           fpn_kwargs=dict(returned_layers=[2, 3, 4], extra_blocks=LastLevelP6P7(2048, 256),
+                                           norm_layer=None))  # torchvision's v2 RetinaNet: a plain FPN

@@ -11,7 +11,7 @@ import numpy as np
 
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
-from flowvision.backend import Tensor, nn
+from flowvision.backend import nn
 from flowvision.ops import box_iou, clip_boxes_to_image
 
 from .._api import ImageClassification
@@ -21,7 +21,7 @@ from . import _utils as det_utils
 from .anchor_utils import DefaultBoxGenerator
 from .backbone_utils import _validate_trainable_layers
 from .faster_rcnn import COCO_CATEGORIES
-from .generalized_rcnn import _check_degenerate, _check_images, _check_targets
+from .generalized_rcnn import _single_stage_inputs
 from .transform import GeneralizedRCNNTransform
 
 __all__ = ["SSD", "SSDHead", "SSDScoringHead", "SSDClassificationHead", "SSDRegressionHead",
@@ -225,17 +225,8 @@ class SSD(nn.Module):
         return detections
 
     def forward(self, images, targets=None):
-        if self.training:
-            _check_targets(images, targets)
-        original_image_sizes = _check_images(images)
-        images, targets = self.transform(images, targets)
-        _check_degenerate(targets)
-        features = self.backbone(images.tensors)
-        if isinstance(features, Tensor):
-            features = OrderedDict([("0", features)])
-        features = list(features.values())
-        head_outputs = self.head(features)
-        anchors = self.anchor_generator(images, features)
+        original_image_sizes, images, targets, features, head_outputs, anchors = _single_stage_inputs(
+            self, images, targets)
         if self.training:
             matched_idxs = []
             for anchors_i, t in zip(anchors, targets):

@@ -6,7 +6,7 @@ from flowvision.backend import nn
 from ._utils import IntermediateLayerGetter, _SimpleSegmentationModel, mobilenet_v3_large_backbone
 from ._weights import (MobileNet_V3_Large_Weights, ResNet50_Weights, ResNet101_Weights, WeightsEnum,
                        _seg_weights)
-from .fcn import FCNHead, _check_kwargs, _finish, _resnet_backbone, _resolve
+from .fcn import FCNHead, _build_resnet_segmenter, _check_kwargs, _finish, _resolve
 
 __all__ = ["DeepLabV3", "DeepLabHead", "ASPP", "DeepLabV3_ResNet50_Weights", "DeepLabV3_ResNet101_Weights",
            "DeepLabV3_MobileNet_V3_Large_Weights", "deeplabv3_resnet50", "deeplabv3_resnet101",
@@ -111,21 +111,15 @@ def _deeplabv3_resnet(backbone, num_classes, aux):
 def deeplabv3_resnet50(*, weights=None, progress=True, num_classes=None, aux_loss=None,
                        weights_backbone=ResNet50_Weights.IMAGENET1K_V1, **kwargs):
     """DeepLabV3-ResNet50 (torchvision's builder)."""
-    _check_kwargs(kwargs)
-    weights, weights_backbone, num_classes, aux_loss = _resolve(weights, weights_backbone, num_classes, aux_loss,
-                                                                DeepLabV3_ResNet50_Weights, ResNet50_Weights)
-    model = _deeplabv3_resnet(_resnet_backbone(50, weights_backbone, progress), num_classes, aux_loss)
-    return _finish(model, weights, progress)
+    return _build_resnet_segmenter(_deeplabv3_resnet, 50, DeepLabV3_ResNet50_Weights, ResNet50_Weights,
+                                   weights, weights_backbone, num_classes, aux_loss, progress, kwargs)
 
 
 def deeplabv3_resnet101(*, weights=None, progress=True, num_classes=None, aux_loss=None,
                         weights_backbone=ResNet101_Weights.IMAGENET1K_V1, **kwargs):
     """DeepLabV3-ResNet101 (torchvision's builder)."""
-    _check_kwargs(kwargs)
-    weights, weights_backbone, num_classes, aux_loss = _resolve(weights, weights_backbone, num_classes, aux_loss,
-                                                                DeepLabV3_ResNet101_Weights, ResNet101_Weights)
-    model = _deeplabv3_resnet(_resnet_backbone(101, weights_backbone, progress), num_classes, aux_loss)
-    return _finish(model, weights, progress)
+    return _build_resnet_segmenter(_deeplabv3_resnet, 101, DeepLabV3_ResNet101_Weights, ResNet101_Weights,
+                                   weights, weights_backbone, num_classes, aux_loss, progress, kwargs)
 
 
 def _deeplabv3_mobilenetv3(backbone, num_classes, aux):

@@ -76,21 +76,26 @@ def _check_kwargs(kwargs):
         raise TypeError(f"unexpected keyword arguments: {sorted(kwargs)}")
 
 
+def _build_resnet_segmenter(make, depth, weights_enum, backbone_enum, weights, weights_backbone, num_classes,
+                            aux_loss, progress, kwargs):
+    """The body of torchvision's ResNet segmentation builders: resolve the weights (they fix num_classes and
+    aux_loss), the dilated ResNet-``depth`` trunk with its weights, ``make(backbone, num_classes, aux)``, load."""
+    _check_kwargs(kwargs)
+    weights, weights_backbone, num_classes, aux_loss = _resolve(weights, weights_backbone, num_classes, aux_loss,
+                                                                weights_enum, backbone_enum)
+    return _finish(make(_resnet_backbone(depth, weights_backbone, progress), num_classes, aux_loss), weights,
+                   progress)
+
+
 def fcn_resnet50(*, weights=None, progress=True, num_classes=None, aux_loss=None,
                  weights_backbone=ResNet50_Weights.IMAGENET1K_V1, **kwargs):
     """FCN-ResNet50 (torchvision's builder). ``weights``: ``FCN_ResNet50_Weights`` member or its name."""
-    _check_kwargs(kwargs)
-    weights, weights_backbone, num_classes, aux_loss = _resolve(weights, weights_backbone, num_classes, aux_loss,
-                                                                FCN_ResNet50_Weights, ResNet50_Weights)
-    model = _fcn_resnet(_resnet_backbone(50, weights_backbone, progress), num_classes, aux_loss)
-    return _finish(model, weights, progress)
+    return _build_resnet_segmenter(_fcn_resnet, 50, FCN_ResNet50_Weights, ResNet50_Weights, weights,
+                                   weights_backbone, num_classes, aux_loss, progress, kwargs)
 
 
 def fcn_resnet101(*, weights=None, progress=True, num_classes=None, aux_loss=None,
                   weights_backbone=ResNet101_Weights.IMAGENET1K_V1, **kwargs):
     """FCN-ResNet101 (torchvision's builder). ``weights``: ``FCN_ResNet101_Weights`` member or its name."""
-    _check_kwargs(kwargs)
-    weights, weights_backbone, num_classes, aux_loss = _resolve(weights, weights_backbone, num_classes, aux_loss,
-                                                                FCN_ResNet101_Weights, ResNet101_Weights)
-    model = _fcn_resnet(_resnet_backbone(101, weights_backbone, progress), num_classes, aux_loss)
-    return _finish(model, weights, progress)
+    return _build_resnet_segmenter(_fcn_resnet, 101, FCN_ResNet101_Weights, ResNet101_Weights, weights,
+                                   weights_backbone, num_classes, aux_loss, progress, kwargs)
