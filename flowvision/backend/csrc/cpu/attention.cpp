@@ -8,6 +8,7 @@
 // bit-identical for any thread count. The whole key range of a row is held at once (no online softmax):
 // the buffers grow linearly with Lk, which is fine up to very long sequences.
 #include "cpu/common.h"
+#include "cpu/fma_tile.h"
 
 namespace fv {
 namespace FV_ISA_NAMESPACE {
@@ -16,12 +17,8 @@ namespace {
 typedef vec_t<float> vf;
 typedef VecT<float>::itype vi;
 constexpr int WF = vec_width<float>();
-constexpr int kMR = 6;  // query rows per micro-tile
-#if defined(__AVX512F__)
-constexpr int kNV = 4;  // 24 zmm accumulators
-#else
-constexpr int kNV = 2;  // 12 ymm / xmm accumulators
-#endif
+constexpr int kMR = kTileMR;  // query rows per micro-tile (cpu/fma_tile.h: the ISA's full GEMM tile)
+constexpr int kNV = kTileNV;
 constexpr int64_t kNR = kNV * WF;  // widest panel
 
 
@@ -36,28 +33,13 @@ static inline void micro_tile(int64_t K, const float* A, int64_t rsa, int mr, co
                               int64_t ldb, float* C, int64_t ldc) {
     const float* a[kMR];
     for (int i = 0; i < kMR; ++i) a[i] = A + (i < mr ? i : mr - 1) * rsa;
-    vf c[kMR][NV];
-#pragma GCC unroll 8
-    for (int i = 0; i < kMR; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) c[i][j] = vf{};
-#pragma GCC unroll 2
-    for (int64_t k = 0; k < K; ++k) {
-        vf b[NV];
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) b[j] = vload<vf>(Bp + k * ldb + j * WF);
-#pragma GCC unroll 8
-        for (int i = 0; i < kMR; ++i) {
-            const float s = a[i][k];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) c[i][j] += b[j] * s;
-        }
-    }
+    FmaTile<float, kMR, NV> t;
+    t.zero();
+    t.template fma<1>(K, a, Bp, ldb);
 #pragma GCC unroll 8
     for (int i = 0; i < kMR; ++i) {
         if (i >= mr) break;
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) vstore(C + i * ldc + j * WF, c[i][j]);
+        t.store_row(i, C + i * ldc);
     }
 }
 

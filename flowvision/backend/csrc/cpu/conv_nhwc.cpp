@@ -15,6 +15,7 @@
 // per pixel. Each output element is computed by one task in a fixed order: results are bit-identical for
 // any thread count.
 #include "cpu/common.h"
+#include "cpu/fma_tile.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -164,30 +165,10 @@ __attribute__((noinline)) void tile_kernel(const Seg* segs, int64_t nseg, const 
                                            const float* __restrict wb, float* y, int64_t ldy, int64_t mr,
                                            int64_t nr, const float* bias, const float* res, const Ep& e) {
     constexpr int NR = NV * kW;
-    V c[MR][NV];
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) c[i][j] = V{};
-    for (int64_t s = 0; s < nseg; ++s) {
-        const float* p[MR];
-#pragma GCC unroll 16
-        for (int i = 0; i < MR; ++i) p[i] = ptrs[s * MR + i];
-        const float* __restrict w = wb + segs[s].woff;
-        const int64_t len = segs[s].len;
-#pragma GCC unroll 2
-        for (int64_t k = 0; k < len; ++k) {
-            V b[NV];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(w + k * NR + j * kW);
-#pragma GCC unroll 16
-            for (int i = 0; i < MR; ++i) {
-                const float a = p[i][k];
-#pragma GCC unroll 4
-                for (int j = 0; j < NV; ++j) c[i][j] += b[j] * a;
-            }
-        }
-    }
+    FmaTile<float, MR, NV> t;
+    t.zero();
+    for (int64_t s = 0; s < nseg; ++s) t.template fma<1>(segs[s].len, ptrs + s * MR, wb + segs[s].woff, NR);
+    auto& c = t.c;
     if (nr == NR) {
         for (int64_t i = 0; i < mr; ++i)
 #pragma GCC unroll 4
@@ -210,7 +191,7 @@ typedef void (*TileFn)(const Seg*, int64_t, const float* const*, const float*, f
                        const float*, const float*, const Ep&);
 
 // The micro-kernel for an OC block of nv vectors and its tile height MR (output pixels): about 24 accumulators on
-// AVX-512 (6 x 4, 8 x 3, 12 x 2, 12 x 1), 12 on AVX2 / SSE (6 x 2, 8 x 1), or a few pixels fewer where that
+// AVX-512 (6 x 4, 8 x 3, 12 x 2, 12 x 1), 12 on AVX2 / SSE (6 x 2, 12 x 1), or a few pixels fewer where that
 // wastes less of the last tile: a 7x7 map (49 pixels) is 10 tiles of 5 rather than 9 of 6 (54 slots, 10% idle).
 // The choice depends on the pixel count only, never on the thread count (results stay bit-identical).
 struct TileChoice {
@@ -227,7 +208,8 @@ TileFn tile_fn(int nv, int64_t npix, int* mr) {
     const TileChoice* c = nv >= 4 ? c4 : nv == 3 ? c3 : nv == 2 ? c2 : c1;
 #else
     static const TileChoice c2[] = {{6, &tile_kernel<6, 2>}, {5, &tile_kernel<5, 2>}, {4, &tile_kernel<4, 2>}};
-    static const TileChoice c1[] = {{8, &tile_kernel<8, 1>}, {7, &tile_kernel<7, 1>}, {6, &tile_kernel<6, 1>}};
+    // one-vector panels (8 output channels): 12 x 1 = 12 accumulators, not 8 x 1 (cpu/fma_tile.h)
+    static const TileChoice c1[] = {{12, &tile_kernel<12, 1>}, {10, &tile_kernel<10, 1>}, {8, &tile_kernel<8, 1>}};
     const TileChoice* c = nv >= 2 ? c2 : c1;
 #endif
     // cost = tiles x (2 MR + 1): the pixel slots computed plus about half a pixel of per-tile overhead (pointer
@@ -470,7 +452,13 @@ inline void dw_interior(const float* xn, const float* wp, float* yo, const float
 }
 
 void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
+#if defined(__AVX512F__)
     constexpr int CV = 2, PX = 4;
+#else
+    // 16 registers: 6 pixels x 2 vectors = 12 accumulators + 2 weight vectors (the inputs are FMA memory operands);
+    // two FMA pipes of latency 4-5 need 8-10 independent sums, which 4 x 2 = 8 only just covers
+    constexpr int CV = 2, PX = 6;
+#endif
     constexpr int64_t CB = CV * kW;
     const int64_t cpad = ceil_div(p.C, kW) * kW;
     const int64_t rows = p.N * p.OH;

@@ -2,18 +2,13 @@
 // set by the ISA flags of this translation unit). Packs B (KC x NC) once per block and
 // each thread packs its own A (MC x KC) block.
 #include "cpu/common.h"
+#include "cpu/fma_tile.h"
 
 namespace fv {
 namespace FV_ISA_NAMESPACE {
 namespace {
 
-#if defined(__AVX512F__)
-constexpr int kMR = 6, kNV = 4;  // 24 zmm accumulators
-#elif defined(__AVX2__)
-constexpr int kMR = 6, kNV = 2;   // 12 ymm accumulators
-#else
-constexpr int kMR = 6, kNV = 2;   // 12 xmm accumulators
-#endif
+constexpr int kMR = kTileMR, kNV = kTileNV;  // the ISA's full tile (cpu/fma_tile.h)
 constexpr int64_t kKC = 768;  // long K blocks: fewer passes over C (the A rows stay in L1, B panels stream from L2)
 constexpr int64_t kMC = 192;
 constexpr int64_t kNC = 3072;
@@ -31,23 +26,14 @@ __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const T* __r
                                                         T* __restrict C, int64_t ldc, int64_t mr, int64_t nr, bool acc) {
     typedef vec_t<T> V;
     constexpr int MR = Cfg<T>::MR, NV = Cfg<T>::NV, W = Cfg<T>::W, NR = Cfg<T>::NR;
-    V c[MR][NV];
+    // packed A: row i's value at step k is Ap[k * MR + i]
+    const T* a[MR];
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) c[i][j] = V{};
-#pragma GCC unroll 2
-    for (int64_t k = 0; k < kc; ++k) {
-        V b[NV];
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(Bp + k * NR + j * W);
-#pragma GCC unroll 16
-        for (int i = 0; i < MR; ++i) {
-            T a = Ap[k * MR + i];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) c[i][j] += b[j] * a;
-        }
-    }
+    for (int i = 0; i < MR; ++i) a[i] = Ap + i;
+    FmaTile<T, MR, NV> t;
+    t.zero();
+    t.template fma<MR>(kc, a, Bp, NR);
+    auto& c = t.c;
     if (mr == MR && nr == NR) {
 #pragma GCC unroll 16
         for (int i = 0; i < MR; ++i)
@@ -269,35 +255,44 @@ void epilogue_rows(T* C, int64_t ldc, int64_t i0, int64_t i1, int64_t j0, int64_
 
 
 // Few rows (M < MR, e.g. a classifier at batch 1): read A unpacked, only R accumulator rows, so no FMAs are
-// spent on padding; streams each packed B panel once.
-template <class T, int R>
+// spent on padding; streams each packed B panel once. PN panels (p, p + 1, ...) at once: R x NV sums alone are
+// too few independent FMA chains to cover the FMA latency (a 1-row GEMV on AVX2 would have 2), PN x R x NV of
+// them are enough. Every column is summed in k order whatever PN is (bit-identical results).
+template <class T, int R, int PN>
 void rows_kernel(int64_t K, const T* __restrict A, int64_t lda, const T* __restrict Bp, int64_t Npad, T* __restrict C,
-                 int64_t ldc, int64_t p, int64_t nr) {
-    typedef vec_t<T> V;
-    constexpr int NV = Cfg<T>::NV, W = Cfg<T>::W, NR = Cfg<T>::NR;
-    V c[R][NV];
-    for (int i = 0; i < R; ++i)
-        for (int j = 0; j < NV; ++j) c[i][j] = V{};
+                 int64_t ldc, int64_t p, int64_t N) {
+    constexpr int NV = Cfg<T>::NV, NR = Cfg<T>::NR;
+    FmaTile<T, R, PN * NV> t;
+    t.zero();
+    const T* a[R];
     for (int64_t pc = 0; pc < K; pc += kKC) {
         const int64_t kc = mn<int64_t>(kKC, K - pc);
-        const T* bpp = Bp + pc * Npad + p * kc * NR;
-        for (int64_t k = 0; k < kc; ++k) {
-            V b[NV];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(bpp + k * NR + j * W);
-#pragma GCC unroll 4
-            for (int i = 0; i < R; ++i) {
-                const T a = A[i * lda + pc + k];
-#pragma GCC unroll 4
-                for (int j = 0; j < NV; ++j) c[i][j] += b[j] * a;
-            }
+        for (int i = 0; i < R; ++i) a[i] = A + i * lda + pc;
+        t.template fma_panels<1, NV>(kc, a, Bp + pc * Npad + p * kc * NR, NR, kc * NR);
+    }
+    alignas(64) T tmp[PN * NR];
+    for (int i = 0; i < R; ++i) {
+        t.store_row(i, tmp);
+        for (int q = 0; q < PN; ++q) {
+            const int64_t nr = mn<int64_t>(NR, N - (p + q) * NR);
+            for (int64_t j = 0; j < nr; ++j) C[i * ldc + (p + q) * NR + j] = tmp[q * NR + j];
         }
     }
-    alignas(64) T tmp[NR];
-    for (int i = 0; i < R; ++i) {
-        for (int j = 0; j < NV; ++j) *reinterpret_cast<V*>(tmp + j * W) = c[i][j];
-        for (int64_t j = 0; j < nr; ++j) C[i * ldc + p * NR + j] = tmp[j];
-    }
+}
+
+// rows_kernel over panels [p0, p1): groups of PN panels where one panel has fewer than 6 sums (R x NV)
+template <class T, int R>
+void rows_panels(int64_t K, const T* A, int64_t lda, const T* Bp, int64_t Npad, T* C, int64_t ldc, int64_t p0,
+                 int64_t p1, int64_t N) {
+    constexpr int NV = Cfg<T>::NV;
+    // two panels at most: a one-row GEMV over four panels (8 streams of B) measured slower than over one on Zen 3
+    constexpr int PN = R * NV >= 6 ? 1 : 2;
+    int64_t p = p0;
+    if constexpr (PN >= 4)
+        for (; p + 4 <= p1; p += 4) rows_kernel<T, R, 4>(K, A, lda, Bp, Npad, C, ldc, p, N);
+    if constexpr (PN >= 2)
+        for (; p + 2 <= p1; p += 2) rows_kernel<T, R, 2>(K, A, lda, Bp, Npad, C, ldc, p, N);
+    for (; p < p1; ++p) rows_kernel<T, R, 1>(K, A, lda, Bp, Npad, C, ldc, p, N);
 }
 
 // ---------------------------------------------------------------- packed-B GEMM with unpacked A
@@ -368,12 +363,10 @@ __attribute__((always_inline)) inline void tile_kernel(int64_t kc, const T* __re
                                                        bool first, bool last, const TileEpilogue<T>& ep) {
     typedef vec_t<T> V;
     constexpr int W = Cfg<T>::W, NR = Cfg<T>::NR, TW = NV * W;
-    V c[R][NV];
-#pragma GCC unroll 16
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) c[i][j] = V{};
-    const T* __restrict a[R];
+    FmaTile<T, R, NV> t;
+    t.zero();
+    auto& c = t.c;
+    const T* a[R];
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) a[i] = A + i * lda;
     // start fetching the C (and residual) lines for writing now, so the stores below do not wait for them (with
@@ -385,18 +378,7 @@ __attribute__((always_inline)) inline void tile_kernel(int64_t kc, const T* __re
             __builtin_prefetch(C + i * ldc + j * W, 1);
             if (first && ep.res) __builtin_prefetch(ep.res + i * ldc + j * W, 0);
         }
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; ++k) {
-        V b[NV];
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(Bp + k * NR + j * W);
-#pragma GCC unroll 16
-        for (int i = 0; i < R; ++i) {
-            const T av = a[i][k];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) c[i][j] += b[j] * av;
-        }
-    }
+    t.template fma<1, true>(kc, a, Bp, NR);
     // a partial tile goes through a full-width scratch copy so the vector code below has no masks
     alignas(64) T tmp_c[R * TW], tmp_r[R * TW];
     const bool partial = nr < TW;
@@ -506,14 +488,11 @@ void gemm_packed_impl(const T* A, int64_t M, int64_t K, int64_t N, const T* Bp, 
             res = res_copy.get();
         }
         parallel_for(0, npanels, grain_for(K * NR * M, 1 << 17), [&](int64_t p0, int64_t p1) {
-            for (int64_t p = p0; p < p1; ++p) {
-                const int64_t nr = mn<int64_t>(NR, N - p * NR);
-                switch (M) {
-                    case 1: rows_kernel<T, 1>(K, A, K, Bp, Npad, C, N, p, nr); break;
-                    case 2: rows_kernel<T, 2>(K, A, K, Bp, Npad, C, N, p, nr); break;
-                    case 3: rows_kernel<T, 3>(K, A, K, Bp, Npad, C, N, p, nr); break;
-                    default: rows_kernel<T, 4>(K, A, K, Bp, Npad, C, N, p, nr); break;
-                }
+            switch (M) {
+                case 1: rows_panels<T, 1>(K, A, K, Bp, Npad, C, N, p0, p1, N); break;
+                case 2: rows_panels<T, 2>(K, A, K, Bp, Npad, C, N, p0, p1, N); break;
+                case 3: rows_panels<T, 3>(K, A, K, Bp, Npad, C, N, p0, p1, N); break;
+                default: rows_panels<T, 4>(K, A, K, Bp, Npad, C, N, p0, p1, N); break;
             }
             if (bias || res || act != kEpNone)
                 epilogue_rows(C, N, 0, M, p0 * NR, mn<int64_t>(N, p1 * NR), bias, res, act, lo, hi);
