@@ -11,7 +11,7 @@ import enum
 import fnmatch
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 from flowvision.backend import nn
 
@@ -258,7 +258,8 @@ def overwrite_named_param(kwargs, param, new_value):
     kwargs[param] = new_value
 
 
-def load_weights(model, weights, progress=True, filter_fn=None):
+def load_weights(model: nn.Module, weights: Any, progress: bool = True,
+                 filter_fn: Optional[Callable] = None) -> nn.Module:
     """Download (or read from the cache) ``weights.url`` and load it strictly; ``filter_fn(sd, model)`` renames."""
     from flowvision import hub
     sd = hub.load_state_dict_from_url(weights.url, progress=progress, check_hash=True, as_numpy=True)
@@ -268,7 +269,8 @@ def load_weights(model, weights, progress=True, filter_fn=None):
     return model
 
 
-def build_tv_model(name, weights, progress, kwargs, make, filter_fn=None):
+def build_tv_model(name: str, weights: Any, progress: bool, kwargs: Dict[str, Any], make: Callable[..., nn.Module],
+                   filter_fn: Optional[Callable] = None) -> nn.Module:
     """The body of every torchvision builder: resolve ``weights`` against ``name``'s enum (legacy
     ``pretrained=True``, ``num_classes`` check), build ``make(weights, **kwargs)``, load the weights strictly."""
     weights = resolve_weights(_BUILDER_WEIGHTS[name], weights, kwargs, name)
@@ -276,7 +278,8 @@ def build_tv_model(name, weights, progress, kwargs, make, filter_fn=None):
     return load_weights(model, weights, progress, filter_fn) if weights is not None else model
 
 
-def define_tv_builders(namespace, enums, make, filter_fn=None):
+def define_tv_builders(namespace: Dict[str, Any], enums: Dict[str, Any], make: Callable[..., nn.Module],
+                       filter_fn: Optional[Callable] = None) -> None:
     """One keyword-only torchvision builder per ``enums`` key (``enums``: builder name -> ``*_Weights``),
     built by ``make(name, weights, **kwargs)``; registered, and bound with its enum in ``namespace`` (a family
     module's globals) and its ``__all__``. A builder replaces a timm factory of the same name there:
@@ -301,7 +304,7 @@ def _tv_builder(name, weights_enum, module, make, filter_fn):
 _TV_URL = "https://download.pytorch.org/models/"
 
 
-def tv_weights_enums(module, table):
+def tv_weights_enums(module: str, table: Dict[str, tuple]) -> Dict[str, Any]:
     """``{builder: (enum name, DEFAULT member, rows)}`` -> ``{builder: *_Weights enum}`` (defined in ``module``).
 
     A row: (member, file under https://download.pytorch.org/models/ (its sha256 prefix after the last "-"),
@@ -325,7 +328,8 @@ TV_TO_TIMM = {}  # torchvision builder -> timm-named model; filled by the family
 _TV_CONVERTERS = {}
 
 
-def register_tv_counterpart(pairs, convert=None, bn_eps=None):
+def register_tv_counterpart(pairs: Dict[str, str], convert: Optional[Callable] = None,
+                            bn_eps: Optional[float] = None) -> None:
     """``pairs``: torchvision builder -> timm-named model of the same architecture. ``convert(sd, model)``
     renames a torchvision state dict (numpy values) to the model's keys (None: the timm family's
     ``checkpoint_filter_fn``, or the keys as they are); ``bn_eps``: torchvision's BatchNorm eps where it
@@ -335,7 +339,7 @@ def register_tv_counterpart(pairs, convert=None, bn_eps=None):
         _TV_CONVERTERS[tv_name] = (convert, bn_eps)
 
 
-def convert_by_position(sd, model):
+def convert_by_position(sd: Dict[str, Any], model: nn.Module) -> Dict[str, Any]:
     """torchvision's and timm's state dicts list the same tensors in the same order (MobileNetV2/V3,
     EfficientNet: stem, each block's convs/BNs/SE in execution order, head), only named differently."""
     import numpy as np
@@ -360,7 +364,7 @@ def _to_numpy(v):
     return np.asarray(v.numpy() if hasattr(v, "numpy") else v)
 
 
-def convert_torchvision_state_dict(state_dict, model, tv_name):
+def convert_torchvision_state_dict(state_dict: Dict[str, Any], model: nn.Module, tv_name: str) -> Dict[str, Any]:
     """torchvision ``tv_name``'s state dict -> ``{timm key: numpy array}`` for ``model`` (a timm-named model
     of the same architecture, ``create_model(TV_TO_TIMM[tv_name])``)."""
     import importlib
@@ -380,7 +384,8 @@ def convert_torchvision_state_dict(state_dict, model, tv_name):
     return out
 
 
-def load_torchvision_checkpoint(model, checkpoint, tv_name, strict=True, progress=True):
+def load_torchvision_checkpoint(model: nn.Module, checkpoint: Any, tv_name: str, strict: bool = True,
+                                progress: bool = True) -> Any:
     """Load a torchvision checkpoint into a timm-named model. ``checkpoint``: a ``*_Weights`` member (or its
     name, e.g. ``"DEFAULT"``), a URL, a local file or a state dict."""
     import os
@@ -401,7 +406,7 @@ def load_torchvision_checkpoint(model, checkpoint, tv_name, strict=True, progres
                                  strict=strict)
 
 
-def create_model_from_torchvision(tv_name, weights="DEFAULT", **kwargs):
+def create_model_from_torchvision(tv_name: str, weights: Any = "DEFAULT", **kwargs: Any) -> nn.Module:
     """``create_model(TV_TO_TIMM[tv_name], **kwargs)`` with torchvision's ``weights`` (a member, its name, a
     URL, a file or a state dict) loaded; the timm model's contract (features_only aside) comes with it."""
     from ._factory import create_model
