@@ -260,7 +260,9 @@ def main():
     rss_rows = []
     tmp = tempfile.mkdtemp(prefix="fvbench")  # weights + ONNX exports for the RSS/ORT runs: ~1.5 GB
     atexit.register(shutil.rmtree, tmp, True)
-    for name in names:
+    from tqdm.auto import tqdm
+    # progress on stderr, on a terminal only: stdout carries the result table
+    for name in tqdm(names, desc="models", unit="model", disable=None, leave=False):
         if not M.is_model(name):
             print(f"| {name} | (not in flowvision.models) |")
             continue

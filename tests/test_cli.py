@@ -222,3 +222,43 @@ def test_console_script_version():
         pytest.skip("the flowvision console script is not on PATH (package not installed)")
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == f"flowvision {flowvision.__version__}"
+
+
+class _Terminal:
+    """A stderr stand-in that says it is a terminal, so tqdm draws (it stays quiet in pipes and CI logs)."""
+
+    def __init__(self):
+        import io
+        self.buf = io.StringIO()
+
+    def isatty(self):
+        return True
+
+    def write(self, s):
+        return self.buf.write(s)
+
+    def flush(self):
+        pass
+
+
+def test_archive_extraction_shows_progress_on_a_terminal(tmp_path, monkeypatch):
+    import tarfile
+    import zipfile
+
+    from flowvision.datasets.utils import extract_archive
+    for i in range(3):
+        (tmp_path / f"f{i}.txt").write_text(str(i))
+    with tarfile.open(tmp_path / "a.tar.gz", "w:gz") as tar:
+        for i in range(3):
+            tar.add(tmp_path / f"f{i}.txt", arcname=f"d/f{i}.txt")
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as zf:
+        for i in range(3):
+            zf.write(tmp_path / f"f{i}.txt", arcname=f"z/f{i}.txt")
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    extract_archive(str(tmp_path / "a.tar.gz"), str(tmp_path / "out"))
+    extract_archive(str(tmp_path / "a.zip"), str(tmp_path / "out"))
+    shown = term.buf.getvalue()
+    assert "extracting a.tar.gz" in shown and "extracting a.zip" in shown and "/3 [" in shown  # 3 members
+    assert sorted(os.listdir(tmp_path / "out" / "d")) == ["f0.txt", "f1.txt", "f2.txt"]
+    assert (tmp_path / "out" / "z" / "f2.txt").read_text() == "2"

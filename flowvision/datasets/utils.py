@@ -315,14 +315,21 @@ def _move_merge(src: str, dst: str) -> None:
         os.replace(src, dst)
 
 
+def _progress(members: list, archive: str):
+    """The members behind a per-file progress bar on stderr (shown on a terminal only)."""
+    from tqdm.auto import tqdm
+    return tqdm(members, desc=f"extracting {os.path.basename(archive)}", unit="file", disable=None, leave=False)
+
+
 def _extract_tar(path: str, mode: str, staging: str) -> None:
     try:
         with tarfile.open(path, mode) as tar:
             _check_tar_members(tar, path)
+            members = _progress(tar.getmembers(), path)
             if hasattr(tarfile, "data_filter"):
-                tar.extractall(staging, filter="data")  # second line of defence after the checks above
+                tar.extractall(staging, members=members, filter="data")  # second line of defence after the checks
             else:  # pragma: no cover - Python without PEP 706
-                tar.extractall(staging)
+                tar.extractall(staging, members=members)
     except UnsafeArchiveError:
         raise
     except (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError) as e:
@@ -336,7 +343,7 @@ def _extract_zip(path: str, staging: str) -> None:
     try:
         with zipfile.ZipFile(path) as zf:
             _check_zip_members(zf, path)
-            zf.extractall(staging)
+            zf.extractall(staging, members=_progress(zf.infolist(), path))
     except UnsafeArchiveError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError, NotImplementedError) as e:
