@@ -72,3 +72,19 @@ def test_user_guide_pages_are_in_the_site(site):
         assert os.path.isfile(os.path.join(site, page, "index.html")), page
     start = html.unescape(re.sub(r"<[^>]+>", "", _read(site, "getting-started")))
     assert "C++17" in start and "CMake" in start and "flowvision predict examples/chelsea.jpg" in start
+
+
+def test_zoo_stats_cover_the_registry_and_match_flowvision_models():
+    """Every registered model has recorded params/GFLOPs (else: python tools/zoo_stats.py), and the recorded
+    parameter count equals flowvision's own model for a sample across families."""
+    import flowvision.models as fm
+    from flowvision.models._availability import zoo_stats
+    missing = [n for n in fm.list_models() if zoo_stats(n) is None]
+    assert not missing, f"run python tools/zoo_stats.py; no stats for {missing}"
+    for name in ("resnet18", "tf_efficientnet_lite0", "mobilenetv3_small_100", "vit_tiny_patch16_224",
+                 "convnext_atto", "van_b0"):
+        if name not in fm.list_models():
+            continue
+        ours = sum(int(p.numel()) for p in fm.create_model(name).parameters())
+        assert zoo_stats(name)["params"] == ours, name
+    assert zoo_stats("resnet50.a1_in1k")["gflops"] == pytest.approx(8.18, abs=0.01)  # 2 x 4.09 GMACs (timm's table)

@@ -57,12 +57,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=OUT)
     ap.add_argument("pattern", nargs="?", default="")
+    ap.add_argument("--missing", action="store_true", help="keep the entries already in --out; count only new models")
     args = ap.parse_args(argv)
     import flowvision.models as fm
     from tqdm import tqdm
 
     stats = {}
-    for name in tqdm(fm.list_models(args.pattern), desc="models", unit="model"):
+    if args.missing and os.path.isfile(args.out):
+        with open(args.out) as f:
+            stats = json.load(f)["models"]
+    todo = [n for n in fm.list_models(args.pattern) if n not in stats]
+    for name in tqdm(todo, desc="models", unit="model"):
         cfg = fm.get_pretrained_cfg(name)
         size = tuple(cfg.input_size) if cfg is not None else (3, 224, 224)
         try:
