@@ -208,6 +208,12 @@ def decode_gif(input):
         # a damaged frame fails in seek/convert, after the header parsed: the same clear error as a bad header
         for i in range(getattr(im, "n_frames", 1)):
             im.seek(i)
+            # Pillow checks the pixel count at open() only; a later frame may declare a larger canvas
+            # (65531 x 1531 in a 300-byte file): the same decompression-bomb limit applies to every frame
+            limit = Image.MAX_IMAGE_PIXELS
+            if limit and im.size[0] * im.size[1] > 2 * limit:
+                raise Image.DecompressionBombError(f"frame {i} is {im.size[0]} x {im.size[1]} pixels, more than "
+                                                   f"twice PIL.Image.MAX_IMAGE_PIXELS ({limit})")
             frames.append(np.moveaxis(np.asarray(im.convert("RGB")), -1, 0))
     except _DECODE_ERRORS as e:
         raise RuntimeError(f"Could not decode the image: {e}") from e

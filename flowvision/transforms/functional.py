@@ -302,6 +302,8 @@ def normalize(tensor, mean, std, inplace=False):
 # ----------------------------------------------------------------------------- geometry
 def _compute_resized_output_size(image_size, size, max_size=None, allow_size_none=False):
     h, w = image_size
+    if h <= 0 or w <= 0:  # the aspect ratio below divides by the short side
+        raise ValueError(f"Expected a non-empty image, got height={h} and width={w}")
     short, long = (w, h) if w <= h else (h, w)
     if size is None:
         if not allow_size_none:
