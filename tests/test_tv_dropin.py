@@ -1,4 +1,4 @@
-"""torchvision surface used by drop-in scripts, against torchvision: feature extraction by module name,
+"""torchvision surface used by drop-in scripts, against torchvision: feature extraction,
 models.detection as an attribute, v2 colour kernels with keyword factors, tv_tensors.set_return_type."""
 import numpy as np
 import pytest
@@ -25,10 +25,10 @@ def test_create_feature_extractor_matches_torchvision():
     assert list(a) == list(b)
     for k in a:
         np.testing.assert_allclose(a[k].detach().numpy(), b[k].detach().numpy(), rtol=1e-4, atol=1e-4)
-    names = flowvision.models.feature_extraction.get_graph_node_names(ours)[0]
-    assert names[0] == "x" and "layer4" in names
-    with pytest.raises(ValueError, match="not submodules"):
-        flowvision.models.feature_extraction.create_feature_extractor(ours, ["layer1.0.add"])
+    names = flowvision.models.feature_extraction.get_graph_node_names(ours, example_input=fb.tensor(x))[0]
+    assert names[0] == "x" and "layer1.0.add" in names and "layer4.1.conv2" in names
+    with pytest.raises(ValueError, match="is not present in model"):
+        flowvision.models.feature_extraction.create_feature_extractor(ours, ["layer1.0.nothing"])
     with pytest.raises(ValueError, match="return_nodes"):
         flowvision.models.feature_extraction.create_feature_extractor(ours)
 
