@@ -186,10 +186,12 @@ class ChannelProcessing(nn.Module):
     def forward(self, x, h: int, w: int):
         b, n, c = x.shape
         nh, d = self.num_heads, c // self.num_heads
-        q = self.q(x).reshape(b, n, nh, d).transpose(1, 2)
-        k = x.reshape(b, n, nh, d).transpose(1, 2)
-        k = k.softmax(dim=-2).mean(dim=-1, keepdim=True)  # (B, nh, N, 1)
-        attn = (q.softmax(dim=-2).transpose(-1, -2) @ k).sigmoid() * self.temperature  # (B, nh, d, 1)
+        # (B, nh, d, N) layouts: both softmaxes run over the last (token) dim, and the keys' mean over the head
+        # channels is a product with a 1/d vector (GEMMs and last-dim softmaxes are native captured steps)
+        q = self.q(x).reshape(b, n, nh, d).permute(0, 2, 3, 1).softmax(dim=-1)
+        k = x.reshape(b, n, nh, d).permute(0, 2, 3, 1).softmax(dim=-1)
+        k_mean = k.transpose(-1, -2) @ flow.full((d, 1), 1.0 / d, dtype=x.dtype)  # (B, nh, N, 1)
+        attn = (q @ k_mean).sigmoid() * self.temperature  # (B, nh, d, 1)
         attn = self.attn_drop(attn)
         v = self.norm_v(self.mlp_v(x, h, w)).reshape(b, n, nh, d).permute(0, 2, 3, 1)  # (B, nh, d, N)
         return (attn * v).permute(0, 3, 1, 2).reshape(b, n, c)
