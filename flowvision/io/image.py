@@ -3,6 +3,7 @@ import io as _io
 import os
 import struct
 from enum import Enum
+from typing import Any, List, Union
 
 import numpy as np
 from PIL import Image
@@ -14,6 +15,11 @@ __all__ = [
 
 
 class ImageReadMode(Enum):
+    """How decoded images are converted: keep the file's channels, or force gray, gray+alpha, RGB or RGBA.
+
+    torchvision's enum; the decoders also accept the member names as strings (``mode="RGB"``).
+    """
+
     UNCHANGED = 0
     GRAY = 1
     GRAY_ALPHA = 2
@@ -52,8 +58,12 @@ def _parse_mode(mode):
 
 
 # ----------------------------------------------------------------------------- files
-def read_file(path):
-    """Bytes of a file as a 1-D uint8 tensor."""
+def read_file(path: Union[str, os.PathLike]) -> Any:
+    """Bytes of a file as a 1-D uint8 tensor.
+
+    Raises:
+        FileNotFoundError: no such file.
+    """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise RuntimeError(f"File {path!r} does not exist or is not a file")
@@ -62,7 +72,12 @@ def read_file(path):
     return _fb().from_numpy(np.frombuffer(bytearray(data), dtype=np.uint8))
 
 
-def write_file(filename, data):
+def write_file(filename: Union[str, os.PathLike], data: Any) -> None:
+    """Write a 1-D uint8 tensor (or array) of bytes to ``filename``.
+
+    Raises:
+        ValueError: ``data`` is not 1-D uint8.
+    """
     arr = _to_numpy(data)
     if arr.dtype != np.uint8 or arr.ndim != 1:
         raise ValueError(f"Input data should be a 1-dimensional uint8 tensor, got {arr.dtype} {arr.shape}")
@@ -163,8 +178,28 @@ def _convert(im, mode):
     return np.stack([gray, alpha], -1)
 
 
-def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
-    """Decode JPEG / PNG / GIF / WEBP / BMP / TIFF bytes (a 1-D uint8 tensor, or a path) into uint8 CHW."""
+def decode_image(input: Union[Any, str, os.PathLike], mode: Union[ImageReadMode, str] = ImageReadMode.UNCHANGED,
+                 apply_exif_orientation: bool = False) -> Any:
+    """Decode JPEG / PNG / GIF / WEBP / BMP / TIFF bytes (a 1-D uint8 tensor, or a path) into uint8 CHW.
+
+    Args:
+        input: encoded bytes as a 1-D uint8 tensor/array, or a file path.
+        mode: channel conversion (:class:`ImageReadMode` or its name).
+        apply_exif_orientation: rotate/flip by the EXIF orientation tag.
+
+    Returns:
+        A (C, H, W) uint8 tensor.
+
+    Raises:
+        ValueError: the bytes are not a readable image, or the mode is unknown.
+
+    Example:
+        >>> from flowvision.io import decode_image, encode_png
+        >>> from flowvision import backend as flow
+        >>> img = flow.zeros(3, 4, 5, dtype=flow.uint8)
+        >>> decode_image(encode_png(img)).shape
+        flowvision.Size([3, 4, 5])
+    """
     if isinstance(input, (str, os.PathLike)):
         input = read_file(input)
     mode = _parse_mode(mode)
@@ -172,11 +207,24 @@ def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=Fal
     return _fb().from_numpy(out)
 
 
-def read_image(path, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
+def read_image(path: Union[str, os.PathLike], mode: Union[ImageReadMode, str] = ImageReadMode.UNCHANGED,
+               apply_exif_orientation: bool = False) -> Any:
+    """Read and decode an image file into a (C, H, W) uint8 tensor (see :func:`decode_image`).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a readable image.
+    """
     return decode_image(read_file(path), mode, apply_exif_orientation=apply_exif_orientation)
 
 
-def decode_jpeg(input, mode=ImageReadMode.UNCHANGED, device="cpu", apply_exif_orientation=False):
+def decode_jpeg(input: Union[Any, List[Any]], mode: Union[ImageReadMode, str] = ImageReadMode.UNCHANGED,
+                device: str = "cpu", apply_exif_orientation: bool = False) -> Any:
+    """Decode JPEG bytes (or a list of them) into (C, H, W) uint8 tensors.
+
+    Raises:
+        ValueError: not JPEG data, or ``device`` is not ``"cpu"``.
+    """
     if str(device) != "cpu":
         raise ValueError("flowvision decodes on the CPU only (device='cpu')")
     mode = _parse_mode(mode)
@@ -189,17 +237,28 @@ def decode_jpeg(input, mode=ImageReadMode.UNCHANGED, device="cpu", apply_exif_or
     return _fb().from_numpy(_decode_pil(_bytes_of(input), mode, apply_exif_orientation, expect=("JPEG", "MPO")))
 
 
-def decode_png(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
+def decode_png(input: Any, mode: Union[ImageReadMode, str] = ImageReadMode.UNCHANGED,
+               apply_exif_orientation: bool = False) -> Any:
+    """Decode PNG bytes into a (C, H, W) uint8 tensor.
+
+    Raises:
+        ValueError: not PNG data.
+    """
     mode = _parse_mode(mode)
     return _fb().from_numpy(_decode_pil(_bytes_of(input), mode, apply_exif_orientation, expect=("PNG",)))
 
 
-def decode_webp(input, mode=ImageReadMode.UNCHANGED):
+def decode_webp(input: Any, mode: Union[ImageReadMode, str] = ImageReadMode.UNCHANGED) -> Any:
+    """Decode WEBP bytes into a (C, H, W) uint8 tensor.
+
+    Raises:
+        ValueError: not WEBP data.
+    """
     mode = _parse_mode(mode)
     return _fb().from_numpy(_decode_pil(_bytes_of(input), mode, False, expect=("WEBP",)))
 
 
-def decode_gif(input):
+def decode_gif(input: Any) -> Any:
     """All frames as (N, C, H, W) uint8 (or (C, H, W) for a single frame), RGB."""
     data = _bytes_of(input)
     frames = []
@@ -243,7 +302,13 @@ def _encoded(im, fmt, **kw):
     return _fb().from_numpy(np.frombuffer(bytearray(buf.getvalue()), dtype=np.uint8))
 
 
-def encode_jpeg(input, quality=75):
+def encode_jpeg(input: Union[Any, List[Any]], quality: int = 75) -> Any:
+    """Encode a (C, H, W) uint8 image (or a list of them) as JPEG bytes (1-D uint8 tensors).
+
+    Raises:
+        ValueError: ``quality`` outside 1..100, or a wrong shape.
+        TypeError: the image is not uint8.
+    """
     if quality < 1 or quality > 100:
         raise ValueError("Image quality should be a positive number between 1 and 100")
     if isinstance(input, list):
@@ -253,15 +318,23 @@ def encode_jpeg(input, quality=75):
     return _encoded(_image_for_encode(input, False), "JPEG", quality=int(quality))
 
 
-def encode_png(input, compression_level=6):
+def encode_png(input: Any, compression_level: int = 6) -> Any:
+    """Encode a (C, H, W) uint8 image (1 to 4 channels) as PNG bytes (a 1-D uint8 tensor).
+
+    Raises:
+        ValueError: ``compression_level`` outside 0..9, or a wrong shape.
+        TypeError: the image is not uint8.
+    """
     if compression_level < 0 or compression_level > 9:
         raise ValueError("Compression level should be between 0 and 9")
     return _encoded(_image_for_encode(input, True), "PNG", compress_level=int(compression_level))
 
 
-def write_jpeg(input, filename, quality=75):
+def write_jpeg(input: Any, filename: Union[str, os.PathLike], quality: int = 75) -> None:
+    """Encode a (C, H, W) uint8 image as JPEG (:func:`encode_jpeg`) and write it to ``filename``."""
     write_file(filename, encode_jpeg(input, quality))
 
 
-def write_png(input, filename, compression_level=6):
+def write_png(input: Any, filename: Union[str, os.PathLike], compression_level: int = 6) -> None:
+    """Encode a (C, H, W) uint8 image as PNG (:func:`encode_png`) and write it to ``filename``."""
     write_file(filename, encode_png(input, compression_level))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 from fractions import Fraction
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -62,7 +63,9 @@ def _bounds_in_seconds(start_pts, end_pts, pts_unit):
     return start, end
 
 
-def read_video(filename, start_pts=0, end_pts=None, pts_unit: str = "pts", output_format: str = "THWC"):
+def read_video(filename: Union[str, os.PathLike], start_pts: Union[int, float, Fraction] = 0,
+               end_pts: Optional[Union[int, float, Fraction]] = None, pts_unit: str = "pts",
+               output_format: str = "THWC") -> Tuple[Any, Any, Dict[str, Any]]:
     """Decode the frames with timestamps in [start_pts, end_pts].
 
     Returns ``(vframes, aframes, info)``: vframes is a uint8 tensor (T, H, W, 3) (``output_format="TCHW"``:
@@ -90,7 +93,7 @@ def read_video(filename, start_pts=0, end_pts=None, pts_unit: str = "pts", outpu
     return C.tensor(arr), C.empty((1, 0), dtype=float32), {"video_fps": fps}
 
 
-def read_video_timestamps(filename, pts_unit: str = "pts"):
+def read_video_timestamps(filename: Union[str, os.PathLike], pts_unit: str = "pts") -> Tuple[List[Fraction], float]:
     """(timestamps of every frame, fps); timestamps are ``Fraction`` seconds (``pts_unit="sec"``)."""
     if pts_unit != "sec":
         raise NotImplementedError("timestamps in stream time-base units (pts_unit='pts') need the stream's time base, "
@@ -108,7 +111,7 @@ class VideoReader:
     """Frame-by-frame reader: ``next(reader)`` gives ``{"data": uint8 (3, H, W) tensor, "pts": seconds}``;
     ``seek(seconds)`` jumps to the first frame at or after that time; ``get_metadata()`` gives torchvision's dict."""
 
-    def __init__(self, src, stream: str = "video", num_threads: int = 0) -> None:
+    def __init__(self, src: Union[str, bytes, os.PathLike], stream: str = "video", num_threads: int = 0) -> None:
         if not isinstance(src, (str, bytes, os.PathLike)):
             raise TypeError("VideoReader here reads files: pass a path (bytes/tensor sources are not supported)")
         self._path = os.fspath(src)
@@ -118,7 +121,7 @@ class VideoReader:
         self._duration = n / self._fps if self._fps else 0.0
         self.set_current_stream(stream)
         self._iter = _frames(self._cap)
-        self._pending = None
+        self._pending: Optional[Tuple[float, Any]] = None  # a frame read ahead by seek()
 
     def set_current_stream(self, stream: str) -> bool:
         kind = stream.split(":")[0]
