@@ -1,5 +1,6 @@
 """Box utilities with torchvision.ops' names, arguments and arithmetic (xyxy boxes unless told)."""
 import math
+from typing import Tuple
 
 import numpy as np
 
@@ -21,7 +22,7 @@ def _check_boxes(boxes, name, fn):
         raise ValueError(f"{fn}(): '{name}' must have shape [..., 4], got {list(boxes.shape)}")
 
 
-def nms(boxes, scores, iou_threshold):
+def nms(boxes: flow.Tensor, scores: flow.Tensor, iou_threshold: float) -> flow.Tensor:
     """Greedy non-maximum suppression (compiled kernel). Returns the kept indices (int64), by decreasing score.
 
     Ties in score keep their input order (torchvision's stable sort).
@@ -45,7 +46,7 @@ def nms(boxes, scores, iou_threshold):
     return flow.from_numpy(keep)
 
 
-def batched_nms(boxes, scores, idxs, iou_threshold):
+def batched_nms(boxes: flow.Tensor, scores: flow.Tensor, idxs: flow.Tensor, iou_threshold: float) -> flow.Tensor:
     """NMS done independently per category ``idxs``: torchvision's coordinate-offset trick (a per-class loop above
     4000 boxes, as torchvision on CPU). Returns indices sorted by decreasing score."""
     if boxes.numel() > 4000:
@@ -79,7 +80,7 @@ def _batched_nms_vanilla(boxes, scores, idxs, iou_threshold):
     return flow.from_numpy(keep[order].astype(np.int64))
 
 
-def remove_small_boxes(boxes, min_size):
+def remove_small_boxes(boxes: flow.Tensor, min_size: float) -> flow.Tensor:
     """Indices of the boxes whose both sides are >= ``min_size``."""
     _check_boxes(boxes, "boxes", "remove_small_boxes")
     ws, hs = boxes[..., 2] - boxes[..., 0], boxes[..., 3] - boxes[..., 1]
@@ -87,7 +88,7 @@ def remove_small_boxes(boxes, min_size):
     return flow.where(keep)[0]
 
 
-def clip_boxes_to_image(boxes, size):
+def clip_boxes_to_image(boxes: flow.Tensor, size: Tuple[int, int]) -> flow.Tensor:
     """Clip xyxy boxes to an image of ``size = (height, width)``."""
     _check_boxes(boxes, "boxes", "clip_boxes_to_image")
     dim = boxes.dim()
@@ -117,7 +118,7 @@ def _xyxy_to_cxcywh(b):
     return flow.stack([(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1], dim=-1)
 
 
-def box_convert(boxes, in_fmt, out_fmt):
+def box_convert(boxes: flow.Tensor, in_fmt: str, out_fmt: str) -> flow.Tensor:
     """Convert boxes between 'xyxy', 'xywh' and 'cxcywh'."""
     if in_fmt not in _AXIS_FMTS or out_fmt not in _AXIS_FMTS:
         raise ValueError(f"Unsupported Bounding Box Conversions for given in_fmt {in_fmt} and out_fmt {out_fmt} "
@@ -136,7 +137,7 @@ def box_convert(boxes, in_fmt, out_fmt):
     return boxes
 
 
-def box_area(boxes, fmt="xyxy"):
+def box_area(boxes: flow.Tensor, fmt: str = "xyxy") -> flow.Tensor:
     """Area of each box; small float / int dtypes are upcast first (float32 / int32), as torchvision."""
     if fmt not in _AXIS_FMTS:
         raise ValueError(f"Unsupported Bounding Box area for given format {fmt}")
@@ -167,7 +168,7 @@ def _box_inter_union(boxes1, boxes2, fmt="xyxy"):
     return inter, union
 
 
-def box_iou(boxes1, boxes2, fmt="xyxy"):
+def box_iou(boxes1: flow.Tensor, boxes2: flow.Tensor, fmt: str = "xyxy") -> flow.Tensor:
     """Pairwise IoU: [..., N, 4] x [..., M, 4] -> [..., N, M]."""
     if fmt not in _AXIS_FMTS:
         raise ValueError(f"Unsupported format '{fmt}'. Supported axis-aligned formats: {_AXIS_FMTS} "
@@ -178,7 +179,19 @@ def box_iou(boxes1, boxes2, fmt="xyxy"):
     return inter / union
 
 
-def generalized_box_iou(boxes1, boxes2):
+def generalized_box_iou(boxes1: flow.Tensor, boxes2: flow.Tensor) -> flow.Tensor:
+    """Pairwise generalized IoU (GIoU, in [-1, 1]) of two sets of ``(x1, y1, x2, y2)`` boxes, like torchvision's.
+
+    Args:
+        boxes1: (N, 4) boxes.
+        boxes2: (M, 4) boxes.
+
+    Returns:
+        (N, M) tensor: entry (i, j) compares ``boxes1[i]`` and ``boxes2[j]`` (integer boxes are upcast).
+
+    Raises:
+        ValueError: a box set is not (K, 4).
+    """
     _check_boxes(boxes1, "boxes1", "generalized_box_iou")
     _check_boxes(boxes2, "boxes2", "generalized_box_iou")
     inter, union = _box_inter_union(boxes1, boxes2)
@@ -204,14 +217,44 @@ def _box_diou_iou(boxes1, boxes2, eps=1e-7):
     return iou - (cd2 / diag2), iou
 
 
-def distance_box_iou(boxes1, boxes2, eps=1e-7):
+def distance_box_iou(boxes1: flow.Tensor, boxes2: flow.Tensor, eps: float = 1e-7) -> flow.Tensor:
+    """Pairwise distance IoU (DIoU: IoU minus the normalised squared centre distance), like torchvision's.
+
+    Boxes are ``(x1, y1, x2, y2)``.
+
+    Args:
+        boxes1: (N, 4) boxes.
+        boxes2: (M, 4) boxes.
+        eps: added to denominators against division by zero.
+
+    Returns:
+        (N, M) tensor: entry (i, j) compares ``boxes1[i]`` and ``boxes2[j]`` (integer boxes are upcast).
+
+    Raises:
+        ValueError: a box set is not (K, 4).
+    """
     _check_boxes(boxes1, "boxes1", "distance_box_iou")
     _check_boxes(boxes2, "boxes2", "distance_box_iou")
     boxes1, boxes2 = _upcast(boxes1), _upcast(boxes2)
     return _box_diou_iou(boxes1, boxes2, eps=eps)[0]
 
 
-def complete_box_iou(boxes1, boxes2, eps=1e-7):
+def complete_box_iou(boxes1: flow.Tensor, boxes2: flow.Tensor, eps: float = 1e-7) -> flow.Tensor:
+    """Pairwise complete IoU (CIoU: DIoU minus an aspect-ratio consistency term), like torchvision's.
+
+    Boxes are ``(x1, y1, x2, y2)``.
+
+    Args:
+        boxes1: (N, 4) boxes.
+        boxes2: (M, 4) boxes.
+        eps: added to denominators against division by zero.
+
+    Returns:
+        (N, M) tensor: entry (i, j) compares ``boxes1[i]`` and ``boxes2[j]`` (integer boxes are upcast).
+
+    Raises:
+        ValueError: a box set is not (K, 4).
+    """
     _check_boxes(boxes1, "boxes1", "complete_box_iou")
     _check_boxes(boxes2, "boxes2", "complete_box_iou")
     boxes1, boxes2 = _upcast(boxes1), _upcast(boxes2)
@@ -226,7 +269,7 @@ def complete_box_iou(boxes1, boxes2, eps=1e-7):
     return diou - alpha * v
 
 
-def masks_to_boxes(masks):
+def masks_to_boxes(masks: flow.Tensor) -> flow.Tensor:
     """Tight xyxy boxes (float32) around each of N masks [N, H, W]; empty masks give [0, 0, 0, 0]."""
     if not isinstance(masks, Tensor):
         raise TypeError(f"masks_to_boxes(): masks must be a Tensor, got {type(masks).__name__}")

@@ -1,5 +1,6 @@
 """FeaturePyramidNetwork with torchvision's structure and parameter names (inner_blocks.i.0, layer_blocks.i.0)."""
 from collections import OrderedDict
+from typing import Callable, List, Optional
 
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
@@ -17,9 +18,21 @@ class ExtraFPNBlock(nn.Module):
 
 
 class FeaturePyramidNetwork(nn.Module):
+    """A feature pyramid (FPN, Lin et al. 2017) over backbone feature maps, with torchvision's structure.
+
+    Args:
+        in_channels_list: channels of each input level, from the highest resolution down.
+        out_channels: channels of every output level.
+        extra_blocks: extra levels appended on top (e.g. :class:`LastLevelMaxPool`).
+        norm_layer: normalisation after each convolution (none by default).
+
+    The forward pass takes an ordered dict ``{name: feature map}`` and returns one with the same keys.
+    """
+
     _version = 2
 
-    def __init__(self, in_channels_list, out_channels, extra_blocks=None, norm_layer=None):
+    def __init__(self, in_channels_list: List[int], out_channels: int, extra_blocks: Optional[nn.Module] = None,
+                 norm_layer: Optional[Callable[..., nn.Module]] = None) -> None:
         super().__init__()
         self.inner_blocks = nn.ModuleList()
         self.layer_blocks = nn.ModuleList()

@@ -10,7 +10,8 @@ from ._utils import _reduce, _upcast_non_float
 __all__ = ["sigmoid_focal_loss", "generalized_box_iou_loss", "distance_box_iou_loss", "complete_box_iou_loss"]
 
 
-def sigmoid_focal_loss(inputs, targets, alpha=0.25, gamma=2, reduction="none"):
+def sigmoid_focal_loss(inputs: flow.Tensor, targets: flow.Tensor, alpha: float = 0.25, gamma: float = 2,
+                       reduction: str = "none") -> flow.Tensor:
     """Focal loss (RetinaNet): ``alpha_t * (1 - p_t) ** gamma * BCE``; ``alpha=-1`` disables the weighting."""
     if not (0 <= alpha <= 1) and alpha != -1:
         raise ValueError(f"Invalid alpha value: {alpha}. alpha must be in the range [0,1] or -1 for ignore.")
@@ -47,7 +48,22 @@ def _check_pair(boxes1, boxes2, fn):
                          "shape [..., 4]")
 
 
-def generalized_box_iou_loss(boxes1, boxes2, reduction="none", eps=1e-7):
+def generalized_box_iou_loss(boxes1: flow.Tensor, boxes2: flow.Tensor, reduction: str = "none",
+                             eps: float = 1e-7) -> flow.Tensor:
+    """Generalized IoU loss between matching ``(x1, y1, x2, y2)`` boxes, like torchvision's.
+
+    Args:
+        boxes1: (N, 4) predicted boxes.
+        boxes2: (N, 4) target boxes, matched element-wise with ``boxes1``.
+        reduction: ``"none"`` (per box), ``"mean"`` or ``"sum"``.
+        eps: added to denominators against division by zero.
+
+    Returns:
+        The loss: shape (N,) for ``"none"``, else a scalar.
+
+    Raises:
+        ValueError: mismatched shapes or an unknown ``reduction``.
+    """
     _check_pair(boxes1, boxes2, "generalized_box_iou_loss")
     boxes1, boxes2 = _upcast_non_float(boxes1), _upcast_non_float(boxes2)
     intsctk, unionk = _loss_inter_union(boxes1, boxes2)
@@ -75,14 +91,44 @@ def _diou_iou_loss(boxes1, boxes2, eps=1e-7):
     return 1 - iou + (cd2 / diag2), iou
 
 
-def distance_box_iou_loss(boxes1, boxes2, reduction="none", eps=1e-7):
+def distance_box_iou_loss(boxes1: flow.Tensor, boxes2: flow.Tensor, reduction: str = "none",
+                          eps: float = 1e-7) -> flow.Tensor:
+    """Distance IoU loss between matching ``(x1, y1, x2, y2)`` boxes, like torchvision's.
+
+    Args:
+        boxes1: (N, 4) predicted boxes.
+        boxes2: (N, 4) target boxes, matched element-wise with ``boxes1``.
+        reduction: ``"none"`` (per box), ``"mean"`` or ``"sum"``.
+        eps: added to denominators against division by zero.
+
+    Returns:
+        The loss: shape (N,) for ``"none"``, else a scalar.
+
+    Raises:
+        ValueError: mismatched shapes or an unknown ``reduction``.
+    """
     _check_pair(boxes1, boxes2, "distance_box_iou_loss")
     boxes1, boxes2 = _upcast_non_float(boxes1), _upcast_non_float(boxes2)
     loss, _ = _diou_iou_loss(boxes1, boxes2, eps)
     return _reduce(loss, reduction)
 
 
-def complete_box_iou_loss(boxes1, boxes2, reduction="none", eps=1e-7):
+def complete_box_iou_loss(boxes1: flow.Tensor, boxes2: flow.Tensor, reduction: str = "none",
+                          eps: float = 1e-7) -> flow.Tensor:
+    """Complete IoU loss between matching ``(x1, y1, x2, y2)`` boxes, like torchvision's.
+
+    Args:
+        boxes1: (N, 4) predicted boxes.
+        boxes2: (N, 4) target boxes, matched element-wise with ``boxes1``.
+        reduction: ``"none"`` (per box), ``"mean"`` or ``"sum"``.
+        eps: added to denominators against division by zero.
+
+    Returns:
+        The loss: shape (N,) for ``"none"``, else a scalar.
+
+    Raises:
+        ValueError: mismatched shapes or an unknown ``reduction``.
+    """
     _check_pair(boxes1, boxes2, "complete_box_iou_loss")
     boxes1, boxes2 = _upcast_non_float(boxes1), _upcast_non_float(boxes2)
     diou_loss, iou = _diou_iou_loss(boxes1, boxes2)  # torchvision uses the default eps here

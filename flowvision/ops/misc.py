@@ -2,6 +2,8 @@
 
 Constructor signatures, module structure and parameter names equal torchvision's, so its state_dicts load.
 """
+from typing import List
+
 import flowvision.backend as flow
 from flowvision.backend import nn
 
@@ -107,7 +109,13 @@ class MLP(nn.Sequential):
 
 
 class Permute(nn.Module):
-    def __init__(self, dims):
+    """Permute the dimensions of the input (``x.permute(*dims)``) as a module.
+
+    Args:
+        dims: the new order of the dimensions.
+    """
+
+    def __init__(self, dims: List[int]) -> None:
         super().__init__()
         self.dims = list(dims)
 

@@ -1,5 +1,7 @@
 """roi_align / RoIAlign and roi_pool / RoIPool over the compiled kernels (forward and backward in C++,
 torchvision's sampling and rounding rules)."""
+from typing import List, Tuple, Union
+
 import numpy as np
 
 from flowvision.backend import Tensor, _C, nn
@@ -57,7 +59,8 @@ def _rois(input, boxes, fn):
     return boxes.detach()
 
 
-def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
+def roi_align(input: Tensor, boxes: Union[Tensor, List[Tensor]], output_size: Union[int, Tuple[int, int]],
+              spatial_scale: float = 1.0, sampling_ratio: int = -1, aligned: bool = False) -> Tensor:
     """RoIAlign (Mask R-CNN). ``boxes``: Tensor[K, 5] (batch index, x1, y1, x2, y2) or list of Tensor[L, 4].
 
     ``sampling_ratio <= 0`` samples ceil(roi_size / output_size) points per bin; ``aligned=True`` shifts the box
@@ -71,7 +74,17 @@ def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, a
 
 
 class RoIAlign(nn.Module):
-    def __init__(self, output_size, spatial_scale, sampling_ratio, aligned=False):
+    """:func:`roi_align` as a module (torchvision's ``RoIAlign``): pools each box of a feature map to a fixed size.
+
+    Args:
+        output_size: (height, width) of each pooled box.
+        spatial_scale: feature-map size / image size (e.g. 1/16).
+        sampling_ratio: sampling points per bin and axis; ``<= 0`` chooses adaptively.
+        aligned: shift boxes by half a pixel (Detectron2's corrected alignment).
+    """
+
+    def __init__(self, output_size: Union[int, Tuple[int, int]], spatial_scale: float, sampling_ratio: int,
+                 aligned: bool = False) -> None:
         super().__init__()
         self.output_size = output_size
         self.spatial_scale = spatial_scale
@@ -106,7 +119,8 @@ class _RoIPool(Function):
         return gx.astype(dt, copy=False), None
 
 
-def roi_pool(input, boxes, output_size, spatial_scale=1.0):
+def roi_pool(input: Tensor, boxes: Union[Tensor, List[Tensor]], output_size: Union[int, Tuple[int, int]],
+             spatial_scale: float = 1.0) -> Tensor:
     """RoIPool (Fast R-CNN): max over each quantised bin (empty bins give 0)."""
     rois = _rois(input, boxes, "roi_pool")
     output_size = _pair(output_size)
@@ -116,7 +130,14 @@ def roi_pool(input, boxes, output_size, spatial_scale=1.0):
 
 
 class RoIPool(nn.Module):
-    def __init__(self, output_size, spatial_scale):
+    """:func:`roi_pool` as a module (torchvision's ``RoIPool``): max-pools each box to a fixed size.
+
+    Args:
+        output_size: (height, width) of each pooled box.
+        spatial_scale: feature-map size / image size.
+    """
+
+    def __init__(self, output_size: Union[int, Tuple[int, int]], spatial_scale: float) -> None:
         super().__init__()
         self.output_size = output_size
         self.spatial_scale = spatial_scale

@@ -57,7 +57,14 @@ def stochastic_depth(input: flow.Tensor, p: float, mode: str, training: bool = T
 
 
 class StochasticDepth(nn.Module):
-    def __init__(self, p, mode):
+    """:func:`stochastic_depth` as a module: drops whole residual branches while training.
+
+    Args:
+        p: drop probability.
+        mode: ``"batch"`` (one draw for the batch) or ``"row"`` (one per sample).
+    """
+
+    def __init__(self, p: float, mode: str) -> None:
         super().__init__()
         self.p = p
         self.mode = mode
@@ -142,7 +149,16 @@ def drop_block2d(input: flow.Tensor, p: float, block_size: int, inplace: bool = 
 
 
 class DropBlock2d(nn.Module):
-    def __init__(self, p, block_size, inplace=False, eps=1e-06):
+    """:func:`drop_block2d` as a module: drops contiguous blocks of feature maps while training.
+
+    Args:
+        p: drop probability of a unit.
+        block_size: side of the dropped square blocks.
+        inplace: modify the input.
+        eps: added to the normaliser against division by zero.
+    """
+
+    def __init__(self, p: float, block_size: int, inplace: bool = False, eps: float = 1e-06) -> None:
         super().__init__()
         self.p = p
         self.block_size = block_size
