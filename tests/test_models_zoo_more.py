@@ -285,3 +285,117 @@ def test_grad_checkpointing_recomputes(name, size, kwargs):
         err = np.abs(ckpt[k] - plain[k]).max() / max(np.abs(plain[k]).max(), floor)
         assert err <= 1e-4, f"{name}: grad of {k} differs by {err:.2e} of its scale with checkpointing"
     assert ckpt_bytes < 0.6 * plain_bytes, f"{name}: {ckpt_bytes} bytes kept with checkpointing vs {plain_bytes}"
+
+
+# ---- the original zoo's names ----------------------------------------------------------------------------------
+
+# every registered name of the original flowvision 0.2.2 (its ModelCreator, 295 names; reference study section 1a)
+ORIGINAL_NAMES = """
+    alexnet vgg11 vgg11_bn vgg13 vgg13_bn vgg16 vgg16_bn vgg19 vgg19_bn squeezenet1_0 squeezenet1_1 googlenet
+    inception_v3 resnet18 resnet34 resnet50 resnet101 resnet152 resnext50_32x4d resnext101_32x8d wide_resnet50_2
+    wide_resnet101_2 densenet121 densenet161 densenet169 densenet201 senet154 se_resnet50 se_resnet101
+    se_resnet152 se_resnext50_32x4d se_resnext101_32x4d resnest50 resnest101 resnest200 resnest269
+    res2net50_26w_4s res2net101_26w_4s res2net50_26w_6s res2net50_26w_8s res2net50_48w_2s res2net50_14w_8s
+    shufflenet_v2_x0_5 shufflenet_v2_x1_0 shufflenet_v2_x1_5 shufflenet_v2_x2_0 mobilenet_v2 mobilenet_v3_large
+    mobilenet_v3_small mnasnet0_5 mnasnet0_75 mnasnet1_0 mnasnet1_3 efficientnet_b0 efficientnet_b1
+    efficientnet_b2 efficientnet_b3 efficientnet_b4 efficientnet_b5 efficientnet_b6 efficientnet_b7 ghostnet
+    regnet_y_400mf regnet_y_800mf regnet_y_1_6gf regnet_y_3_2gf regnet_y_8gf regnet_y_16gf regnet_y_32gf
+    regnet_y_128gf regnet_x_400mf regnet_x_800mf regnet_x_1_6gf regnet_x_3_2gf regnet_x_8gf regnet_x_16gf
+    regnet_x_32gf rexnetv1_1_0 rexnetv1_1_3 rexnetv1_1_5 rexnetv1_2_0 rexnetv1_3_0 rexnet_lite_1_0
+    rexnet_lite_1_3 rexnet_lite_1_5 rexnet_lite_2_0 genet_small genet_normal genet_large dla34 dla46_c dla46x_c
+    dla60x_c dla60 dla60x dla102 dla102x dla102x2 dla169 hrnet_w18_small hrnet_w18_small_v2 hrnet_w18 hrnet_w30
+    hrnet_w32 hrnet_w40 hrnet_w44 hrnet_w48 hrnet_w64 vit_tiny_patch16_224 vit_tiny_patch16_384
+    vit_small_patch32_224 vit_small_patch32_384 vit_small_patch16_224 vit_small_patch16_384 vit_base_patch32_224
+    vit_base_patch32_384 vit_base_patch16_224 vit_base_patch16_384 vit_base_patch8_224 vit_large_patch32_224
+    vit_large_patch32_384 vit_large_patch16_224 vit_large_patch16_384 vit_base_patch16_224_sam
+    vit_base_patch32_224_sam vit_huge_patch14_224 vit_giant_patch14_224 vit_gigantic_patch14_224
+    vit_tiny_patch16_224_in21k vit_small_patch32_224_in21k vit_small_patch16_224_in21k
+    vit_base_patch32_224_in21k vit_base_patch16_224_in21k vit_base_patch8_224_in21k vit_large_patch32_224_in21k
+    vit_large_patch16_224_in21k vit_huge_patch14_224_in21k deit_tiny_patch16_224 deit_small_patch16_224
+    deit_base_patch16_224 deit_base_patch16_384 deit_tiny_distilled_patch16_224 deit_small_distilled_patch16_224
+    deit_base_distilled_patch16_224 deit_base_distilled_patch16_384 vit_base_patch16_224_miil
+    deit_small_patch16_LS_224 deit_small_patch16_LS_224_in21k deit_small_patch16_LS_384
+    deit_small_patch16_LS_384_in21k deit_base_patch16_LS_224 deit_base_patch16_LS_224_in21k
+    deit_base_patch16_LS_384 deit_base_patch16_LS_384_in21k deit_large_patch16_LS_224
+    deit_large_patch16_LS_224_in21k deit_large_patch16_LS_384 deit_large_patch16_LS_384_in21k
+    deit_huge_patch14_LS_224 deit_huge_patch14_LS_224_in21k cait_XS24_384 cait_S24_224 cait_S24_384 cait_S36_384
+    cait_M36_384 cait_M48_448 swin_tiny_patch4_window7_224 swin_small_patch4_window7_224
+    swin_base_patch4_window7_224 swin_base_patch4_window12_384 swin_base_patch4_window7_224_in22k_to_1k
+    swin_base_patch4_window12_384_in22k_to_1k swin_large_patch4_window7_224_in22k_to_1k
+    swin_large_patch4_window12_384_in22k_to_1k cswin_tiny_224 cswin_small_224 cswin_base_224 cswin_large_224
+    cswin_base_384 cswin_large_384 crossformer_tiny_patch4_group7_224 crossformer_small_patch4_group7_224
+    crossformer_base_patch4_group7_224 crossformer_large_patch4_group7_224 pvt_tiny pvt_small pvt_medium
+    pvt_large regionvit_tiny_224 regionvit_small_224 regionvit_small_w14_224 regionvit_small_w14_peg_224
+    regionvit_medium_224 regionvit_base_224 regionvit_base_w14_224 regionvit_base_w14_peg_224 uniformer_small
+    uniformer_small_plus uniformer_base uniformer_base_ls poolformer_s12 poolformer_s24 poolformer_s36
+    poolformer_m36 poolformer_m48 van_tiny van_small van_base van_large levit_128s levit_128 levit_192 levit_256
+    levit_384 mobilevit_small mobilevit_x_small mobilevit_xx_small fan_tiny_12_p16_224 fan_small_12_p16_224
+    fan_base_18_p16_224 fan_large_24_p16_224 fan_tiny_8_p4_hybrid fan_small_12_p4_hybrid fan_base_16_p4_hybrid
+    fan_large_16_p4_hybrid fan_base_16_p4_hybrid_in22k_1k fan_base_16_p4_hybrid_in22k_1k_384
+    fan_large_16_p4_hybrid_in22k_1k fan_large_16_p4_hybrid_in22k_1k_384 convnext_tiny_224 convnext_small_224
+    convnext_base_224 convnext_large_224 convnext_base_384 convnext_large_384 convnext_base_224_22k
+    convnext_large_224_22k convnext_xlarge_224_22k convnext_base_224_22k_to_1k convnext_large_224_22k_to_1k
+    convnext_xlarge_224_22k_to_1k convnext_base_384_22k_to_1k convnext_large_384_22k_to_1k
+    convnext_xlarge_384_22k_to_1k convnext_iso_small_224 convnext_iso_base_224 convnext_iso_large_224
+    convmixer_1536_20 convmixer_768_32_relu convmixer_1024_20 mlp_mixer_s16_224 mlp_mixer_s32_224
+    mlp_mixer_b16_224 mlp_mixer_b32_224 mlp_mixer_b16_224_in21k mlp_mixer_l16_224 mlp_mixer_l32_224
+    mlp_mixer_l16_224_in21k mlp_mixer_b16_224_miil mlp_mixer_b16_224_miil_in21k gmlp_ti16_224 gmlp_s16_224
+    gmlp_b16_224 resmlp_12_224 resmlp_24_224 resmlp_36_224 resmlp_12_distilled_224 resmlp_24_distilled_224
+    resmlp_36_distilled_224 resmlp_12_224_dino resmlp_24_224_dino resmlp_big_24_224
+    resmlp_big_24_224_in22k_to_1k resmlp_big_24_distilled_224 fasterrcnn_resnet50_fpn fasterrcnn_resnet101_fpn
+    fasterrcnn_mobilenet_v3_large_320_fpn fasterrcnn_mobilenet_v3_large_fpn maskrcnn_resnet50_fpn
+    retinanet_resnet50_fpn retinanet_resnet101_fpn retinanet_resnext50_32x4d_fpn fcos_resnet50_fpn ssd300_vgg16
+    ssdlite320_mobilenet_v3_large fcn_resnet50_coco fcn_resnet101_coco deeplabv3_resnet50_coco
+    deeplabv3_resnet101_coco deeplabv3_mobilenet_v3_large_coco lraspp_mobilenet_v3_large_coco fast_neural_style
+    iresnet50 iresnet101 vit_base_patch16_224_miil_in21k
+""".split()
+
+# the original's own filter patterns (ModelCreator.model_table / model_list take fnmatch patterns)
+ORIGINAL_FILTERS = ["*", "resnet*", "*resnet*", "vit_*", "deit*", "*efficientnet*", "cswin*", "crossformer*",
+                    "regionvit*", "uniformer*", "fan_*", "*_224", "*hybrid*", "rexnet*", "mobilevit*", "convnext_*",
+                    "*_coco", "mlp_mixer*", "swin*", "*_in21k", "*_22k*"]
+
+
+def test_original_names_all_resolve():
+    from flowvision.models._factory import _torchvision_builder
+    from flowvision.models._registry import is_model
+    assert len(ORIGINAL_NAMES) == len(set(ORIGINAL_NAMES)) == 295
+    unresolved = [n for n in ORIGINAL_NAMES if not (is_model(n) or _torchvision_builder(n))]
+    assert not unresolved, f"original names create_model cannot resolve: {unresolved}"
+
+
+@pytest.mark.parametrize("pattern", ORIGINAL_FILTERS)
+def test_original_filters_select_the_same_names(pattern):
+    import fnmatch
+    from flowvision.models._original_zoo import resolvable_names
+    listed = set(resolvable_names(pattern))
+    assert set(fnmatch.filter(ORIGINAL_NAMES, pattern)) == listed & set(ORIGINAL_NAMES)
+    assert all(fnmatch.fnmatch(n, pattern) for n in listed)
+
+
+def test_cli_models_lists_every_original_name(capsys):
+    import argparse
+    from flowvision.models._predict import models_main
+    assert models_main(argparse.Namespace(pattern="", pretrained=False)) == 0
+    rows = [ln.split()[0] for ln in capsys.readouterr().out.splitlines()[1:-1] if ln.strip()]
+    assert len(rows) >= 295 and set(ORIGINAL_NAMES) <= set(rows)
+
+
+@pytest.mark.parametrize("name", ["fasterrcnn_resnet101_fpn", "retinanet_resnext50_32x4d_fpn"])
+def test_original_detectors_have_torchvision_layout(name):
+    pytest.importorskip("torchvision")
+    from torchvision.models import resnext50_32x4d
+    from torchvision.models.detection import FasterRCNN, RetinaNet
+    from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor, resnet_fpn_backbone
+    from torchvision.ops import misc
+    from torchvision.ops.feature_pyramid_network import LastLevelP6P7
+    if name.startswith("faster"):
+        ref = FasterRCNN(resnet_fpn_backbone(backbone_name="resnet101", weights=None), 91)
+    else:
+        body = resnext50_32x4d(norm_layer=misc.FrozenBatchNorm2d)
+        ref = RetinaNet(_resnet_fpn_extractor(body, 3, [2, 3, 4], LastLevelP6P7(256, 256)), 91)
+    ours = M.create_model(name)
+    shapes = lambda m: {k: tuple(v.shape) for k, v in m.state_dict().items() if not k.endswith("num_batches_tracked")}
+    assert shapes(ours) == shapes(ref)
+    with pytest.raises(ValueError, match="weights"):
+        M.create_model(name, pretrained=True)

@@ -50,6 +50,7 @@ from .byobnet import *  # noqa: F401,F403
 from .van import *  # noqa: F401,F403
 from .iresnet import *  # noqa: F401,F403
 from .convnext_isotropic import *  # noqa: F401,F403
+from . import _original_zoo  # noqa: F401  (the original zoo's names torchvision lacks)
 from .rexnet_lite import *  # noqa: F401,F403
 from .fan import *  # noqa: F401,F403
 from .regionvit import *  # noqa: F401,F403

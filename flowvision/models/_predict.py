@@ -133,13 +133,20 @@ def models_main(args) -> int:
     """``flowvision models``: a table of registered models (params, GFLOPs, input, weights availability)."""
     from ._availability import weights_availability, zoo_stats
     from ._registry import get_pretrained_cfg, list_models
-    names = list_models(args.pattern or "", pretrained=args.pretrained)
+    if args.pretrained:
+        names = list_models(args.pattern or "", pretrained=True)
+    else:  # every name create_model accepts: registered models, aliases (the original flowvision's), builders
+        from ._original_zoo import resolvable_names
+        names = resolvable_names(args.pattern or "")
     if not names:
         print(f"no models match {args.pattern!r}", file=sys.stderr)
         return 1
     rows = []
     for n in names:
-        cfg = get_pretrained_cfg(n)
+        try:
+            cfg = get_pretrained_cfg(n)
+        except RuntimeError:  # a torchvision or task builder: no timm cfg
+            cfg = None
         st = zoo_stats(n) or {}
         params = _fmt_params(st.get("params")) if st else "?"
         gflops = f"{st['gflops']:.2f}" if st.get("gflops") is not None else "?"
