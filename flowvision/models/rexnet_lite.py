@@ -93,8 +93,9 @@ class ReXNetV1Lite(ClassifierContract, nn.Module):
             reduction *= s
             last_of_reduction = i == n_blocks - 1 or strides[i + 1] == 2
             if last_of_reduction and i < n_blocks - 1:
-                self._feature_idx.append(len(features) - 1)
-                self.feature_info.append(dict(num_chs=cout, reduction=reduction, module=f"features.{len(features) - 1}"))
+                idx = len(features) - 1
+                self._feature_idx.append(idx)
+                self.feature_info.append(dict(num_chs=cout, reduction=reduction, module=f"features.{idx}"))
         pen = int(1280 * multiplier) if multiplier > 1 else 1280
         features += _conv_bn(outs[-1], pen)
         self._feature_idx.append(len(features) - 1)

@@ -14,7 +14,7 @@ head-dimension-64 variant, not registered in the original zoo); LayerScale (``_l
 the attention stages only; the final norm is a BatchNorm over the last stage's map.
 """
 from functools import partial
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Union
 
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
