@@ -97,8 +97,9 @@ def zoo_markdown() -> str:
         "the tags that are torchvision's weights; other tags carry no accuracy in their source's metadata and none "
         "is shown (not our measurement).",
         "- **captured ms**: " + (f"batch-1 latency of `flowvision.compile` from {lat.get('source', 'a recorded run')}."
-                                 if lat else "no recorded benchmark file (`benchmarks/results/zoo_latency.json`) "
-                                 "in this build; see [Benchmarks](benchmarks.md) for measured models."), "",
+                                 if lat else "no recorded benchmark file (`benchmarks/results/zoo_latency.json`, "
+                                 "written by `tools/record_zoo_latency.py` on an idle machine) in this build; see "
+                                 "[Benchmarks](benchmarks.md) for measured models."), "",
         "| " + " | ".join(head) + " |", "|" + "---|" * len(head),
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
