@@ -217,6 +217,8 @@ def test_tensor_and_creation_extras():
     assert x[range(2, 5)].tolist() == [2.0, 3.0, 4.0]
     assert fb.rand(size=(2, 3)).shape == (2, 3) and fb.zeros(size=[4]).shape == (4,)
     assert x.pin_memory() is x and not x.is_pinned() and not x.is_xpu and not x.is_mps
-    assert fb.ones(2, 3).to(memory_format=fb.channels_last).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="rank 4"):  # as torch
+        fb.ones(2, 3).to(memory_format=fb.channels_last)
+    assert fb.ones(1, 2, 3, 3).to(memory_format=fb.channels_last).stride() == (18, 1, 6, 2)
     import pickle
     assert pickle.loads(pickle.dumps(fb.device("cuda:1"))) == fb.device("cuda", 1)
