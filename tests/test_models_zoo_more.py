@@ -214,15 +214,21 @@ def test_timm_parity_native(name):
 
 # ---- gradient checkpointing -------------------------------------------------------------------------------------
 
+# (name, input size, kwargs, largest kept-bytes ratio checkpointed / plain); dropout off so both passes match
 CKPT_CASES = [
-    ("uniformer_small", 32, dict(depth=(1, 1, 2, 1))),
-    ("cswin_tiny_224", 64, dict(img_size=64, depth=(1, 1, 2, 1), split_size=(1, 2, 2, 2))),
-    ("crossformer_tiny_patch4_group7_224", 64, dict(img_size=64, depths=(1, 2, 2, 1), group_size=(2, 2, 2, 2))),
-    ("regionvit_tiny_224", 32, dict(depth=(1, 1, 2, 1), window=2)),
-    ("fan_tiny_12_p16_224", 32, dict(depth=3)),
-    ("rexnet_lite_1_0", 32, {}),
-    ("convnext_iso_small_224", 32, dict(depth=3)),
-    ("mobilevitv2_050", 64, {}),
+    ("uniformer_small", 32, dict(depth=(1, 1, 2, 1)), 0.6),
+    ("cswin_tiny_224", 64, dict(img_size=64, depth=(1, 1, 2, 1), split_size=(1, 2, 2, 2)), 0.6),
+    ("crossformer_tiny_patch4_group7_224", 64, dict(img_size=64, depths=(1, 2, 2, 1), group_size=(2, 2, 2, 2)),
+     0.6),
+    ("regionvit_tiny_224", 32, dict(depth=(1, 1, 2, 1), window=2), 0.6),
+    ("fan_tiny_12_p16_224", 32, dict(depth=3), 0.6),
+    ("rexnet_lite_1_0", 32, dict(drop_rate=0.0), 0.6),
+    ("convnext_iso_small_224", 32, dict(depth=3), 0.6),
+    ("mobilevitv2_050", 64, {}, 0.6),
+    # families of the first pass that run their stages through the contract's run_blocks
+    ("ghostnet_050", 32, dict(drop_rate=0.0), 0.8), ("cait_xxs24_224", 32, dict(img_size=32, depth=2), 0.6),
+    ("poolformer_s12", 32, {}, 0.6), ("levit_128s", 32, dict(img_size=32), 0.6),
+    ("legacy_seresnet18", 32, dict(drop_rate=0.0), 0.6), ("iresnet50", 32, dict(img_size=32), 0.6),
 ]
 
 
@@ -267,9 +273,9 @@ def _grads(model, x, ckpt):
     return saved, {n: p.grad.numpy().copy() for n, p in model.named_parameters() if p.grad is not None}
 
 
-@pytest.mark.parametrize("name,size,kwargs", CKPT_CASES, ids=[c[0] for c in CKPT_CASES])
-def test_grad_checkpointing_recomputes(name, size, kwargs):
-    model = M.create_model(name, drop_rate=0.0, **kwargs).train()  # no dropout: both passes see the same masks
+@pytest.mark.parametrize("name,size,kwargs,max_ratio", CKPT_CASES, ids=[c[0] for c in CKPT_CASES])
+def test_grad_checkpointing_recomputes(name, size, kwargs, max_ratio):
+    model = M.create_model(name, **kwargs).train()
     for m in model.modules():  # batch statistics of 2 samples make ill-conditioned gradients: running stats
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
             m.eval()
@@ -284,7 +290,7 @@ def test_grad_checkpointing_recomputes(name, size, kwargs):
     for k in plain:
         err = np.abs(ckpt[k] - plain[k]).max() / max(np.abs(plain[k]).max(), floor)
         assert err <= 1e-4, f"{name}: grad of {k} differs by {err:.2e} of its scale with checkpointing"
-    assert ckpt_bytes < 0.6 * plain_bytes, f"{name}: {ckpt_bytes} bytes kept with checkpointing vs {plain_bytes}"
+    assert ckpt_bytes < max_ratio * plain_bytes, f"{name}: {ckpt_bytes} bytes kept with checkpointing vs {plain_bytes}"
 
 
 # ---- the original zoo's names ----------------------------------------------------------------------------------

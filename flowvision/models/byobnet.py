@@ -125,7 +125,7 @@ class ByobNet(ClassifierContract, nn.Module):
 
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
-        return self.final_conv(self.stages(self.stem(x)))
+        return self.final_conv(self.run_blocks(self.stages, self.stem(x)))
 
     def forward_head(self, x, pre_logits=False):
         return self.head(x, pre_logits=pre_logits)

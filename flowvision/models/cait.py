@@ -236,7 +236,7 @@ class Cait(ClassifierContract, nn.Module):
         return take
 
     def forward_features(self, x):
-        x = self.blocks(self._embed(x))
+        x = self.run_blocks(self.blocks, self._embed(x))
         if self.blocks_token_only is not None:
             x = self.forward_cls(x)
         return self.norm(x)

@@ -92,7 +92,7 @@ class ConvMixer(ClassifierContract, nn.Module):
 
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
-        return self.blocks(self.stem(x))
+        return self.run_blocks(self.blocks, self.stem(x))
 
     def forward_head(self, x, pre_logits=False):
         x = self.head_drop(self.global_pool(x))

@@ -177,7 +177,7 @@ class GhostNet(ClassifierContract, nn.Module):
 
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
-        return self.blocks(self.act1(self.bn1(self.conv_stem(x))))
+        return self.run_blocks(self.blocks, self.act1(self.bn1(self.conv_stem(x))))
 
     def forward_head(self, x, pre_logits=False):
         x = self.flatten(self.act2(self.conv_head(self.global_pool(x))))

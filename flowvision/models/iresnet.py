@@ -130,7 +130,7 @@ class IResNet(ClassifierContract, nn.Module):
             raise ValueError(f"input size ({x.shape[-2]}x{x.shape[-1]}) does not match the model "
                              f"({self.img_size}x{self.img_size}); create it with img_size=")
         x = self.prelu(self.bn1(self.conv1(x)))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        x = self.run_blocks((self.layer1, self.layer2, self.layer3, self.layer4), x)
         return self.bn2(x)
 
     def forward_head(self, x, pre_logits=False):

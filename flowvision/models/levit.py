@@ -404,7 +404,7 @@ class Levit(ClassifierContract, nn.Module):
         return take
 
     def forward_features(self, x):
-        return self.stages(self._stem(x))
+        return self.run_blocks(self.stages, self._stem(x))
 
     def _pool(self, x):
         if self.global_pool == "avg":

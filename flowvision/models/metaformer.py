@@ -334,7 +334,7 @@ class MetaFormer(ClassifierContract, nn.Module):
 
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
-        return self.stages(self.stem(x))
+        return self.run_blocks(self.stages, self.stem(x))
 
     def forward_head(self, x, pre_logits=False):
         x = self.head.drop(self.head.flatten(self.head.norm(self.head.global_pool(x))))

@@ -244,7 +244,7 @@ class PyramidVisionTransformerV2(ClassifierContract, nn.Module):
 
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
-        return self.stages(self.patch_embed(x))
+        return self.run_blocks(self.stages, self.patch_embed(x))
 
     def forward_head(self, x, pre_logits=False):
         if self.global_pool:

@@ -174,7 +174,7 @@ class SENet(ClassifierContract, nn.Module):
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
         x = self.pool0(self.layer0(x))
-        return self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.run_blocks((self.layer1, self.layer2, self.layer3, self.layer4), x)
 
     def forward_head(self, x, pre_logits=False):
         x = self.global_pool(x)
