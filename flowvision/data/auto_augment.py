@@ -846,6 +846,14 @@ class _Policy:
 
 
 class AutoAugment(_Policy):
+    """An AutoAugment policy (timm's): each call applies one randomly chosen sub-policy (a list of ops).
+
+    Args:
+        policy: sub-policies, each a list of :class:`AugmentOp` (see :func:`auto_augment_policy`).
+        rng: a random source shared by the ops; ``seed`` builds one.
+        seed: seed of a new random source.
+    """
+
     def __init__(self, policy, rng=None, seed=None):
         self.policy = policy
         self._set_rng(resolve_rng(rng, seed) if (rng is not None or seed is not None) else
@@ -907,6 +915,19 @@ def _get_weighted_transforms(transforms: Dict):
 
 def rand_augment_ops(magnitude: float = 10, prob: float = 0.5, hparams: Optional[Dict] = None,
                      transforms: Optional[Union[Dict, List]] = None, rng=None, seed=None):
+    """The RandAugment operations (timm's list) at ``magnitude``, each applied with probability ``prob``.
+
+    Args:
+        magnitude: operation strength (0-10 scale, timm's).
+        prob: probability that a chosen op is applied.
+        hparams: timm's augmentation hyper-parameters.
+        transforms: operation names (or a name -> weight mapping) instead of the default set.
+        rng: a random source shared by the ops; ``seed`` builds one.
+        seed: seed of a new random source.
+
+    Returns:
+        A list of :class:`AugmentOp`.
+    """
     hparams = hparams or _HPARAMS_DEFAULT
     transforms = transforms or _RAND_TRANSFORMS
     rng = resolve_rng(rng, seed)
@@ -1074,6 +1095,18 @@ _AUGMIX_TRANSFORMS = [
 
 
 def augmix_ops(magnitude: float = 10, hparams: Optional[Dict] = None, transforms=None, rng=None, seed=None):
+    """The AugMix operations (timm's list), each applied with probability 1 at ``magnitude``.
+
+    Args:
+        magnitude: operation strength (0-10 scale, timm's).
+        hparams: timm's augmentation hyper-parameters (``img_mean``, ``magnitude_std``, ...).
+        transforms: operation names to use instead of the default AugMix set.
+        rng: a random source shared by the ops; ``seed`` builds one.
+        seed: seed of a new random source.
+
+    Returns:
+        A list of :class:`AugmentOp`.
+    """
     hparams = hparams or _HPARAMS_DEFAULT
     transforms = transforms or _AUGMIX_TRANSFORMS
     rng = resolve_rng(rng, seed)

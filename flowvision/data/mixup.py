@@ -28,6 +28,22 @@ __all__ = ["Mixup", "FastCollateMixup", "mixup_target", "one_hot", "rand_bbox", 
 # targets
 # ----------------------------------------------------------------------------------------------
 def one_hot(x, num_classes: int, on_value: float = 1.0, off_value: float = 0.0) -> np.ndarray:
+    """One-hot (or smoothed) float32 targets for integer labels.
+
+    Args:
+        x: integer class labels, any shape (flattened).
+        num_classes: number of classes.
+        on_value: value at the label's class.
+        off_value: value elsewhere.
+
+    Returns:
+        A (N, num_classes) float32 array.
+
+    Example:
+        >>> from flowvision.data.mixup import one_hot
+        >>> one_hot([2, 0], 3).tolist()
+        [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
     x = np.asarray(x).reshape(-1).astype(np.int64)
     out = np.full((x.shape[0], num_classes), off_value, dtype=np.float32)
     out[np.arange(x.shape[0]), x] = on_value
@@ -86,6 +102,19 @@ def rand_bbox_minmax(img_shape, minmax, count=None, rng=None):
 
 
 def cutmix_bbox_and_lam(img_shape, lam, ratio_minmax=None, correct_lam: bool = True, count=None, rng=None):
+    """The CutMix box and the mixing weight it implies (timm's).
+
+    Args:
+        img_shape: the image shape; the last two dims are (H, W).
+        lam: mixing weight drawn from the Beta distribution.
+        ratio_minmax: draw the box side ratios from this range instead of from ``lam``.
+        correct_lam: recompute ``lam`` from the box area after clipping to the image.
+        count: how many boxes (None: one).
+        rng: a random source.
+
+    Returns:
+        ``((y_low, y_high, x_low, x_high), lam)``.
+    """
     if ratio_minmax is not None:
         yl, yu, xl, xu = rand_bbox_minmax(img_shape, ratio_minmax, count=count, rng=rng)
     else:

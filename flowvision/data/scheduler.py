@@ -18,6 +18,21 @@ __all__ = ["Scheduler", "CosineLRScheduler", "StepLRScheduler", "MultiStepLRSche
 
 
 class Scheduler:
+    """Base of timm's learning-rate schedulers: sets ``param_group_field`` of every optimizer group per epoch or
+    update, with optional noise.
+
+    Args:
+        optimizer: any optimizer with ``param_groups`` (flowvision's or torch's).
+        param_group_field: the group field to schedule (``"lr"``).
+        t_in_epochs: step per epoch (``step(epoch)``) rather than per update (``step_update(num_updates)``).
+        noise_range_t: epoch(s) between which noise is added.
+        noise_type: ``"normal"`` or ``"uniform"``.
+        noise_pct: noise limit as a fraction of the value.
+        noise_std: standard deviation of normal noise.
+        noise_seed: seed of the noise.
+        initialize: store the groups' initial values as ``initial_<field>``.
+    """
+
     def __init__(self, optimizer, param_group_field: str, t_in_epochs: bool = True, noise_range_t=None,
                  noise_type: str = "normal", noise_pct: float = 0.67, noise_std: float = 1.0,
                  noise_seed: Optional[int] = None, initialize: bool = True):
@@ -167,6 +182,10 @@ class CosineLRScheduler(_Warmup):
 
 
 class PolyLRScheduler(_Warmup):
+    """Polynomial decay from the initial learning rate to ``lr_min`` over ``t_initial`` epochs, with restarts and
+    warmup like timm's ``PolyLRScheduler``.
+    """
+
     def __init__(self, optimizer, t_initial: int, power: float = 0.5, lr_min: float = 0.0, cycle_mul: float = 1.0,
                  cycle_decay: float = 1.0, cycle_limit: int = 1, warmup_t: int = 0, warmup_lr_init: float = 0.0,
                  warmup_prefix: bool = False, t_in_epochs: bool = True, noise_range_t=None, noise_pct: float = 0.67,
@@ -184,6 +203,10 @@ class PolyLRScheduler(_Warmup):
 
 
 class TanhLRScheduler(_Warmup):
+    """Hyperbolic-tangent decay between bounds ``lb`` and ``ub`` over ``t_initial`` epochs, with restarts and warmup
+    (timm's ``TanhLRScheduler``).
+    """
+
     def __init__(self, optimizer, t_initial: int, lb: float = -7.0, ub: float = 3.0, lr_min: float = 0.0,
                  cycle_mul: float = 1.0, cycle_decay: float = 1.0, cycle_limit: int = 1, warmup_t: int = 0,
                  warmup_lr_init: float = 0.0, warmup_prefix: bool = False, t_in_epochs: bool = True,
@@ -206,6 +229,8 @@ class TanhLRScheduler(_Warmup):
 
 
 class StepLRScheduler(_Warmup):
+    """Decay the learning rate by ``decay_rate`` every ``decay_t`` epochs, after an optional warmup (timm's)."""
+
     def __init__(self, optimizer, decay_t: float, decay_rate: float = 1.0, warmup_t: int = 0,
                  warmup_lr_init: float = 0.0, warmup_prefix: bool = True, t_in_epochs: bool = True,
                  noise_range_t=None, noise_pct: float = 0.67, noise_std: float = 1.0, noise_seed: int = 42,
@@ -223,6 +248,8 @@ class StepLRScheduler(_Warmup):
 
 
 class MultiStepLRScheduler(_Warmup):
+    """Decay the learning rate by ``decay_rate`` at each epoch in ``decay_t``, after an optional warmup (timm's)."""
+
     def __init__(self, optimizer, decay_t: List[int], decay_rate: float = 1.0, warmup_t: int = 0,
                  warmup_lr_init: float = 0.0, warmup_prefix: bool = True, t_in_epochs: bool = True,
                  noise_range_t=None, noise_pct: float = 0.67, noise_std: float = 1.0, noise_seed: int = 42,

@@ -43,6 +43,11 @@ def _mode_enum():
 
 
 def str_to_pil_interp(mode_str: str):
+    """The PIL resampling mode of an interpolation name (``"bicubic"`` -> ``Image.Resampling.BICUBIC``).
+
+    Raises:
+        ValueError: an unknown name.
+    """
     if mode_str not in _STR_TO_PIL:
         raise ValueError(f"unknown interpolation {mode_str!r}; expected one of {sorted(_STR_TO_PIL)}")
     return _STR_TO_PIL[mode_str]
@@ -56,6 +61,11 @@ def str_to_interp_mode(mode_str: str):
 
 
 def interp_mode_to_str(mode) -> str:
+    """The name (``"bilinear"``, ``"bicubic"``, ...) of a PIL resampling mode or interpolation name.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
     if isinstance(mode, str):
         return mode
     if isinstance(mode, Image.Resampling):
@@ -225,6 +235,14 @@ def center_crop_or_pad(img, output_size: Union[int, List[int]], fill=0, padding_
 
 
 class CenterCropOrPad:
+    """Center-crop to ``size``, padding first where the image is smaller (timm's ``CenterCropOrPad``).
+
+    Args:
+        size: output (height, width) or one int for a square.
+        fill: padding value.
+        padding_mode: ``constant``, ``edge``, ``reflect`` or ``symmetric``.
+    """
+
     def __init__(self, size, fill=0, padding_mode: str = "constant"):
         self.size = _setup_size(size)
         self.fill = fill
@@ -283,6 +301,15 @@ class RandomCropOrPad:
 
 
 class RandomPad:
+    """Pad an image on random sides up to ``input_size`` (timm's ``RandomPad``).
+
+    Args:
+        input_size: target (height, width).
+        fill: padding value.
+        rng: a random source; ``seed`` builds one.
+        seed: seed of a new random source.
+    """
+
     def __init__(self, input_size, fill=0, rng=None, seed=None):
         self.input_size = input_size
         self.fill = fill
@@ -357,6 +384,12 @@ class ResizeKeepRatio:
 
 
 class TrimBorder:
+    """Remove ``border_size`` pixels from every side of an image (timm's ``TrimBorder``).
+
+    Args:
+        border_size: pixels removed per side.
+    """
+
     def __init__(self, border_size: int):
         self.border_size = border_size
 

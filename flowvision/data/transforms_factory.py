@@ -37,6 +37,19 @@ def _final(mean, std, use_prefetcher, normalize):
 
 def transforms_noaug_train(img_size=224, interpolation: str = "bilinear", mean=IMAGENET_DEFAULT_MEAN,
                            std=IMAGENET_DEFAULT_STD, use_prefetcher: bool = False, normalize: bool = True):
+    """timm's training pipeline without augmentation: resize, center crop, to tensor, normalise.
+
+    Args:
+        img_size: output size.
+        interpolation: resize interpolation (``"random"`` falls back to bilinear).
+        mean: normalisation mean.
+        std: normalisation std.
+        use_prefetcher: stop at a uint8 array (normalisation happens on the loader's prefetcher).
+        normalize: normalise (else the [0, 1] tensor).
+
+    Returns:
+        A ``Compose`` of the steps.
+    """
     T = _T()
     if interpolation == "random":
         interpolation = "bilinear"  # random interpolation is not supported without augmentation
