@@ -164,3 +164,22 @@ def test_fused_update_falls_back_for_strided_params_and_checks_inputs():
         ro = np.zeros(4, np.float32)
         ro.flags.writeable = False
         _C.sgd_update_([ro], [np.zeros(4, np.float32)], [], [], 0.1, 0.0, 1.0, 0.0, False)
+
+
+# ----------------------------------------------------------------------------------------- matmul backward
+@pytest.mark.parametrize("sa,sb", [((2, 3, 5, 8), (8, 6)), ((2, 5, 8), (8, 6)), ((4, 8), (8, 6)), ((3, 5, 8), (8,)),
+                                   ((2, 3, 5, 8), (3, 8, 6))])
+def test_matmul_backward_with_shared_weight_matches_torch(sa, sb):
+    """A 2-D right operand shared by every batch element (a linear layer on (B, H, W, C)) takes one GEMM over all
+    rows for its gradient; every broadcast layout still equals torch."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    fa, fw = fb.tensor(a, requires_grad=True), fb.tensor(b, requires_grad=True)
+    ta, tw = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    y = fb.matmul(fa, fw)
+    g = rng.standard_normal(tuple(y.shape))
+    y.backward(fb.tensor(g))
+    torch.matmul(ta, tw).backward(torch.tensor(g))
+    np.testing.assert_allclose(fa.grad.numpy(), ta.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fw.grad.numpy(), tw.grad.numpy(), rtol=1e-12, atol=1e-12)
+    assert tuple(fw.grad.shape) == sb

@@ -62,7 +62,12 @@ class Matmul(Function):
         if ctx.needs_input_grad[0]:
             ga = xp.bmm(g2, xp.swapaxes(b2, -1, -2))
             ga = unbroadcast(ga, a2.shape).reshape(a.shape)
-        if ctx.needs_input_grad[1]:
+        if ctx.needs_input_grad[1] and b2.ndim == 2 and a2.ndim > 2:
+            # a matrix shared by every batch element (a linear layer's weight): one GEMM over all rows, instead of
+            # one small product per batch element and a reduction of those copies
+            rows = xp.reshape(a2, (-1, a2.shape[-1]))
+            gb = xp.reshape(xp.bmm(xp.swapaxes(rows, -1, -2), xp.reshape(g2, (-1, g2.shape[-1]))), b.shape)
+        elif ctx.needs_input_grad[1]:
             gb = xp.bmm(xp.swapaxes(a2, -1, -2), g2)
             gb = unbroadcast(gb, b2.shape).reshape(b.shape)
         return ga, gb
