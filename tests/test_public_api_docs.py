@@ -34,9 +34,9 @@ FLOORS = {
     "backend": (4, 0),
     "compile": ("all", "all"),
     "nn-functional": (0, 0),
-    "optim": (11, 0),
-    "lr-scheduler": (1, 0),
-    "utils-data": (8, 2),
+    "optim": ("all", 0),
+    "lr-scheduler": ("all", 0),
+    "utils-data": ("all", 2),
 }
 
 

@@ -27,6 +27,17 @@ def _lerp_(a, b, w):
 
 
 class Adam(Optimizer):
+    """Adam (Kingma & Ba), torch's arguments and update (``amsgrad``, ``maximize``, L2 ``weight_decay``).
+
+    Args:
+        params: parameters or parameter groups (dicts with per-group options).
+        lr: learning rate.
+        betas: decay rates of the first and second moment estimates.
+        eps: added to the denominator.
+        weight_decay: L2 penalty added to the gradient.
+        amsgrad: keep the maximum of the second moments.
+    """
+
     _decoupled_default = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,

@@ -27,6 +27,14 @@ def _format_param(name, optimizer, param):
 
 
 class LRScheduler:
+    """Base of the learning-rate schedulers (torch.optim.lr_scheduler's contract: ``step()``, ``get_last_lr()``,
+    ``state_dict()``/``load_state_dict()``).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     _get_lr_called_within_step = False
 
     def __init__(self, optimizer, last_epoch=-1):
@@ -80,6 +88,14 @@ _LRScheduler = LRScheduler
 
 
 class LambdaLR(LRScheduler):
+    """``lr = initial_lr * lr_lambda(epoch)`` (one function, or one per parameter group).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        lr_lambda: a function of the epoch, or a list of them.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
         if not isinstance(lr_lambda, (list, tuple)):
@@ -112,6 +128,14 @@ class LambdaLR(LRScheduler):
 
 
 class MultiplicativeLR(LambdaLR):
+    """Multiply the learning rate by ``lr_lambda(epoch)`` at every step.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        lr_lambda: a function of the epoch, or a list of them.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def get_lr(self):
         if self.last_epoch > 0:
             return [group["lr"] * lmbda(self.last_epoch)
@@ -120,6 +144,15 @@ class MultiplicativeLR(LambdaLR):
 
 
 class StepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every ``step_size`` epochs.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        step_size: epochs between decays.
+        gamma: decay factor.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = step_size
         self.gamma = gamma
@@ -135,6 +168,15 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` at each epoch in ``milestones``.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        milestones: increasing epoch indices.
+        gamma: decay factor.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         self.milestones = Counter(milestones)
         self.gamma = gamma
@@ -152,6 +194,15 @@ class MultiStepLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
+    """Scale the learning rate by ``factor`` until epoch ``total_iters``, then restore it.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        factor: the scale.
+        total_iters: epochs scaled.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
@@ -173,6 +224,16 @@ class ConstantLR(LRScheduler):
 
 
 class LinearLR(LRScheduler):
+    """Scale the learning rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` epochs.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        start_factor: first scale.
+        end_factor: last scale.
+        total_iters: epochs of the ramp.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
@@ -199,6 +260,14 @@ class LinearLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every epoch.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        gamma: decay factor.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -213,6 +282,15 @@ class ExponentialLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
+    """Cosine annealing from the initial learning rate to ``eta_min`` over ``T_max`` epochs (SGDR without restarts).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        T_max: half period in epochs.
+        eta_min: the lowest learning rate.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max = T_max
         self.eta_min = eta_min
@@ -237,6 +315,15 @@ class CosineAnnealingLR(LRScheduler):
 
 
 class PolynomialLR(LRScheduler):
+    """Decay the learning rate polynomially (``power``) to zero over ``total_iters`` epochs.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        total_iters: epochs of the decay.
+        power: the polynomial's power.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
         self.total_iters = total_iters
         self.power = power
@@ -256,6 +343,16 @@ class PolynomialLR(LRScheduler):
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing with warm restarts (SGDR): periods of ``T_0``, ``T_0 * T_mult``, ...
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        T_0: epochs of the first period.
+        T_mult: growth factor of the period.
+        eta_min: the lowest learning rate.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
@@ -304,6 +401,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
 
 class OneCycleLR(LRScheduler):
+    """The 1cycle policy: the learning rate (and momentum) rises to ``max_lr`` then anneals, over ``total_steps``
+    (or ``epochs * steps_per_epoch``) steps; torch's arguments (pct_start, anneal_strategy, cycle_momentum,
+    base_momentum, max_momentum, div_factor, final_div_factor, three_phase).
+    """
+
     def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
                  anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
                  div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
@@ -486,6 +588,15 @@ class _Composite(LRScheduler):
 
 
 class SequentialLR(_Composite):
+    """Run schedulers one after another, switching at the ``milestones`` epochs.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        schedulers: the schedulers in order.
+        milestones: the epochs where the next one takes over.
+        last_epoch: index of the last epoch when resuming (-1 starts fresh).
+    """
+
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler.")
@@ -529,6 +640,13 @@ class SequentialLR(_Composite):
 
 
 class ChainedScheduler(_Composite):
+    """Step several schedulers together at every ``step()`` (their factors compose).
+
+    Args:
+        schedulers: the schedulers, all on one optimizer.
+        optimizer: that optimizer (default: the first scheduler's).
+    """
+
     def __init__(self, schedulers, optimizer=None):
         if len(schedulers) < 1:
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no "
@@ -554,6 +672,10 @@ class ChainedScheduler(_Composite):
 
 
 class ReduceLROnPlateau(LRScheduler):
+    """Reduce the learning rate by ``factor`` when a metric passed to ``step(metric)`` stops improving for
+    ``patience`` epochs (torch's arguments: mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps).
+    """
+
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                  cooldown=0, min_lr=0, eps=1e-8):
         if factor >= 1.0:

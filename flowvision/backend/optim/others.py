@@ -11,6 +11,8 @@ __all__ = ["RMSprop", "Adagrad", "Lamb", "LAMB"]
 
 
 class RMSprop(Optimizer):
+    """RMSprop, torch's arguments and update (``alpha`` smoothing, ``centered``, ``momentum``)."""
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         _check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
@@ -61,6 +63,8 @@ class RMSprop(Optimizer):
 
 
 class Adagrad(Optimizer):
+    """Adagrad, torch's arguments and update (``lr_decay``, ``initial_accumulator_value``)."""
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check_non_negative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,

@@ -9,6 +9,17 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent with momentum, torch's arguments and update.
+
+    Args:
+        params: parameters or parameter groups.
+        lr: learning rate.
+        momentum: momentum factor.
+        dampening: dampening of the momentum.
+        weight_decay: L2 penalty added to the gradient.
+        nesterov: Nesterov momentum.
+    """
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
         if lr is not required and (isinstance(lr, float) or isinstance(lr, int)) and lr < 0.0:

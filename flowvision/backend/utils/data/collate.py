@@ -64,6 +64,15 @@ def _stack_tensors(batch):
 
 
 def default_collate(batch):
+    """Merge a list of samples into a batch like torch's: numbers and arrays/tensors are stacked into tensors, and
+    tuples, lists, dicts and namedtuples are collated field by field.
+
+    Args:
+        batch: the samples.
+
+    Returns:
+        The batch, with the samples' structure.
+    """
     elem = batch[0]
     if isinstance(elem, Tensor):
         return _stack_tensors(batch)

@@ -34,6 +34,8 @@ class IterableDataset(Dataset):
 
 
 class TensorDataset(Dataset):
+    """Samples are the i-th rows of the given tensors (all the same first-dimension size)."""
+
     def __init__(self, *tensors):
         if not all(tensors[0].size(0) == t.size(0) for t in tensors):
             raise ValueError("Size mismatch between tensors")
@@ -47,6 +49,8 @@ class TensorDataset(Dataset):
 
 
 class StackDataset(Dataset):
+    """Samples are tuples (positional datasets) or dicts (keyword datasets) of the i-th sample of each dataset."""
+
     def __init__(self, *args, **kwargs):
         if args and kwargs:
             raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/"
@@ -76,6 +80,8 @@ class StackDataset(Dataset):
 
 
 class ConcatDataset(Dataset):
+    """The concatenation of several map-style datasets (indices continue across them)."""
+
     @staticmethod
     def cumsum(sequence):
         r, s = [], 0
@@ -107,6 +113,8 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
+    """The chain of several iterable datasets, iterated one after another."""
+
     def __init__(self, datasets):
         super().__init__()
         self.datasets = datasets
@@ -127,6 +135,8 @@ class ChainDataset(IterableDataset):
 
 
 class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order."""
+
     def __init__(self, dataset, indices):
         self.dataset = dataset
         self.indices = indices

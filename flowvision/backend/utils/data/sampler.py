@@ -17,6 +17,8 @@ def _new_seed(generator):
 
 
 class Sampler:
+    """Base class of samplers: an iterable of dataset indices (torch.utils.data's contract)."""
+
     def __init__(self, data_source=None):
         pass
 
@@ -25,6 +27,8 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
+    """Indices ``0 .. len(data_source) - 1`` in order."""
+
     def __init__(self, data_source):
         self.data_source = data_source
 
@@ -36,6 +40,15 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
+    """Random indices: a permutation, or ``num_samples`` draws with ``replacement``.
+
+    Args:
+        data_source: the dataset.
+        replacement: draw with replacement.
+        num_samples: how many indices (default: the dataset's length).
+        generator: a ``flowvision.backend.Generator`` for reproducible order.
+    """
+
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source = data_source
         self.replacement = replacement
@@ -72,6 +85,8 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order (``generator`` for reproducibility)."""
+
     def __init__(self, indices, generator=None):
         self.indices = indices
         self.generator = generator
@@ -86,6 +101,15 @@ class SubsetRandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``.
+
+    Args:
+        weights: one non-negative weight per index.
+        num_samples: how many indices.
+        replacement: draw with replacement.
+        generator: a random generator.
+    """
+
     def __init__(self, weights, num_samples, replacement=True, generator=None):
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
@@ -117,6 +141,14 @@ class WeightedRandomSampler(Sampler):
 
 
 class BatchSampler(Sampler):
+    """Group the indices of ``sampler`` into lists of ``batch_size``.
+
+    Args:
+        sampler: the index source.
+        batch_size: indices per batch.
+        drop_last: drop a final smaller batch.
+    """
+
     def __init__(self, sampler, batch_size, drop_last):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
