@@ -240,6 +240,11 @@ class ResNet(nn.Module):
 def _check_input(x, first_conv):
     if x.ndim != 4:
         raise ValueError(f"expected a (B, C, H, W) tensor, got shape {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise TypeError(f"expected a floating-point input tensor, got {x.dtype} (convert images with "
+                        f"x.float() / 255 or transforms.ToDtype(float32, scale=True))")
+    if 0 in tuple(x.shape):
+        raise ValueError(f"input of shape {tuple(x.shape)} is empty: batch, height and width must be positive")
     if x.shape[1] != first_conv.in_channels:
         raise ValueError(f"input has {x.shape[1]} channels, the model expects {first_conv.in_channels} "
                          f"(create it with in_chans={x.shape[1]})")

@@ -61,8 +61,8 @@ def _as_images(img):
 
 
 def _cv2_ok(img):
-    """Can this single image go straight through an OpenCV call?"""
-    return img.ndim == 3 and img.shape[-1] <= 4 and img.dtype in (np.uint8, np.float32)
+    """Can this single image go straight through an OpenCV call? (OpenCV returns None for an empty image.)"""
+    return img.ndim == 3 and img.shape[-1] <= 4 and img.dtype in (np.uint8, np.float32) and img.size > 0
 
 
 _PERM = {}

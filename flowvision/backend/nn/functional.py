@@ -67,17 +67,26 @@ def _const(arr, dtype):
     return tensor(arr, dtype=dtype)
 
 
+class DTypeError(TypeError, RuntimeError):
+    """An op got a tensor of a dtype it cannot take: a TypeError, and a RuntimeError (what torch raises) for
+    code written against torch."""
+
+
+class ShapeError(ValueError, RuntimeError):
+    """An input too small or of the wrong shape for the op: a ValueError, and a RuntimeError as in torch."""
+
+
 def _check_float(x, name):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if not x._dtype.is_floating_point:
-        raise RuntimeError(f"{name}(): expected a floating-point input, got {x._dtype}")
+        raise DTypeError(f"{name}(): expected a floating-point input, got {x._dtype}")
 
 
 def _check_same_dtype(name, *ts):
     dts = {t._dtype for t in ts if isinstance(t, Tensor)}
     if len(dts) > 1:
-        raise RuntimeError(f"{name}(): expected all tensors to have the same dtype, got {sorted(d.name for d in dts)}")
+        raise DTypeError(f"{name}(): expected all tensors to have the same dtype, got {sorted(d.name for d in dts)}")
 
 
 def _batchify(x, want, name):
@@ -135,9 +144,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"conv2d(): weight must be 4-D (out_channels, in_channels/groups, kH, kW), got "
                            f"{list(weight.shape)}")
     if x.shape[1] != weight.shape[1] * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
-                           f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got {x.shape[1]} "
-                           "channels instead")
+        raise ShapeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                         f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got {x.shape[1]} "
+                         "channels instead")
     if weight.shape[0] % groups:
         raise RuntimeError(f"conv2d(): out_channels ({weight.shape[0]}) must be divisible by groups ({groups})")
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
@@ -161,9 +170,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     k_eff = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
     for i in range(2):
         if x.shape[2 + i] + 2 * padding[i] < k_eff[i]:
-            raise RuntimeError(f"Calculated padded input size per channel: ({x.shape[2] + 2 * padding[0]} x "
-                               f"{x.shape[3] + 2 * padding[1]}). Kernel size: ({k_eff[0]} x {k_eff[1]}). Kernel size "
-                               "can't be greater than actual input size")
+            raise ShapeError(f"Calculated padded input size per channel: ({x.shape[2] + 2 * padding[0]} x "
+                             f"{x.shape[3] + 2 * padding[1]}). Kernel size: ({k_eff[0]} x {k_eff[1]}). Kernel size "
+                             "can't be greater than actual input size")
     algo = "im2col"
     if _linear_fast_ok(x, weight, bias, conv=True):  # inference: the packed-weight algorithms may run
         algo = _select.conv_algorithm(x.shape, weight.shape, padding, int(groups), x._data.dtype)
@@ -270,9 +279,9 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     out_hw = [(x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (weight.shape[2 + i] - 1) +
               output_padding[i] + 1 for i in range(2)]
     if min(out_hw) < 0:
-        raise RuntimeError(f"conv_transpose2d(): given input size per channel ({x.shape[2]} x {x.shape[3]}), the "
-                           f"calculated output size per channel ({out_hw[0]} x {out_hw[1]}) is too small (weight "
-                           f"{list(weight.shape)}, stride {stride}, padding {padding}, dilation {dilation})")
+        raise ShapeError(f"conv_transpose2d(): given input size per channel ({x.shape[2]} x {x.shape[3]}), the "
+                         f"calculated output size per channel ({out_hw[0]} x {out_hw[1]}) is too small (weight "
+                         f"{list(weight.shape)}, stride {stride}, padding {padding}, dilation {dilation})")
     y = ConvTranspose2d.apply(x, weight, bias, stride, padding, output_padding, int(groups), dilation)
     return S.squeeze(y, 0) if unbatched else y
 
@@ -399,7 +408,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     p, d = _pair(padding, 2, "padding"), _pair(dilation, 2, "dilation")
     _check_pool(x, k, s, p, d, "max_pool2d")
     if any(_pool_out(x.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode) <= 0 for i in range(2)):
-        raise RuntimeError(f"max_pool2d(): output size is too small for input {list(x.shape)}, kernel {k}, stride {s}")
+        raise ShapeError(f"max_pool2d(): output size is too small for input {list(x.shape)}, kernel {k}, stride {s}")
     y, idx = MaxPool2d.apply(x, k, s, p, d, bool(ceil_mode))
     if unbatched:
         y, idx = S.squeeze(y, 0), S.squeeze(idx, 0)

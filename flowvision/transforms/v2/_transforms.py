@@ -1057,9 +1057,9 @@ class _V1ImageWrapper(_ColorTransform):
         return F._rewrap(self._v1(F._plain(inpt)), inpt)
 
     def __getattr__(self, name):
-        if name == "_v1":
-            raise AttributeError(name)
-        return getattr(self._v1, name)
+        # the wrapped transform is a child module: Module.__getattr__ finds it in _modules
+        v1 = super().__getattr__("_v1")
+        return v1 if name == "_v1" else getattr(v1, name)
 
 
 class AutoAugment(_V1ImageWrapper):
