@@ -203,3 +203,14 @@ def test_linalg_eig_complex_results():
     x = fb.tensor(a, requires_grad=True)
     with pytest.raises(NotImplementedError, match="eig"):
         fb.linalg.eigvals(x).abs().sum().backward()
+
+
+@pytest.mark.parametrize("fn", ["exp", "log", "sin", "cos", "tanh", "sqrt", "sigmoid", "reciprocal", "square", "rsqrt"])
+def test_holomorphic_unary_gradients(fn):
+    z = (RNG.random(6) + 1j * RNG.random(6) + 0.3).astype(np.complex128)
+    x, t = fb.tensor(z, requires_grad=True), torch.tensor(z, requires_grad=True)
+    yf, yt = getattr(fb, fn)(x), getattr(torch, fn)(t)
+    _close(yf, yt, 1e-12)
+    ((yf * (0.3 - 1j)).real.sum() + yf.abs().sum()).backward()
+    ((yt * (0.3 - 1j)).real.sum() + yt.abs().sum()).backward()
+    _close(x.grad, t.grad, 1e-10)

@@ -384,6 +384,9 @@ def _finish(result, out):
 
 
 # ------------------------------------------------------------------ unary math
+_NOT_HOLOMORPHIC = {"Abs", "Sign", "Sgn"}  # their backward formulas already follow torch's complex convention
+
+
 def _unary_op(name, fwd, bwd, saves="x", float_only=True, keep_int=False, cuda=None, **traits):
     """Build a Function for y = fwd(x) with dx = bwd(x or y, g, xp) (``xp``: the array namespace);
     ``cuda``: the ``xp`` function name of its device kernel (None: CPU only); ``traits``: its capture traits
@@ -403,6 +406,9 @@ def _unary_op(name, fwd, bwd, saves="x", float_only=True, keep_int=False, cuda=N
     def backward(ctx, g):
         (v,) = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if getattr(getattr(v, "dtype", None), "kind", "") == "c" and name not in _NOT_HOLOMORPHIC:
+                # torch's convention for complex inputs: g * conj(f'(z)) = conj(conj(g) * f'(z))
+                return (np.conj(bwd(v, np.conj(g), ctx.xp)),)
             return (bwd(v, g, ctx.xp),)
 
     body = {"forward": staticmethod(forward), "backward": staticmethod(backward), **traits}
