@@ -29,7 +29,7 @@ std::vector<T*> pointers(const char* fn, const char* role, const py::list& arrs,
         py::handle h = arrs[i];
         if (!py::isinstance<py::array>(h)) fail(std::string(fn) + ": " + role + "[" + std::to_string(i) + "] is not a numpy array");
         auto a = py::reinterpret_borrow<py::array>(h);
-        if (!a.dtype().is(py::dtype::of<T>()))
+        if (!a.dtype().equal(py::dtype::of<T>()))
             fail(std::string(fn) + ": " + role + "[" + std::to_string(i) + "] has dtype " + std::string(py::str(a.dtype())) +
                  ", expected " + std::string(py::str(py::dtype::of<T>())));
         if (!(a.flags() & py::array::c_style)) fail(std::string(fn) + ": " + role + "[" + std::to_string(i) + "] is not C-contiguous");
