@@ -5,10 +5,13 @@ numpy arrays ``(H, W)`` / ``(H, W, C)`` / ``(..., H, W, C)`` and backend tensors
 ``(..., C, H, W)`` go to ``_functional_numpy`` (torchvision's tensor semantics; tensors are
 viewed channels-last without a copy).
 """
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
 from enum import Enum
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 from PIL import Image
@@ -16,6 +19,9 @@ from PIL import Image
 from . import _functional_numpy as F_np
 from . import _functional_pil as F_pil
 from . import _functional_tensor as F_t
+
+if TYPE_CHECKING:
+    from flowvision.backend import Tensor
 
 __all__ = [
     "InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
@@ -28,6 +34,8 @@ __all__ = [
 
 
 class InterpolationMode(Enum):
+    """Interpolation modes of the geometric transforms (torchvision's ``InterpolationMode``)."""
+
     NEAREST = "nearest"
     NEAREST_EXACT = "nearest-exact"
     BILINEAR = "bilinear"
@@ -121,8 +129,19 @@ def _max_value(img):
 
 
 # ----------------------------------------------------------------------------- meta
-def get_dimensions(img):
-    """[channels, height, width]."""
+def get_dimensions(img: Image.Image | np.ndarray | Tensor) -> list[int]:
+    """Return the dimensions of an image as ``[channels, height, width]``.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+
+    Returns:
+        list[int]: ``[channels, height, width]``.
+
+    Raises:
+        TypeError: if ``img`` is not a PIL Image, ndarray or tensor.
+    """
     kind = _kind(img)
     if kind == "pil":
         return F_pil.get_dimensions(img)
@@ -132,19 +151,49 @@ def get_dimensions(img):
     return F_np.get_dimensions(a)
 
 
-def get_image_size(img):
-    """[width, height]."""
+def get_image_size(img: Image.Image | np.ndarray | Tensor) -> list[int]:
+    """Return the size of an image as ``[width, height]``.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+
+    Returns:
+        list[int]: ``[width, height]``.
+    """
     _, h, w = get_dimensions(img)
     return [w, h]
 
 
-def get_image_num_channels(img):
+def get_image_num_channels(img: Image.Image | np.ndarray | Tensor) -> int:
+    """Return the number of channels of an image.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+
+    Returns:
+        int: the number of channels (1 for a 2-D ndarray or a one-band PIL image).
+    """
     return get_dimensions(img)[0]
 
 
 # ----------------------------------------------------------------------------- conversion
-def to_tensor(pic):
-    """PIL image or HWC ndarray -> float32 CHW tensor in [0, 1] (uint8 input is divided by 255)."""
+def to_tensor(pic: Image.Image | np.ndarray) -> Tensor:
+    """Convert a PIL Image or ``(H, W[, C])`` ndarray to a float32 ``(C, H, W)`` tensor.
+
+    uint8 input (and PIL modes backed by it) is scaled to ``[0, 1]`` by dividing by 255; other dtypes keep their values.
+
+    Args:
+        pic (PIL Image or numpy.ndarray): image to convert.
+
+    Returns:
+        Tensor: the image as a ``(C, H, W)`` tensor.
+
+    Raises:
+        TypeError: if ``pic`` is neither a PIL Image nor an ndarray.
+        ValueError: if the ndarray is not 2- or 3-dimensional.
+    """
     if not (_is_pil_image(pic) or _is_numpy(pic)):
         raise TypeError(f"pic should be PIL Image or ndarray. Got {type(pic)}")
     if _is_numpy(pic) and pic.ndim not in (2, 3):
@@ -195,8 +244,18 @@ def _uint8_tensor_normalize(t, mean, std):
     return F_t.from_numpy(F_np.to_chw_float(np.moveaxis(a, 0, -1), 1.0 / (255.0 * std), -mean / std))
 
 
-def pil_to_tensor(pic):
-    """PIL image -> CHW tensor with the image's own dtype (uint8 for 8-bit modes)."""
+def pil_to_tensor(pic: Image.Image) -> Tensor:
+    """Convert a PIL Image to a ``(C, H, W)`` tensor of the image's own dtype, without scaling.
+
+    Args:
+        pic (PIL Image): image to convert.
+
+    Returns:
+        Tensor: uint8 for 8-bit modes; 16-bit modes become int32 (the backend has no uint16); mode ``1`` becomes uint8.
+
+    Raises:
+        TypeError: if ``pic`` is not a PIL Image.
+    """
     if not _is_pil_image(pic):
         raise TypeError(f"pic should be PIL Image. Got {type(pic)}")
     arr = np.array(pic, copy=True)
@@ -208,7 +267,21 @@ def pil_to_tensor(pic):
     return F_t.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
 
 
-def convert_image_dtype(image, dtype=None):
+def convert_image_dtype(image: np.ndarray | Tensor, dtype: Any = None) -> np.ndarray | Tensor:
+    """Convert an image to ``dtype`` and rescale its values to that dtype's range.
+
+    Floats are in ``[0, 1]``, integers in ``[0, max]`` of their type (torchvision's semantics).
+
+    Args:
+        image (numpy.ndarray or Tensor): image to convert.
+        dtype (numpy or backend dtype, optional): target dtype. Default ``None``: float32.
+
+    Returns:
+        numpy.ndarray or Tensor: the converted image, of the same type as ``image``.
+
+    Raises:
+        TypeError: if ``image`` is not an ndarray or tensor.
+    """
     kind = _kind(image, ("np", "tensor"))
     if dtype is None:
         dtype = np.float32 if kind == "np" else F_t.backend().float32
@@ -222,7 +295,23 @@ def convert_image_dtype(image, dtype=None):
     return t
 
 
-def to_pil_image(pic, mode=None):
+def to_pil_image(pic: np.ndarray | Tensor, mode: str | None = None) -> Image.Image:
+    """Convert a ``(C, H, W)`` tensor or ``(H, W[, C])`` ndarray to a PIL Image.
+
+    Float input is multiplied by 255 and cast to uint8 (unless ``mode`` is ``"F"``).
+
+    Args:
+        pic (Tensor or numpy.ndarray): image to convert, with at most 4 channels.
+        mode (str, optional): PIL mode of the result. Default ``None``: inferred from channels and dtype
+            (``L``, ``LA``, ``RGB``, ``RGBA``, ``I;16``, ``I`` or ``F``).
+
+    Returns:
+        PIL Image: the converted image.
+
+    Raises:
+        TypeError: if ``pic`` is not a tensor or ndarray, or its dtype has no PIL mode.
+        ValueError: if ``pic`` is not 2/3-dimensional, has more than 4 channels, or ``mode`` does not fit it.
+    """
     if _is_tensor(pic):
         a = F_t.to_numpy(pic)
         if a.ndim == 3:
@@ -274,8 +363,22 @@ def to_pil_image(pic, mode=None):
     return Image.fromarray(npimg, mode=mode) if mode in ("I;16",) else Image.fromarray(npimg)
 
 
-def normalize(tensor, mean, std, inplace=False):
-    """``(x - mean) / std`` per channel; float tensors or float ndarrays (H, W, C)."""
+def normalize(tensor: Tensor | np.ndarray, mean: Sequence[float], std: Sequence[float], inplace: bool = False) -> Tensor | np.ndarray:
+    """Normalize a float image with a per-channel mean and standard deviation: ``(x - mean) / std``.
+
+    Args:
+        tensor (Tensor or numpy.ndarray): float image, a ``(..., C, H, W)`` tensor or ``(H, W, C)`` ndarray.
+        mean (sequence of float): per-channel means (one value or one per channel).
+        std (sequence of float): per-channel standard deviations (one value or one per channel).
+        inplace (bool): write the result into ``tensor``. Default ``False``.
+
+    Returns:
+        Tensor or numpy.ndarray: the normalized image.
+
+    Raises:
+        TypeError: if the image is not a float image.
+        ValueError: if a tensor has fewer than 3 dimensions or ``mean``/``std`` has a wrong length.
+    """
     kind = _kind(tensor, ("np", "tensor"))
     a = _hwc(tensor)
     if a.dtype.kind != "f":
@@ -354,7 +457,27 @@ def _check_size_arg(size, allow_none=False):
             raise ValueError(f"Size values should be positive, got {size}")
 
 
-def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+def resize(img: Image.Image | np.ndarray | Tensor, size: int | Sequence[int], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, max_size: int | None = None, antialias: bool | None = True) -> Image.Image | np.ndarray | Tensor:
+    """Resize an image to ``size``.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        size (int or sequence of int): ``(h, w)`` of the output; an int or a 1-element sequence gives the smaller edge,
+            the other edge keeps the aspect ratio.
+        interpolation (InterpolationMode or int): interpolation mode; a Pillow integer constant is accepted too.
+            Default ``InterpolationMode.BILINEAR``.
+        max_size (int, optional): upper bound of the longer edge when ``size`` gives the smaller edge. Default ``None``.
+        antialias (bool, optional): antialias when downsampling with bilinear/bicubic; always on for PIL input.
+            Default ``True``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the resized image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if ``size`` or ``interpolation`` has a wrong type.
+        ValueError: if ``size`` is not positive or has a wrong length, ``max_size`` is misused, or the image is empty.
+    """
     interpolation = _check_interpolation(interpolation)
     _check_size_arg(size)
     if isinstance(size, (list, tuple)) and max_size is not None and len(size) != 1:
@@ -398,7 +521,24 @@ def _parse_padding(padding):
     return [int(p) for p in padding]
 
 
-def pad(img, padding, fill=0, padding_mode="constant"):
+def pad(img: Image.Image | np.ndarray | Tensor, padding: int | Sequence[int], fill: float | Sequence[float] | None = 0, padding_mode: str = "constant") -> Image.Image | np.ndarray | Tensor:
+    """Pad an image on all sides.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        padding (int or sequence of int): one value for all borders, two for left/right and top/bottom, or four for
+            left, top, right and bottom.
+        fill (number or sequence, optional): pixel value for ``padding_mode="constant"``. Default ``0``.
+        padding_mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``. Default ``"constant"``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the padded image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if ``padding``, ``fill`` or ``padding_mode`` has a wrong type.
+        ValueError: if ``padding`` has a wrong length, the mode is unknown or ``fill`` does not match the channels.
+    """
     p = _parse_padding(padding)
     if fill is not None and not isinstance(fill, (numbers.Number, tuple, list)):
         raise TypeError("Got inappropriate fill arg")
@@ -415,7 +555,24 @@ def pad(img, padding, fill=0, padding_mode="constant"):
     return _apply_array(F_np.pad, img, p, fill=fill, padding_mode=padding_mode)
 
 
-def crop(img, top, left, height, width):
+def crop(img: Image.Image | np.ndarray | Tensor, top: int, left: int, height: int, width: int) -> Image.Image | np.ndarray | Tensor:
+    """Crop an image; the region may extend past the image, which is then zero-padded.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        top (int): vertical coordinate of the top-left corner.
+        left (int): horizontal coordinate of the top-left corner.
+        height (int): height of the crop.
+        width (int): width of the crop.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the cropped image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if a coordinate is not an int.
+        ValueError: if ``height`` or ``width`` is not positive, or the image is empty.
+    """
     kind = _kind(img)
     for name, v in (("top", top), ("left", left), ("height", height), ("width", width)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
@@ -438,7 +595,20 @@ def _setup_size(size, error_msg="Please provide only two dimensions (h, w) for s
     return size[0], size[1]
 
 
-def center_crop(img, output_size):
+def center_crop(img: Image.Image | np.ndarray | Tensor, output_size: int | Sequence[int]) -> Image.Image | np.ndarray | Tensor:
+    """Crop the center of an image; an image smaller than ``output_size`` is zero-padded first.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        output_size (int or sequence of int): ``(h, w)`` of the crop; an int gives a square crop.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the cropped image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if the crop size is not positive.
+    """
     if isinstance(output_size, numbers.Number):
         output_size = (int(output_size), int(output_size))
     elif isinstance(output_size, (tuple, list)) and len(output_size) == 1:
@@ -463,7 +633,28 @@ def center_crop(img, output_size):
     return crop(img, crop_top, crop_left, crop_height, crop_width)
 
 
-def resized_crop(img, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+def resized_crop(img: Image.Image | np.ndarray | Tensor, top: int, left: int, height: int, width: int, size: int | Sequence[int], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> Image.Image | np.ndarray | Tensor:
+    """Crop an image and resize the crop to ``size`` (see :func:`crop` and :func:`resize`).
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        top (int): vertical coordinate of the top-left corner of the crop.
+        left (int): horizontal coordinate of the top-left corner of the crop.
+        height (int): height of the crop.
+        width (int): width of the crop.
+        size (int or sequence of int): output size, as in :func:`resize`.
+        interpolation (InterpolationMode or int): interpolation mode; a Pillow integer constant is accepted too.
+            Default ``InterpolationMode.BILINEAR``.
+        antialias (bool, optional): antialias when downsampling. Default ``True``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the cropped and resized image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if an argument has a wrong type.
+        ValueError: if the crop or ``size`` is not positive.
+    """
     if not _is_pil_image(img) and (_is_numpy(img) or _is_tensor(img)) and isinstance(interpolation, InterpolationMode) \
             and interpolation.value in ("bilinear", "bicubic", "nearest", "nearest-exact"):
         _, h, w = get_dimensions(img)
@@ -483,19 +674,50 @@ def _crop_resize(a, top, left, height, width, out_size, mode, aa):
     return F_np.resize(a[..., top:top + height, left:left + width, :], out_size, mode, aa)
 
 
-def hflip(img):
+def hflip(img: Image.Image | np.ndarray | Tensor) -> Image.Image | np.ndarray | Tensor:
+    """Flip an image horizontally.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the flipped image, of the same type as ``img``.
+    """
     if _kind(img) == "pil":
         return F_pil.hflip(img)
     return _apply_array(F_np.hflip, img)
 
 
-def vflip(img):
+def vflip(img: Image.Image | np.ndarray | Tensor) -> Image.Image | np.ndarray | Tensor:
+    """Flip an image vertically.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the flipped image, of the same type as ``img``.
+    """
     if _kind(img) == "pil":
         return F_pil.vflip(img)
     return _apply_array(F_np.vflip, img)
 
 
-def five_crop(img, size):
+def five_crop(img: Image.Image | np.ndarray | Tensor, size: int | Sequence[int]) -> tuple[Any, Any, Any, Any, Any]:
+    """Crop the four corners and the center of an image.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        size (int or sequence of int): ``(h, w)`` of the crops; an int gives square crops.
+
+    Returns:
+        tuple: ``(top_left, top_right, bottom_left, bottom_right, center)``, each of the same type as ``img``.
+
+    Raises:
+        ValueError: if the crop is larger than the image.
+    """
     size = _setup_size(size)
     _, image_height, image_width = get_dimensions(img)
     crop_height, crop_width = size
@@ -509,7 +731,21 @@ def five_crop(img, size):
     return tl, tr, bl, br, center
 
 
-def ten_crop(img, size, vertical_flip=False):
+def ten_crop(img: Image.Image | np.ndarray | Tensor, size: int | Sequence[int], vertical_flip: bool = False) -> tuple[Any, ...]:
+    """The five crops of :func:`five_crop` of the image and of its flipped version.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        size (int or sequence of int): ``(h, w)`` of the crops; an int gives square crops.
+        vertical_flip (bool): flip vertically instead of horizontally. Default ``False``.
+
+    Returns:
+        tuple: ten images: the five crops of ``img``, then the five crops of the flipped image.
+
+    Raises:
+        ValueError: if the crop is larger than the image.
+    """
     size = _setup_size(size)
     first = five_crop(img, size)
     img = vflip(img) if vertical_flip else hflip(img)
@@ -530,7 +766,27 @@ def _get_perspective_coeffs(startpoints, endpoints):
     return [float(x) for x in res]
 
 
-def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
+def perspective(img: Image.Image | np.ndarray | Tensor, startpoints: Sequence[Sequence[float]], endpoints: Sequence[Sequence[float]], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+    """Apply the perspective transform that maps ``startpoints`` to ``endpoints``.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        startpoints (sequence of 4 points): ``[x, y]`` corners of the original image (top-left, top-right,
+            bottom-right, bottom-left).
+        endpoints (sequence of 4 points): where those corners go.
+        interpolation (InterpolationMode or int): interpolation mode; a Pillow integer constant is accepted too.
+            Default ``InterpolationMode.BILINEAR``.
+        fill (number or sequence, optional): value of the pixels outside the transformed image; one value per channel
+            or one for all. Default ``None`` (0).
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the transformed image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if there are not exactly four points each, or ``fill`` does not match the channels.
+        TypeError: if ``interpolation`` or ``fill`` has a wrong type.
+    """
     coeffs = _get_perspective_coeffs(startpoints, endpoints)
     interpolation = _check_interpolation(interpolation)
     if _kind(img) == "pil":
@@ -575,7 +831,28 @@ def _get_inverse_affine_matrix(center, angle, translate, scale, shear, inverted=
     return m
 
 
-def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
+def rotate(img: Image.Image | np.ndarray | Tensor, angle: float, interpolation: InterpolationMode | int = InterpolationMode.NEAREST, expand: bool = False, center: Sequence[float] | None = None, fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+    """Rotate an image by ``angle`` degrees counter-clockwise.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        angle (float): rotation in degrees, counter-clockwise.
+        interpolation (InterpolationMode or int): interpolation mode; a Pillow integer constant is accepted too.
+            Default ``InterpolationMode.NEAREST``.
+        expand (bool): enlarge the output to hold the whole rotated image (for rotation about the center).
+            Default ``False``.
+        center (sequence of float, optional): ``(x, y)`` center of rotation. Default ``None``: the image center.
+        fill (number or sequence, optional): value of the pixels outside the transformed image; one value per channel
+            or one for all. Default ``None`` (0).
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the rotated image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if ``angle``, ``center``, ``interpolation`` or ``fill`` has a wrong type.
+        ValueError: if ``fill`` does not match the channels.
+    """
     interpolation = _check_interpolation(interpolation)
     if not isinstance(angle, (int, float)):
         raise TypeError("Argument angle should be int or float")
@@ -592,7 +869,29 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
     return _apply_array(F_np.rotate, img, matrix, interpolation.value, expand, fill)
 
 
-def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST, fill=None, center=None):
+def affine(img: Image.Image | np.ndarray | Tensor, angle: float, translate: Sequence[float], scale: float, shear: float | Sequence[float], interpolation: InterpolationMode | int = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None, center: Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+    """Apply an affine transform (rotation, translation, scale, shear) about the image center.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        angle (float): rotation in degrees, clockwise as in torchvision's ``affine``.
+        translate (sequence of float): horizontal and vertical translation in pixels.
+        scale (float): overall scale, positive.
+        shear (float or sequence of float): shear angles in degrees; one value shears along x only, two give x and y.
+        interpolation (InterpolationMode or int): interpolation mode; a Pillow integer constant is accepted too.
+            Default ``InterpolationMode.NEAREST``.
+        fill (number or sequence, optional): value of the pixels outside the transformed image; one value per channel
+            or one for all. Default ``None`` (0).
+        center (sequence of float, optional): ``(x, y)`` center of the transform. Default ``None``: the image center.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the transformed image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if an argument has a wrong type.
+        ValueError: if ``translate``/``shear`` has a wrong length or ``scale`` is not positive.
+    """
     interpolation = _check_interpolation(interpolation)
     if not isinstance(angle, (int, float)):
         raise TypeError("Argument angle should be int or float")
@@ -629,7 +928,25 @@ def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.
     return _apply_array(F_np.affine, img, matrix, interpolation.value, fill)
 
 
-def elastic_transform(img, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+def elastic_transform(img: Image.Image | np.ndarray | Tensor, displacement: Tensor | np.ndarray, interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+    """Move every pixel by a displacement field (torchvision's ``elastic_transform``).
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        displacement (Tensor or numpy.ndarray): ``(1, H, W, 2)`` displacement in normalized ``[-1, 1]`` coordinates.
+        interpolation (InterpolationMode or int): interpolation mode; a Pillow integer constant is accepted too.
+            Default ``InterpolationMode.BILINEAR``.
+        fill (number or sequence, optional): value of the pixels outside the transformed image; one value per channel
+            or one for all. Default ``None`` (0).
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the transformed image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if ``displacement`` is not a tensor or ndarray.
+        ValueError: if ``displacement`` does not have shape ``(1, H, W, 2)``.
+    """
     if isinstance(interpolation, int):
         interpolation = _interpolation_modes_from_int(interpolation)
     if _is_tensor(displacement):
@@ -682,19 +999,79 @@ def _adjust_by_factor(what, img, factor):
     return _color("adjust_" + what, img, factor)
 
 
-def adjust_brightness(img, brightness_factor):
+def adjust_brightness(img: Image.Image | np.ndarray | Tensor, brightness_factor: float) -> Image.Image | np.ndarray | Tensor:
+    """Adjust the brightness of an image.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        brightness_factor (float): non-negative; 0 gives a black image, 1 the original, 2 twice the
+            brightness.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the adjusted image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if ``brightness_factor`` is out of range.
+        TypeError: if a tensor/ndarray has neither 1 nor 3 channels.
+    """
     return _adjust_by_factor("brightness", img, brightness_factor)
 
 
-def adjust_contrast(img, contrast_factor):
+def adjust_contrast(img: Image.Image | np.ndarray | Tensor, contrast_factor: float) -> Image.Image | np.ndarray | Tensor:
+    """Adjust the contrast of an image.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        contrast_factor (float): non-negative; 0 gives a solid gray image, 1 the original, 2 twice the
+            contrast.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the adjusted image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if ``contrast_factor`` is out of range.
+        TypeError: if a tensor/ndarray has neither 1 nor 3 channels.
+    """
     return _adjust_by_factor("contrast", img, contrast_factor)
 
 
-def adjust_saturation(img, saturation_factor):
+def adjust_saturation(img: Image.Image | np.ndarray | Tensor, saturation_factor: float) -> Image.Image | np.ndarray | Tensor:
+    """Adjust the color saturation of an image.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        saturation_factor (float): non-negative; 0 gives a grayscale image, 1 the original, 2 twice the
+            saturation.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the adjusted image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if ``saturation_factor`` is out of range.
+        TypeError: if a tensor/ndarray has neither 1 nor 3 channels.
+    """
     return _adjust_by_factor("saturation", img, saturation_factor)
 
 
-def adjust_hue(img, hue_factor):
+def adjust_hue(img: Image.Image | np.ndarray | Tensor, hue_factor: float) -> Image.Image | np.ndarray | Tensor:
+    """Shift the hue of an image (in HSV space) by ``hue_factor``.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        hue_factor (float): in ``[-0.5, 0.5]``: the shift as a fraction of the hue circle; 0 keeps
+            the image.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the adjusted image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if ``hue_factor`` is out of range.
+        TypeError: if a tensor/ndarray has neither 1 nor 3 channels.
+    """
     if not (-0.5 <= hue_factor <= 0.5):
         raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
     if _kind(img) != "pil":
@@ -702,13 +1079,42 @@ def adjust_hue(img, hue_factor):
     return _color("adjust_hue", img, hue_factor)
 
 
-def adjust_gamma(img, gamma, gain=1):
+def adjust_gamma(img: Image.Image | np.ndarray | Tensor, gamma: float, gain: float = 1) -> Image.Image | np.ndarray | Tensor:
+    """Gamma-correct an image: ``out = 255 * gain * (in / 255) ** gamma`` (floats: ``gain * in ** gamma``).
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        gamma (float): non-negative exponent; below 1 brightens dark regions, above 1 darkens them.
+        gain (float): constant multiplier. Default ``1``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the corrected image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if ``gamma`` is negative.
+    """
     if gamma < 0:
         raise ValueError("Gamma should be a non-negative real number")
     return _color("adjust_gamma", img, gamma, gain)
 
 
-def adjust_sharpness(img, sharpness_factor):
+def adjust_sharpness(img: Image.Image | np.ndarray | Tensor, sharpness_factor: float) -> Image.Image | np.ndarray | Tensor:
+    """Adjust the sharpness of an image.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        sharpness_factor (float): non-negative; 0 gives a blurred image, 1 the original, 2 twice the
+            sharpness.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the adjusted image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if ``sharpness_factor`` is out of range.
+        TypeError: if a tensor/ndarray has neither 1 nor 3 channels.
+    """
     if sharpness_factor < 0:
         raise ValueError(f"sharpness_factor ({sharpness_factor}) is not non-negative.")
     if _kind(img) != "pil":
@@ -716,13 +1122,39 @@ def adjust_sharpness(img, sharpness_factor):
     return _color("adjust_sharpness", img, sharpness_factor)
 
 
-def to_grayscale(img, num_output_channels=1):
+def to_grayscale(img: Image.Image, num_output_channels: int = 1) -> Image.Image:
+    """Convert a PIL Image to grayscale.
+
+    Args:
+        img (PIL Image): image to convert.
+        num_output_channels (int): 1, or 3 for three equal channels. Default ``1``.
+
+    Returns:
+        PIL Image: the grayscale image.
+
+    Raises:
+        TypeError: if ``img`` is not a PIL Image.
+    """
     if not _is_pil_image(img):
         raise TypeError("Input should be PIL Image")
     return F_pil.to_grayscale(img, num_output_channels)
 
 
-def rgb_to_grayscale(img, num_output_channels=1):
+def rgb_to_grayscale(img: Image.Image | np.ndarray | Tensor, num_output_channels: int = 1) -> Image.Image | np.ndarray | Tensor:
+    """Convert an RGB image to grayscale (ITU-R 601-2 luma: ``0.2989 R + 0.587 G + 0.114 B``).
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        num_output_channels (int): 1, or 3 for three equal channels. Default ``1``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the grayscale image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if ``num_output_channels`` is neither 1 nor 3.
+        TypeError: if a tensor has fewer than 3 dimensions or neither 1 nor 3 channels.
+    """
     kind = _kind(img)
     if kind == "pil":
         return F_pil.to_grayscale(img, num_output_channels)
@@ -739,12 +1171,38 @@ def _check_ndim3(img):
         raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {len(img.shape)}")
 
 
-def invert(img):
+def invert(img: Image.Image | np.ndarray | Tensor) -> Image.Image | np.ndarray | Tensor:
+    """Invert the colors of an image (``max - x``).
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the inverted image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if a tensor has fewer than 3 dimensions or neither 1 nor 3 channels.
+    """
     _check_ndim3(img)
     return _color("invert", img)
 
 
-def posterize(img, bits):
+def posterize(img: Image.Image | np.ndarray | Tensor, bits: int) -> Image.Image | np.ndarray | Tensor:
+    """Keep only the ``bits`` most significant bits of each channel.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``. Tensors and ndarrays must be uint8.
+        bits (int): bits to keep, in ``[0, 8]``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the posterized image, of the same type as ``img``.
+
+    Raises:
+        ValueError: if ``bits`` is out of range.
+        TypeError: if a tensor/ndarray is not uint8 or a tensor has fewer than 3 dimensions.
+    """
     if not (0 <= bits <= 8):
         raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
     _check_ndim3(img)
@@ -753,26 +1211,79 @@ def posterize(img, bits):
     return _color("posterize", img, int(bits))
 
 
-def solarize(img, threshold):
+def solarize(img: Image.Image | np.ndarray | Tensor, threshold: float) -> Image.Image | np.ndarray | Tensor:
+    """Invert every pixel value at or above ``threshold``.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        threshold (float): pixels ``>= threshold`` are inverted.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the solarized image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if ``threshold`` is above the dtype's maximum or a tensor has fewer than 3 dimensions.
+    """
     _check_ndim3(img)
     if _kind(img) != "pil" and threshold > _max_value(img):
         raise TypeError("Threshold should be less than bound of img.")
     return _color("solarize", img, threshold)
 
 
-def autocontrast(img):
+def autocontrast(img: Image.Image | np.ndarray | Tensor) -> Image.Image | np.ndarray | Tensor:
+    """Stretch each channel so that its darkest pixel becomes black and its lightest white.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if a tensor has fewer than 3 dimensions.
+    """
     _check_ndim3(img)
     return _color("autocontrast", img)
 
 
-def equalize(img):
+def equalize(img: Image.Image | np.ndarray | Tensor) -> Image.Image | np.ndarray | Tensor:
+    """Equalize the histogram of each channel.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``. Tensors and ndarrays must be uint8.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the equalized image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if a tensor/ndarray is not uint8 or a tensor has fewer than 3 dimensions.
+    """
     _check_ndim3(img)
     if _kind(img) != "pil" and _hwc(img).dtype != np.uint8:
         raise TypeError(f"Only uint8 images are supported, but found {_hwc(img).dtype}")
     return _color("equalize", img)
 
 
-def gaussian_blur(img, kernel_size, sigma=None):
+def gaussian_blur(img: Image.Image | np.ndarray | Tensor, kernel_size: int | Sequence[int], sigma: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+    """Blur an image with a Gaussian kernel.
+
+    Args:
+        img (PIL Image, numpy.ndarray or Tensor): the image; a tensor is ``(..., C, H, W)``, an ndarray
+            ``(H, W)`` or ``(..., H, W, C)``.
+        kernel_size (int or sequence of int): odd, positive kernel size ``(kx, ky)``; an int gives a square kernel.
+        sigma (float or sequence of float, optional): standard deviation ``(sx, sy)``. Default ``None``:
+            ``0.3 * ((k - 1) * 0.5 - 1) + 0.8`` per dimension.
+
+    Returns:
+        PIL Image, numpy.ndarray or Tensor: the blurred image, of the same type as ``img``.
+
+    Raises:
+        TypeError: if ``kernel_size`` or ``sigma`` has a wrong type.
+        ValueError: if ``kernel_size`` is even or not positive, ``sigma`` is not positive, or a length is wrong.
+    """
     if not isinstance(kernel_size, (int, list, tuple)):
         raise TypeError(f"kernel_size should be int or a sequence of integers. Got {type(kernel_size)}")
     if isinstance(kernel_size, int):
@@ -804,7 +1315,24 @@ def gaussian_blur(img, kernel_size, sigma=None):
     return _apply_array(F_np.gaussian_blur, img, list(kernel_size), list(sigma))
 
 
-def erase(img, i, j, h, w, v, inplace=False):
+def erase(img: Tensor | np.ndarray, i: int, j: int, h: int, w: int, v: Any, inplace: bool = False) -> Tensor | np.ndarray:
+    """Overwrite a rectangle of an image with ``v``.
+
+    Args:
+        img (Tensor or numpy.ndarray): a ``(..., C, H, W)`` tensor or ``(H, W[, C])`` ndarray.
+        i (int): top row of the rectangle.
+        j (int): left column of the rectangle.
+        h (int): height of the rectangle.
+        w (int): width of the rectangle.
+        v (Tensor, ndarray or number): value(s) written, broadcastable to ``(C, h, w)``.
+        inplace (bool): modify ``img`` in place. Default ``False``.
+
+    Returns:
+        Tensor or numpy.ndarray: the erased image.
+
+    Raises:
+        TypeError: if ``img`` is not a tensor or ndarray.
+    """
     kind = _kind(img, ("np", "tensor"))
     if _is_tensor(v):
         v = F_t.to_numpy(v)
