@@ -24,7 +24,7 @@ FLOORS = {
     "transforms": (6, 4),
     "transforms-functional": ("all", "all"),
     "transforms-v2": (4, 1),
-    "transforms-v2-functional": (4, 0),
+    "transforms-v2-functional": ("all", "all"),
     "data": ("all", 9),
     "datasets": ("all", "all"),
     "hub": ("all", "all"),

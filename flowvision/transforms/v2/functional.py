@@ -5,7 +5,10 @@ functional kernels; ``Mask`` uses nearest interpolation; ``BoundingBoxes`` are t
 coordinates (numpy, in the boxes' float dtype like torchvision) and keep their ``canvas_size`` in step.
 ``register_kernel(functional, cls)`` adds a kernel for a custom type.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from PIL import Image as _PILImage
@@ -31,8 +34,18 @@ __all__ = [
 _KERNELS = {}
 
 
-def register_kernel(functional, tv_tensor_cls):
-    """Decorator: use ``kernel(inpt, *args, **kwargs)`` for ``functional`` on inputs of ``tv_tensor_cls``."""
+def register_kernel(functional: Callable[..., Any] | str, tv_tensor_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``kernel(inpt, *args, **kwargs)`` as the kernel of ``functional`` for inputs of ``tv_tensor_cls``.
+
+    Used as a decorator; subclasses of ``tv_tensor_cls`` use the kernel too.
+
+    Args:
+        functional (callable or str): the dispatcher (e.g. ``F.resize``) or its name.
+        tv_tensor_cls (type): the input type the kernel handles.
+
+    Returns:
+        callable: a decorator that registers the kernel and returns it unchanged.
+    """
     if isinstance(functional, str):  # an alias ("hflip") names the same dispatcher as the function it is bound to
         fn = globals().get(functional)
         name = fn.__name__ if callable(fn) else functional
@@ -235,7 +248,25 @@ def _resize_boxes(b, size, interpolation=None, max_size=None, antialias=None):
     return _new_boxes(out, b, (nh, nw))
 
 
-def resize(inpt, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+def resize(inpt: Any, size: int | Sequence[int] | None, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, max_size: int | None = None, antialias: bool | None = True) -> Any:
+    """Resize the input to ``size`` (see :func:`flowvision.transforms.functional.resize`).
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        size (int or sequence of int or None): ``(h, w)``, or the smaller edge for an int / 1-element sequence.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks always use nearest.
+            Default ``InterpolationMode.BILINEAR``.
+        max_size (int, optional): upper bound of the longer edge. Default ``None``.
+        antialias (bool, optional): antialias when downsampling images. Default ``True``.
+
+    Returns:
+        the resized input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+
+    Raises:
+        TypeError: if the input type is not supported.
+        ValueError: if ``size``/``max_size`` are invalid.
+    """
     return _dispatch("resize", inpt, _resize_image, _resize_mask, _resize_boxes, size, interpolation, max_size,
                      antialias)
 
@@ -247,7 +278,20 @@ def _crop_boxes(b, top, left, height, width):
     return _new_boxes(_clamp_np(a - sub, b.format, canvas, b.clamping_mode), b, canvas)
 
 
-def crop(inpt, top, left, height, width):
+def crop(inpt: Any, top: int, left: int, height: int, width: int) -> Any:
+    """Crop the input; regions outside the image are zero-padded.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        top (int): vertical coordinate of the top-left corner.
+        left (int): horizontal coordinate of the top-left corner.
+        height (int): height of the crop.
+        width (int): width of the crop.
+
+    Returns:
+        the cropped input, of the same type as ``inpt`` (boxes are shifted and clamped to the new canvas).
+    """
     return _dispatch("crop", inpt, lambda x, *a: _image_op(F1.crop, x, *a), None, _crop_boxes, top, left, height,
                      width)
 
@@ -262,7 +306,17 @@ def _center_anchor(output_size, canvas):
     return ch, cw, int(round((canvas[0] - ch) / 2.0)), int(round((canvas[1] - cw) / 2.0))
 
 
-def center_crop(inpt, output_size):
+def center_crop(inpt: Any, output_size: int | Sequence[int]) -> Any:
+    """Crop the center of the input, zero-padding images smaller than ``output_size``.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        output_size (int or sequence of int): ``(h, w)`` of the crop; an int gives a square crop.
+
+    Returns:
+        the cropped input, of the same type as ``inpt``.
+    """
     def boxes(b, output_size):
         ch, cw, top, left = _center_anchor(output_size, b.canvas_size)
         return _crop_boxes(b, top, left, ch, cw)
@@ -270,7 +324,24 @@ def center_crop(inpt, output_size):
     return _dispatch("center_crop", inpt, lambda x, s: _image_op(F1.center_crop, x, s), None, boxes, output_size)
 
 
-def resized_crop(inpt, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+def resized_crop(inpt: Any, top: int, left: int, height: int, width: int, size: int | Sequence[int], interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> Any:
+    """Crop the input and resize the crop to ``size``.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        top (int): vertical coordinate of the top-left corner of the crop.
+        left (int): horizontal coordinate of the top-left corner of the crop.
+        height (int): height of the crop.
+        width (int): width of the crop.
+        size (int or sequence of int): output size, as in :func:`resize`.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+            Default ``InterpolationMode.BILINEAR``.
+        antialias (bool, optional): antialias when downsampling images. Default ``True``.
+
+    Returns:
+        the cropped and resized input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+    """
     def image(x, *a):
         cropped = _image_op(F1.crop, x, top, left, height, width)
         if isinstance(x, Mask):
@@ -283,7 +354,23 @@ def resized_crop(inpt, top, left, height, width, size, interpolation=Interpolati
     return _dispatch("resized_crop", inpt, image, None, boxes)
 
 
-def pad(inpt, padding, fill=None, padding_mode="constant"):
+def pad(inpt: Any, padding: int | Sequence[int], fill: float | Sequence[float] | None = None, padding_mode: str = "constant") -> Any:
+    """Pad the input on all sides.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        padding (int or sequence of int): one value for all borders, two for left/right and top/bottom, or four for
+            left, top, right and bottom.
+        fill (number or sequence, optional): pixel value for ``"constant"`` padding. Default ``None`` (0).
+        padding_mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``. Default ``"constant"``.
+
+    Returns:
+        the padded input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+
+    Raises:
+        ValueError: if ``padding_mode`` is not ``"constant"`` for bounding boxes, or an argument is invalid.
+    """
     def image(x, padding, fill, padding_mode):
         return _image_op(F1.pad, x, padding, 0 if fill is None else fill, padding_mode)
 
@@ -300,7 +387,16 @@ def pad(inpt, padding, fill=None, padding_mode="constant"):
     return _dispatch("pad", inpt, image, None, boxes, padding, fill, padding_mode)
 
 
-def horizontal_flip(inpt):
+def horizontal_flip(inpt: Any) -> Any:
+    """Flip the input horizontally.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+
+    Returns:
+        the flipped input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+    """
     def boxes(b):
         a = _boxes_np(b).copy()
         w = b.canvas_size[1]
@@ -315,7 +411,16 @@ def horizontal_flip(inpt):
     return _dispatch("horizontal_flip", inpt, lambda x: _image_op(F1.hflip, x), None, boxes)
 
 
-def vertical_flip(inpt):
+def vertical_flip(inpt: Any) -> Any:
+    """Flip the input vertically.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+
+    Returns:
+        the flipped input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+    """
     def boxes(b):
         a = _boxes_np(b).copy()
         h = b.canvas_size[0]
@@ -334,7 +439,25 @@ hflip = horizontal_flip
 vflip = vertical_flip
 
 
-def rotate(inpt, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
+def rotate(inpt: Any, angle: float, interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, expand: bool = False, center: Sequence[float] | None = None, fill: float | Sequence[float] | None = None) -> Any:
+    """Rotate the input by ``angle`` degrees counter-clockwise.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        angle (float): rotation in degrees, counter-clockwise.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks always use nearest.
+            Default ``InterpolationMode.NEAREST``.
+        expand (bool): enlarge the output to hold the whole rotated image. Default ``False``.
+        center (sequence of float, optional): ``(x, y)`` center of rotation. Default ``None``: the image center.
+        fill (number or sequence, optional): value of image pixels outside the transformed image. Default ``None`` (0).
+
+    Returns:
+        the rotated input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+
+    Raises:
+        ValueError: if ``interpolation`` is not a mode, string or int.
+    """
     interpolation = _check_interpolation(interpolation)
 
     def image(x):
@@ -356,7 +479,27 @@ def _affine_args(angle, translate, scale, shear):
     return float(angle), [float(t) for t in translate], float(scale), [float(s) for s in shear]
 
 
-def affine(inpt, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST, fill=None, center=None):
+def affine(inpt: Any, angle: float, translate: Sequence[float], scale: float, shear: float | Sequence[float], interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None, center: Sequence[float] | None = None) -> Any:
+    """Apply an affine transform (rotation, translation, scale, shear) to the input.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        angle (float): rotation in degrees.
+        translate (sequence of float): horizontal and vertical translation in pixels.
+        scale (float): overall scale, positive.
+        shear (float or sequence of float): shear angles in degrees (x, or x and y).
+        interpolation (InterpolationMode, str or int): interpolation of images; masks always use nearest.
+            Default ``InterpolationMode.NEAREST``.
+        fill (number or sequence, optional): value of image pixels outside the transformed image. Default ``None`` (0).
+        center (sequence of float, optional): ``(x, y)`` center of the transform. Default ``None``: the image center.
+
+    Returns:
+        the transformed input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+
+    Raises:
+        ValueError: if ``interpolation`` is not a mode, string or int, or an argument is invalid.
+    """
     interpolation = _check_interpolation(interpolation)
 
     def image(x):
@@ -382,8 +525,27 @@ def _perspective_coeffs(startpoints, endpoints, coefficients):
     return F1._get_perspective_coeffs(startpoints, endpoints)
 
 
-def perspective(inpt, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None,
-                coefficients=None):
+def perspective(inpt: Any, startpoints: Sequence[Sequence[float]] | None, endpoints: Sequence[Sequence[float]] | None, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None, coefficients: Sequence[float] | None = None) -> Any:
+    """Apply a perspective transform, given by four point pairs or by its 8 coefficients.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        startpoints (sequence of 4 points or None): ``[x, y]`` corners of the original image.
+        endpoints (sequence of 4 points or None): where those corners go.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks always use nearest.
+            Default ``InterpolationMode.BILINEAR``.
+        fill (number or sequence, optional): value of image pixels outside the transformed image. Default ``None`` (0).
+        coefficients (sequence of 8 float, optional): the transform's coefficients instead of the points.
+            Default ``None``.
+
+    Returns:
+        the transformed input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+
+    Raises:
+        ValueError: if both or neither of points and ``coefficients`` are given, or ``coefficients`` has not 8 values.
+        RuntimeError: if the transform cannot be inverted for bounding boxes.
+    """
     interpolation = _check_interpolation(interpolation)
     coeffs = _perspective_coeffs(startpoints, endpoints, coefficients)
 
@@ -421,7 +583,23 @@ def perspective(inpt, startpoints, endpoints, interpolation=InterpolationMode.BI
     return _dispatch("perspective", inpt, image, None, boxes)
 
 
-def elastic(inpt, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+def elastic(inpt: Any, displacement: Any, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None) -> Any:
+    """Move every pixel of the input by a displacement field.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        displacement (Tensor or numpy.ndarray): ``(1, H, W, 2)`` displacement in normalized ``[-1, 1]`` coordinates.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks always use nearest.
+            Default ``InterpolationMode.BILINEAR``.
+        fill (number or sequence, optional): value of image pixels outside the transformed image. Default ``None`` (0).
+
+    Returns:
+        the transformed input, of the same type as ``inpt`` (boxes move with the image and keep ``canvas_size`` in step).
+
+    Raises:
+        ValueError: if ``displacement`` does not have shape ``(1, H, W, 2)``.
+    """
     interpolation = _check_interpolation(interpolation)
     disp = F_t.to_numpy(displacement) if F_t.is_tensor(displacement) else np.asarray(displacement)
 
@@ -458,13 +636,40 @@ def elastic(inpt, displacement, interpolation=InterpolationMode.BILINEAR, fill=N
 elastic_transform = elastic
 
 
-def five_crop(inpt, size):
+def five_crop(inpt: Any, size: int | Sequence[int]) -> tuple[Any, ...]:
+    """Crop the four corners and the center of an image or video.
+
+    Args:
+        inpt (Image, Video, Tensor, numpy.ndarray or PIL Image): the input.
+        size (int or sequence of int): ``(h, w)`` of the crops; an int gives square crops.
+
+    Returns:
+        tuple: ``(top_left, top_right, bottom_left, bottom_right, center)``, of the type of ``inpt``.
+
+    Raises:
+        TypeError: for bounding boxes and masks.
+        ValueError: if the crop is larger than the image.
+    """
     if isinstance(inpt, (BoundingBoxes, Mask)):
         raise TypeError("five_crop supports images and videos only")
     return tuple(_rewrap(o, inpt) for o in F1.five_crop(_plain(inpt), size))
 
 
-def ten_crop(inpt, size, vertical_flip=False):
+def ten_crop(inpt: Any, size: int | Sequence[int], vertical_flip: bool = False) -> tuple[Any, ...]:
+    """The five crops of :func:`five_crop` of the input and of its flipped version.
+
+    Args:
+        inpt (Image, Video, Tensor, numpy.ndarray or PIL Image): the input.
+        size (int or sequence of int): ``(h, w)`` of the crops; an int gives square crops.
+        vertical_flip (bool): flip vertically instead of horizontally. Default ``False``.
+
+    Returns:
+        tuple: ten crops, of the type of ``inpt``.
+
+    Raises:
+        TypeError: for bounding boxes and masks.
+        ValueError: if the crop is larger than the image.
+    """
     if isinstance(inpt, (BoundingBoxes, Mask)):
         raise TypeError("ten_crop supports images and videos only")
     return tuple(_rewrap(o, inpt) for o in F1.ten_crop(_plain(inpt), size, vertical_flip))
@@ -472,7 +677,7 @@ def ten_crop(inpt, size, vertical_flip=False):
 
 # ----------------------------------------------------------------------------- colour (images only)
 def _color(name, v1fn):
-    def fn(inpt, *args, **kwargs):
+    def fn(inpt: Any, *args: Any, **kwargs: Any) -> Any:
         k = _custom_kernel(name, inpt)
         if k is not None:
             return k(inpt, *args, **kwargs)
@@ -600,7 +805,20 @@ adjust_sharpness = _v2_color("adjust_sharpness", _sharpness_v2_np, F1.adjust_sha
 _rgb_to_grayscale = _v2_color("rgb_to_grayscale", _gray_out_v2_np, F1.rgb_to_grayscale, _check_gray)
 
 
-def rgb_to_grayscale(inpt, num_output_channels=1):
+def rgb_to_grayscale(inpt: Any, num_output_channels: int = 1) -> Any:
+    """Convert an RGB image to grayscale (``0.2989 R + 0.587 G + 0.114 B``); masks and boxes pass through.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        num_output_channels (int): 1, or 3 for three equal channels. Default ``1``.
+
+    Returns:
+        the grayscale image, of the same type as ``inpt``.
+
+    Raises:
+        ValueError: if ``num_output_channels`` is neither 1 nor 3.
+    """
     return _rgb_to_grayscale(inpt, num_output_channels)
 to_grayscale = rgb_to_grayscale
 invert = _color("invert", F1.invert)
@@ -678,15 +896,45 @@ def _jpeg_v1(img, quality):
 jpeg = _color("jpeg", _jpeg_v1)
 
 
-def erase(inpt, i, j, h, w, v, inplace=False):
+def erase(inpt: Any, i: int, j: int, h: int, w: int, v: Any, inplace: bool = False) -> Any:
+    """Overwrite a rectangle of an image with ``v``; masks and boxes pass through unchanged.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        i (int): top row of the rectangle.
+        j (int): left column of the rectangle.
+        h (int): height of the rectangle.
+        w (int): width of the rectangle.
+        v (Tensor, ndarray or number): value(s) written, broadcastable to ``(C, h, w)``.
+        inplace (bool): modify the image in place. Default ``False``.
+
+    Returns:
+        the erased input, of the same type as ``inpt``.
+    """
     if isinstance(inpt, (BoundingBoxes, Mask)):
         return inpt
     return _image_op(F1.erase, inpt, i, j, h, w, v, inplace)
 
 
 # ----------------------------------------------------------------------------- dtype / type conversion
-def to_dtype(inpt, dtype=None, scale=False):
-    """Convert dtype; with ``scale=True`` image values are rescaled (uint8 [0,255] <-> float [0,1])."""
+def to_dtype(inpt: Any, dtype: Any = None, scale: bool = False) -> Any:
+    """Convert the input to ``dtype``; with ``scale=True`` image values are rescaled to the new dtype's range.
+
+    Masks and bounding boxes are cast without scaling.
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+        dtype (backend or numpy dtype, optional): target dtype. Default ``None``: float32.
+        scale (bool): rescale image values (e.g. uint8 ``[0, 255]`` to float ``[0, 1]``). Default ``False``.
+
+    Returns:
+        the converted input, of the same type as ``inpt``.
+
+    Raises:
+        TypeError: for PIL images (convert with :func:`to_image` first).
+    """
     k = _custom_kernel("to_dtype", inpt)
     if k is not None:
         return k(inpt, dtype, scale)
@@ -712,12 +960,31 @@ def to_dtype(inpt, dtype=None, scale=False):
     return _rewrap(F_t.from_numpy(out), inpt)
 
 
-def convert_image_dtype(image, dtype=None):
+def convert_image_dtype(image: Any, dtype: Any = None) -> Any:
+    """Convert an image to ``dtype``, rescaling its values (see :func:`flowvision.transforms.functional.convert_image_dtype`).
+
+    Args:
+        image (Image, Tensor or numpy.ndarray): the image.
+        dtype (backend or numpy dtype, optional): target dtype. Default ``None``: float32.
+
+    Returns:
+        the converted image, of the type of ``image``.
+    """
     return _image_op(F1.convert_image_dtype, image, dtype)
 
 
-def to_image(inpt):
-    """PIL image / HWC ndarray / tensor -> ``Image`` (uint8 CHW for PIL)."""
+def to_image(inpt: Any) -> tv_tensors.Image:
+    """Convert a PIL image, ``(H, W[, C])`` ndarray or tensor to an :class:`Image` (``(C, H, W)``).
+
+    Args:
+        inpt (PIL Image, numpy.ndarray or Tensor): the image; PIL images keep their dtype (uint8 for 8-bit modes).
+
+    Returns:
+        Image: the image as a tv_tensor.
+
+    Raises:
+        TypeError: for any other input type.
+    """
     if isinstance(inpt, np.ndarray):
         arr = inpt[:, :, None] if inpt.ndim == 2 else inpt
         return tv_tensors.Image._from_array(np.moveaxis(arr, -1, -3))
@@ -728,43 +995,132 @@ def to_image(inpt):
     raise TypeError(f"Input can either be a pure Tensor, a numpy array, or a PIL image, but got {type(inpt)} instead.")
 
 
-def to_pil_image(pic, mode=None):
+def to_pil_image(pic: Any, mode: str | None = None) -> _PILImage.Image:
+    """Convert a ``(C, H, W)`` tensor/Image or ``(H, W[, C])`` ndarray to a PIL Image.
+
+    Args:
+        pic (Image, Tensor or numpy.ndarray): the image.
+        mode (str, optional): PIL mode of the result. Default ``None``: inferred.
+
+    Returns:
+        PIL Image: the converted image.
+
+    Raises:
+        TypeError, ValueError: as :func:`flowvision.transforms.functional.to_pil_image`.
+    """
     return F1.to_pil_image(_plain(pic), mode)
 
 
-def pil_to_tensor(pic):
+def pil_to_tensor(pic: _PILImage.Image) -> Any:
+    """Convert a PIL Image to a ``(C, H, W)`` tensor of the image's own dtype, without scaling.
+
+    Args:
+        pic (PIL Image): the image.
+
+    Returns:
+        Tensor: the image tensor.
+
+    Raises:
+        TypeError: if ``pic`` is not a PIL Image.
+    """
     return F1.pil_to_tensor(pic)
 
 
-def to_pure_tensor(inpt):
+def to_pure_tensor(inpt: Any) -> Any:
+    """Return the plain tensor under a tv_tensor (anything else is returned unchanged).
+
+    Args:
+        inpt: a tv_tensor or any object.
+
+    Returns:
+        the plain backend tensor, or ``inpt``.
+    """
     return _plain(inpt)
 
 
 # ----------------------------------------------------------------------------- meta
-def get_size(inpt):
+def get_size(inpt: Any) -> list[int]:
+    """Return the spatial size ``[height, width]`` of the input (the ``canvas_size`` of bounding boxes).
+
+    Args:
+        inpt (Image, Video, Mask, BoundingBoxes, Tensor, numpy.ndarray or PIL Image): the input; a type with a kernel
+            registered by :func:`register_kernel` goes to that kernel.
+
+    Returns:
+        list[int]: ``[height, width]``.
+    """
     if isinstance(inpt, BoundingBoxes):
         return list(inpt.canvas_size)
     _, h, w = F1.get_dimensions(_plain(inpt))
     return [h, w]
 
 
-def get_dimensions(inpt):
+def get_dimensions(inpt: Any) -> list[int]:
+    """Return ``[channels, height, width]`` of an image or video.
+
+    Args:
+        inpt (Image, Video, Tensor, numpy.ndarray or PIL Image): the input.
+
+    Returns:
+        list[int]: ``[channels, height, width]``.
+
+    Raises:
+        TypeError: for bounding boxes and masks.
+    """
     if isinstance(inpt, (BoundingBoxes, Mask)):
         raise TypeError(f"get_dimensions does not support {type(inpt).__name__}")
     return F1.get_dimensions(_plain(inpt))
 
 
-def get_num_channels(inpt):
+def get_num_channels(inpt: Any) -> int:
+    """Return the number of channels of an image or video.
+
+    Args:
+        inpt (Image, Video, Tensor, numpy.ndarray or PIL Image): the input.
+
+    Returns:
+        int: the number of channels.
+
+    Raises:
+        TypeError: for bounding boxes and masks.
+    """
     return get_dimensions(inpt)[0]
 
 
-def get_num_frames(inpt):
+def get_num_frames(inpt: Any) -> int:
+    """Return the number of frames of a ``(..., T, C, H, W)`` video.
+
+    Args:
+        inpt (Video or Tensor): the video.
+
+    Returns:
+        int: ``T``, the size of dimension ``-4``.
+
+    Raises:
+        TypeError: if ``inpt`` is not a video or tensor.
+    """
     if isinstance(inpt, Video) or F_t.is_tensor(inpt):
         return int(inpt.shape[-4])
     raise TypeError(f"get_num_frames expects a video tensor, got {type(inpt)}")
 
 
-def convert_bounding_box_format(inpt, old_format=None, new_format=None, inplace=False):
+def convert_bounding_box_format(inpt: Any, old_format: BoundingBoxFormat | str | None = None, new_format: BoundingBoxFormat | str | None = None, inplace: bool = False) -> Any:
+    """Convert bounding boxes between the ``XYXY``, ``XYWH`` and ``CXCYWH`` formats.
+
+    Args:
+        inpt (BoundingBoxes, Tensor or numpy.ndarray): ``(..., 4)`` boxes.
+        old_format (BoundingBoxFormat or str, optional): format of plain tensor/ndarray input; must be ``None`` for
+            :class:`BoundingBoxes` (their own format is used). Default ``None``.
+        new_format (BoundingBoxFormat or str): the target format (required).
+        inplace (bool): accepted for torchvision compatibility; a new object is always returned. Default ``False``.
+
+    Returns:
+        the converted boxes, of the type of ``inpt``.
+
+    Raises:
+        TypeError: if ``new_format`` is missing.
+        ValueError: if ``old_format`` is given for BoundingBoxes or missing for plain input.
+    """
     if new_format is None:
         raise TypeError("convert_bounding_box_format() missing 1 required argument: 'new_format'")
     if isinstance(inpt, BoundingBoxes):
@@ -780,7 +1136,23 @@ def convert_bounding_box_format(inpt, old_format=None, new_format=None, inplace=
     return out if isinstance(inpt, np.ndarray) else F_t.from_numpy(out)
 
 
-def clamp_bounding_boxes(inpt, format=None, canvas_size=None, clamping_mode="auto"):
+def clamp_bounding_boxes(inpt: Any, format: BoundingBoxFormat | str | None = None, canvas_size: tuple[int, int] | None = None, clamping_mode: str | None = "auto") -> Any:
+    """Clamp bounding boxes to their canvas.
+
+    Args:
+        inpt (BoundingBoxes, Tensor or numpy.ndarray): ``(..., 4)`` boxes.
+        format (BoundingBoxFormat or str, optional): format of plain input; ``None`` for BoundingBoxes. Default ``None``.
+        canvas_size (tuple of int, optional): ``(height, width)`` of plain input; ``None`` for BoundingBoxes.
+            Default ``None``.
+        clamping_mode (str, optional): ``"soft"``, ``"hard"`` or ``None`` (no clamping); ``"auto"`` uses the boxes'
+            own mode (``"soft"`` for plain input). Default ``"auto"``.
+
+    Returns:
+        the clamped boxes, of the type of ``inpt``.
+
+    Raises:
+        ValueError: if ``format``/``canvas_size`` are given for BoundingBoxes or missing for plain input.
+    """
     if isinstance(inpt, BoundingBoxes):
         if format is not None or canvas_size is not None:
             raise ValueError("For bounding box tv_tensor inputs, `format` and `canvas_size` must not be passed.")
@@ -802,8 +1174,24 @@ def _sanitize_mask(arr, format, canvas_size, min_size=1.0, min_area=1.0):
     return valid
 
 
-def sanitize_bounding_boxes(bounding_boxes, format=None, canvas_size=None, min_size=1.0, min_area=1.0):
-    """Returns (kept boxes, boolean mask of kept boxes)."""
+def sanitize_bounding_boxes(bounding_boxes: Any, format: BoundingBoxFormat | str | None = None, canvas_size: tuple[int, int] | None = None, min_size: float = 1.0, min_area: float = 1.0) -> tuple[Any, Any]:
+    """Remove degenerate bounding boxes: too small, too little area, or outside the canvas.
+
+    Args:
+        bounding_boxes (BoundingBoxes, Tensor or numpy.ndarray): ``(N, 4)`` boxes.
+        format (BoundingBoxFormat or str, optional): format of plain input; ``None`` for BoundingBoxes. Default ``None``.
+        canvas_size (tuple of int, optional): ``(height, width)`` of plain input; ``None`` for BoundingBoxes.
+            Default ``None``.
+        min_size (float): minimum width and height of a kept box. Default ``1.0``.
+        min_area (float): minimum area of a kept box. Default ``1.0``.
+
+    Returns:
+        tuple: ``(kept_boxes, valid)``: the kept boxes (type of the input; a tensor for plain input) and the boolean
+        tensor marking which boxes were kept.
+
+    Raises:
+        ValueError: if ``format``/``canvas_size`` are given for BoundingBoxes or missing for plain input.
+    """
     if isinstance(bounding_boxes, BoundingBoxes):
         if format is not None or canvas_size is not None:
             raise ValueError("For BoundingBoxes inputs, `format` and `canvas_size` must not be passed.")
@@ -815,3 +1203,10 @@ def sanitize_bounding_boxes(bounding_boxes, format=None, canvas_size=None, min_s
     a = F_t.to_numpy(bounding_boxes) if F_t.is_tensor(bounding_boxes) else np.asarray(bounding_boxes)
     valid = _sanitize_mask(a, tv_tensors._parse_format(format), canvas_size, min_size, min_area)
     return F_t.from_numpy(a[valid]), F_t.from_numpy(valid)
+
+
+from ._functional_docs import COLOR_DOCS as _COLOR_DOCS  # noqa: E402
+
+for _name, _doc in _COLOR_DOCS.items():  # the op-by-op dispatchers built by _color
+    globals()[_name].__doc__ = _doc
+del _name, _doc
