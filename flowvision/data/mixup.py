@@ -27,6 +27,11 @@ __all__ = ["Mixup", "FastCollateMixup", "mixup_target", "one_hot", "rand_bbox", 
 # ----------------------------------------------------------------------------------------------
 # targets
 # ----------------------------------------------------------------------------------------------
+def _check_num_classes(num_classes) -> None:
+    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 1:
+        raise ValueError(f"num_classes must be a positive integer, got {num_classes!r}")
+
+
 def one_hot(x, num_classes: int, on_value: float = 1.0, off_value: float = 0.0) -> np.ndarray:
     """One-hot (or smoothed) float32 targets for integer labels.
 
@@ -44,7 +49,10 @@ def one_hot(x, num_classes: int, on_value: float = 1.0, off_value: float = 0.0) 
         >>> one_hot([2, 0], 3).tolist()
         [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     """
+    _check_num_classes(num_classes)
     x = np.asarray(x).reshape(-1).astype(np.int64)
+    if x.size and (x.min() < 0 or x.max() >= num_classes):  # numpy would wrap -1 to the last class silently
+        raise ValueError(f"labels must be in [0, {num_classes}), got {x.min()}..{x.max()}")
     out = np.full((x.shape[0], num_classes), off_value, dtype=np.float32)
     out[np.arange(x.shape[0]), x] = on_value
     return out
@@ -52,6 +60,7 @@ def one_hot(x, num_classes: int, on_value: float = 1.0, off_value: float = 0.0) 
 
 def mixup_target(target, num_classes: int, lam=1.0, smoothing: float = 0.0, multi_label: bool = False):
     """Soft targets ``y*lam + y.flip(0)*(1-lam)`` with label smoothing (numpy in, numpy out)."""
+    _check_num_classes(num_classes)
     target = np.asarray(target)
     if multi_label:
         if target.ndim != 2 or target.shape[1] != num_classes:

@@ -970,6 +970,8 @@ class _BaseMixUpCutMix(Transform):
                              f"num_classes: {lab.shape[-1]} != {self.num_classes}. You can Leave num_classes to None.")
         if lab.ndim == 1 and self.num_classes is None:
             raise ValueError("num_classes must be passed if the labels are index-based (1D)")
+        if lab.ndim == 1 and lab.dtype.kind not in "iu":
+            raise TypeError(f"index-based (1D) labels must be integers, got {lab.dtype}")
         params = {"labels": labels, "batch_size": lab.shape[0],
                   **self.make_params([x for x, n in zip(flat, needs) if n])}
         idx = next(i for i, x in enumerate(flat) if x is labels)
