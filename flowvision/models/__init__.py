@@ -49,14 +49,14 @@ from .mobilevit import *  # noqa: F401,F403
 from .byobnet import *  # noqa: F401,F403
 from .van import *  # noqa: F401,F403
 from .iresnet import *  # noqa: F401,F403
-from .convnext_isotropic import *  # noqa: F401,F403
-from . import _original_zoo  # noqa: F401  (the original zoo's names torchvision lacks)
-from .rexnet_lite import *  # noqa: F401,F403
-from .fan import *  # noqa: F401,F403
-from .regionvit import *  # noqa: F401,F403
-from .crossformer import *  # noqa: F401,F403
 from .uniformer import *  # noqa: F401,F403
 from .cswin import *  # noqa: F401,F403
+from .crossformer import *  # noqa: F401,F403
+from .regionvit import *  # noqa: F401,F403
+from .fan import *  # noqa: F401,F403
+from .rexnet_lite import *  # noqa: F401,F403
+from .convnext_isotropic import *  # noqa: F401,F403
+from . import _original_zoo  # noqa: F401  (the original zoo's names torchvision lacks)
 from .style_transfer import FastNeuralStyle, fast_neural_style  # noqa: F401
 from ._api import (TV_TO_TIMM, convert_torchvision_state_dict, create_model_from_torchvision,  # noqa: F401
                    load_torchvision_checkpoint)
