@@ -1,5 +1,6 @@
 """Readers of the raw dataset file formats: python-2 pickles (restricted), idx/SN3 files, ``.mat`` files."""
 import io
+import math
 import os
 import pickle
 from typing import Any, Dict
@@ -68,7 +69,7 @@ def read_restricted_pickle(path: str) -> Any:
     except CheckpointError as e:
         raise CorruptDatasetError(f"{path}: refusing or unable to read the pickle: {e}") from e
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
-            UnicodeDecodeError) as e:
+            UnicodeDecodeError, OverflowError, MemoryError, RecursionError) as e:  # OverflowError: FRAME length
         raise CorruptDatasetError(f"{path} is not a readable pickle (truncated or corrupt): "
                                   f"{type(e).__name__}: {e}") from e
 
@@ -98,7 +99,7 @@ def read_sn3_pascalvincent(path: str) -> np.ndarray:
         raise CorruptDatasetError(f"{path}: truncated idx header")
     shape = tuple(int.from_bytes(data[4 * (i + 1): 4 * (i + 2)], "big") for i in range(nd))
     dtype = np.dtype(_SN3_TYPES[code])
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = math.prod(shape) * dtype.itemsize  # Python ints: np.prod would wrap around for 4 huge sizes
     if len(data) - head != expected:
         raise CorruptDatasetError(f"{path}: the header announces shape {shape} ({expected} bytes of data) but the "
                                   f"file holds {len(data) - head} bytes (truncated or corrupt)")

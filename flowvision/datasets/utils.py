@@ -346,7 +346,8 @@ def _extract_zip(path: str, staging: str) -> None:
             zf.extractall(staging, members=_progress(zf.infolist(), path))
     except UnsafeArchiveError:
         raise
-    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError, NotImplementedError) as e:
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError, NotImplementedError,
+            UnicodeDecodeError) as e:  # a member name flagged UTF-8 that is not
         raise CorruptDatasetError(f"{path} is not a readable zip archive (truncated or corrupt): "
                                   f"{type(e).__name__}: {e}") from e
 
