@@ -21,7 +21,7 @@ def _fb_random():
     return fb_random
 
 
-def manual_seed(seed):
+def manual_seed(seed: int) -> None:
     """Seed the transforms RNG; this is ``flowvision.backend.manual_seed`` (one global source, like
     ``torch.manual_seed`` for torchvision transforms)."""
     fbr = _fb_random()

@@ -1,5 +1,8 @@
 """AutoAugment, RandAugment, TrivialAugmentWide and AugMix (torchvision v1 semantics)."""
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 from enum import Enum
 
 import numpy as np
@@ -76,6 +79,10 @@ def _magnitude(magnitudes, index):
 
 
 class AutoAugmentPolicy(Enum):
+    """The learned AutoAugment policies: ``IMAGENET``, ``CIFAR10`` and ``SVHN``.
+
+    """
+
     IMAGENET = "imagenet"
     CIFAR10 = "cifar10"
     SVHN = "svhn"
@@ -149,7 +156,20 @@ def _base_space(num_bins, image_size, translate_max, posterize_top=8):
 
 
 class AutoAugment(Transform):
-    def __init__(self, policy=AutoAugmentPolicy.IMAGENET, interpolation=InterpolationMode.NEAREST, fill=None):
+    """AutoAugment (arXiv:1805.09501): apply one randomly chosen sub-policy of the given learned policy.
+
+    Images are uint8 PIL images, ndarrays or tensors (as torchvision).
+
+    Args:
+        policy (AutoAugmentPolicy): the learned policy. Default ``AutoAugmentPolicy.IMAGENET``.
+        interpolation (InterpolationMode): interpolation of the geometric ops. Default ``InterpolationMode.NEAREST``.
+        fill (number or sequence, optional): value of pixels outside the transformed image. Default ``None`` (0).
+
+    Raises:
+        ValueError: if ``policy`` is not recognized.
+    """
+
+    def __init__(self, policy: AutoAugmentPolicy = AutoAugmentPolicy.IMAGENET, interpolation: InterpolationMode = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None) -> None:
         if not isinstance(policy, AutoAugmentPolicy):
             raise ValueError(f"The provided policy {policy} is not recognized.")
         self.policy = policy
@@ -193,8 +213,20 @@ class AutoAugment(Transform):
 
 
 class RandAugment(Transform):
-    def __init__(self, num_ops=2, magnitude=9, num_magnitude_bins=31, interpolation=InterpolationMode.NEAREST,
-                 fill=None):
+    """RandAugment (arXiv:1909.13719): apply ``num_ops`` random ops at a fixed magnitude.
+
+    Args:
+        num_ops (int): number of ops applied in sequence. Default ``2``.
+        magnitude (int): magnitude bin of every op, in ``[0, num_magnitude_bins)``. Default ``9``.
+        num_magnitude_bins (int): number of magnitude bins. Default ``31``.
+        interpolation (InterpolationMode): interpolation of the geometric ops. Default ``InterpolationMode.NEAREST``.
+        fill (number or sequence, optional): value of pixels outside the transformed image. Default ``None`` (0).
+
+    Raises:
+        ValueError: if ``num_ops`` is negative or ``magnitude`` is out of range.
+    """
+
+    def __init__(self, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31, interpolation: InterpolationMode = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None) -> None:
         if num_ops < 0:
             raise ValueError(f"num_ops should be non-negative, got {num_ops}")
         if not 0 <= magnitude < num_magnitude_bins:
@@ -231,7 +263,18 @@ class RandAugment(Transform):
 
 
 class TrivialAugmentWide(Transform):
-    def __init__(self, num_magnitude_bins=31, interpolation=InterpolationMode.NEAREST, fill=None):
+    """TrivialAugment Wide (arXiv:2103.10158): one random op at a random magnitude.
+
+    Args:
+        num_magnitude_bins (int): number of magnitude bins, at least 2. Default ``31``.
+        interpolation (InterpolationMode): interpolation of the geometric ops. Default ``InterpolationMode.NEAREST``.
+        fill (number or sequence, optional): value of pixels outside the transformed image. Default ``None`` (0).
+
+    Raises:
+        ValueError: if ``num_magnitude_bins`` is below 2.
+    """
+
+    def __init__(self, num_magnitude_bins: int = 31, interpolation: InterpolationMode = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None) -> None:
         if num_magnitude_bins < 2:
             raise ValueError(f"num_magnitude_bins should be at least 2, got {num_magnitude_bins}")
         self.num_magnitude_bins = num_magnitude_bins
@@ -274,8 +317,23 @@ class TrivialAugmentWide(Transform):
 
 
 class AugMix(Transform):
-    def __init__(self, severity=3, mixture_width=3, chain_depth=-1, alpha=1.0, all_ops=True,
-                 interpolation=InterpolationMode.BILINEAR, fill=None):
+    """AugMix (arXiv:1912.02781): mix several random augmentation chains with the original image.
+
+    Args:
+        severity (int): magnitude of the ops, in ``[1, 10]``. Default ``3``.
+        mixture_width (int): number of augmentation chains, at least 1. Default ``3``.
+        chain_depth (int): ops per chain; ``-1`` draws it from ``[1, 3]`` per chain. Default ``-1``.
+        alpha (float): parameter of the Dirichlet/Beta mixing distributions, positive. Default ``1.0``.
+        all_ops (bool): also use the ops that overlap ImageNet-C corruptions (color, contrast, brightness,
+            sharpness). Default ``True``.
+        interpolation (InterpolationMode): interpolation of the geometric ops. Default ``InterpolationMode.BILINEAR``.
+        fill (number or sequence, optional): value of pixels outside the transformed image. Default ``None`` (0).
+
+    Raises:
+        ValueError: if ``severity``, ``mixture_width`` or ``alpha`` is out of range.
+    """
+
+    def __init__(self, severity: int = 3, mixture_width: int = 3, chain_depth: int = -1, alpha: float = 1.0, all_ops: bool = True, interpolation: InterpolationMode = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None) -> None:
         self._PARAMETER_MAX = 10
         if not (1 <= severity <= self._PARAMETER_MAX):
             raise ValueError(f"The severity must be between [1, {self._PARAMETER_MAX}]. Got {severity} instead.")

@@ -1,8 +1,11 @@
 """torchvision.transforms (v1) classes on PIL images, numpy HWC arrays and backend tensors."""
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
 from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -69,7 +72,7 @@ class Compose:
     directly followed by ``Normalize`` is fused into one pass (same numbers up to float rounding, one float
     buffer instead of three)."""
 
-    def __init__(self, transforms):
+    def __init__(self, transforms: Sequence[Callable[[Any], Any]]) -> None:
         self.transforms = transforms
 
     def __call__(self, img):
@@ -97,7 +100,10 @@ class Compose:
 
 
 class ToTensor:
-    """PIL image or ndarray (H, W, C) -> float32 (C, H, W) tensor, uint8 scaled to [0, 1]."""
+    """Convert a PIL Image or ``(H, W[, C])`` ndarray to a float32 ``(C, H, W)`` tensor.
+
+    uint8 input is scaled to ``[0, 1]``; see :func:`flowvision.transforms.functional.to_tensor`.
+    """
 
     def __call__(self, pic):
         return F.to_tensor(pic)
@@ -107,6 +113,10 @@ class ToTensor:
 
 
 class PILToTensor:
+    """Convert a PIL Image to a ``(C, H, W)`` tensor of the image's own dtype, without scaling.
+
+    """
+
     def __call__(self, pic):
         return F.pil_to_tensor(pic)
 
@@ -115,7 +125,13 @@ class PILToTensor:
 
 
 class ConvertImageDtype(Transform):
-    def __init__(self, dtype):
+    """Convert a tensor image to ``dtype`` and rescale its values to that dtype's range.
+
+    Args:
+        dtype (backend or numpy dtype): the target dtype.
+    """
+
+    def __init__(self, dtype: Any) -> None:
         self.dtype = dtype
 
     def forward(self, image):
@@ -123,7 +139,13 @@ class ConvertImageDtype(Transform):
 
 
 class ToPILImage:
-    def __init__(self, mode=None):
+    """Convert a ``(C, H, W)`` tensor or ``(H, W[, C])`` ndarray to a PIL Image.
+
+    Args:
+        mode (str, optional): PIL mode of the result. Default ``None``: inferred from channels and dtype.
+    """
+
+    def __init__(self, mode: str | None = None) -> None:
         self.mode = mode
 
     def __call__(self, pic):
@@ -134,7 +156,19 @@ class ToPILImage:
 
 
 class Normalize(Transform):
-    def __init__(self, mean, std, inplace=False):
+    """Normalize a float image per channel: ``(x - mean) / std``.
+
+    Args:
+        mean (number or sequence of float): per-channel means.
+        std (number or sequence of float): per-channel standard deviations, non-zero.
+        inplace (bool): write the result into the input. Default ``False``.
+
+    Raises:
+        TypeError: if ``mean`` or ``std`` is not a number or sequence.
+        ValueError: if they are empty, of different lengths, or ``std`` contains a zero.
+    """
+
+    def __init__(self, mean: float | Sequence[float], std: float | Sequence[float], inplace: bool = False) -> None:
         for name, v in (("mean", mean), ("std", std)):
             if not isinstance(v, (Sequence, numbers.Number, np.ndarray)) or isinstance(v, str):
                 raise TypeError(f"{name} should be a number or a sequence of numbers, got {type(v)}")
@@ -156,7 +190,22 @@ class Normalize(Transform):
 
 
 class Resize(Transform):
-    def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+    """Resize the input image to ``size`` (PIL Images, numpy ``(H, W[, C])`` arrays and ``(..., C, H, W)`` tensors).
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the output; an int or 1-element sequence gives the smaller edge,
+            the other edge keeps the aspect ratio.
+        interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
+        Default ``InterpolationMode.BILINEAR``.
+        max_size (int, optional): upper bound of the longer edge when ``size`` gives the smaller edge. Default ``None``.
+        antialias (bool, optional): antialias when downsampling (always on for PIL). Default ``True``.
+
+    Raises:
+        TypeError: if ``size`` is not an int or sequence of ints.
+        ValueError: if ``size`` has a wrong length or non-positive values.
+    """
+
+    def __init__(self, size: int | Sequence[int], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, max_size: int | None = None, antialias: bool | None = True) -> None:
         if isinstance(size, (bool, str)) or not isinstance(size, (int, Sequence)):
             raise TypeError(f"Size should be int or sequence. Got {type(size)}")
         if isinstance(size, Sequence) and len(size) not in (1, 2):
@@ -193,7 +242,16 @@ def _setup_size(size, error_msg):
 
 
 class CenterCrop(Transform):
-    def __init__(self, size):
+    """Crop the center of the image; smaller images are zero-padded first.
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the crop; an int gives a square crop.
+
+    Raises:
+        TypeError, ValueError: if ``size`` is not one or two positive ints.
+    """
+
+    def __init__(self, size: int | Sequence[int]) -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
 
     def forward(self, img):
@@ -204,7 +262,20 @@ class CenterCrop(Transform):
 
 
 class Pad(Transform):
-    def __init__(self, padding, fill=0, padding_mode="constant"):
+    """Pad the image on all sides.
+
+    Args:
+        padding (int or sequence of int): one value for all borders, two for left/right and top/bottom, or four for
+            left, top, right and bottom.
+        fill (number or sequence): pixel value for ``"constant"`` padding. Default ``0``.
+        padding_mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``. Default ``"constant"``.
+
+    Raises:
+        TypeError: if ``padding`` or ``fill`` has a wrong type.
+        ValueError: if ``padding`` has a wrong length or ``padding_mode`` is unknown.
+    """
+
+    def __init__(self, padding: int | Sequence[int], fill: float | Sequence[float] = 0, padding_mode: str = "constant") -> None:
         if not isinstance(padding, (numbers.Number, tuple, list)):
             raise TypeError("Got inappropriate padding arg")
         if not isinstance(fill, (numbers.Number, tuple, list)):
@@ -227,7 +298,16 @@ class Pad(Transform):
 
 
 class Lambda:
-    def __init__(self, lambd):
+    """Apply a user function as a transform.
+
+    Args:
+        lambd (callable): function called with the image; its result is returned.
+
+    Raises:
+        TypeError: if ``lambd`` is not callable.
+    """
+
+    def __init__(self, lambd: Callable[[Any], Any]) -> None:
         if not callable(lambd):
             raise TypeError(f"Argument lambd should be callable, got {repr(type(lambd).__name__)}")
         self.lambd = lambd
@@ -240,7 +320,7 @@ class Lambda:
 
 
 class RandomTransforms:
-    def __init__(self, transforms):
+    def __init__(self, transforms: Sequence[Callable[[Any], Any]]) -> None:
         if not isinstance(transforms, Sequence):
             raise TypeError("Argument transforms should be a sequence")
         self.transforms = transforms
@@ -254,7 +334,14 @@ class RandomTransforms:
 
 
 class RandomApply(Transform):
-    def __init__(self, transforms, p=0.5):
+    """Apply a list of transforms, in order, with probability ``p``.
+
+    Args:
+        transforms (sequence of callables): the transforms.
+        p (float): probability of applying them. Default ``0.5``.
+    """
+
+    def __init__(self, transforms: Sequence[Callable[[Any], Any]], p: float = 0.5) -> None:
         self.transforms = transforms
         self.p = p
 
@@ -271,6 +358,15 @@ class RandomApply(Transform):
 
 
 class RandomOrder(RandomTransforms):
+    """Apply a list of transforms in a random order.
+
+    Args:
+        transforms (sequence of callables): the transforms.
+
+    Raises:
+        TypeError: if ``transforms`` is not a sequence.
+    """
+
     def __call__(self, img):
         for i in _random.randperm(len(self.transforms)):
             img = self.transforms[i](img)
@@ -278,7 +374,19 @@ class RandomOrder(RandomTransforms):
 
 
 class RandomChoice(RandomTransforms):
-    def __init__(self, transforms, p=None):
+    """Apply one transform picked at random from a list.
+
+    Args:
+        transforms (sequence of callables): the transforms.
+        p (sequence of float, optional): relative probability of each transform (normalized to sum to 1).
+            Default ``None``: uniform.
+
+    Raises:
+        TypeError: if ``transforms`` or ``p`` is not a sequence.
+        ValueError: if ``p`` and ``transforms`` have different lengths.
+    """
+
+    def __init__(self, transforms: Sequence[Callable[..., Any]], p: Sequence[float] | None = None) -> None:
         super().__init__(transforms)
         if p is not None and not isinstance(p, Sequence):
             raise TypeError("Argument p should be a sequence")
@@ -301,6 +409,20 @@ class RandomChoice(RandomTransforms):
 
 
 class RandomCrop(Transform):
+    """Crop the image at a random location.
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the crop; an int gives a square crop.
+        padding (int or sequence of int, optional): padding applied first, as in :class:`Pad`. Default ``None``.
+        pad_if_needed (bool): pad an image smaller than ``size`` so that the crop fits. Default ``False``.
+        fill (number or sequence): pixel value for ``"constant"`` padding. Default ``0``.
+        padding_mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``. Default ``"constant"``.
+
+    Raises:
+        TypeError, ValueError: if ``size``, ``padding`` or ``padding_mode`` is invalid; at call time, ValueError if the
+            crop is larger than the (padded) image.
+    """
+
     @staticmethod
     def get_params(img, output_size):
         _, h, w = F.get_dimensions(img)
@@ -313,7 +435,7 @@ class RandomCrop(Transform):
         j = _random.randint(0, w - tw + 1)
         return i, j, th, tw
 
-    def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
+    def __init__(self, size: int | Sequence[int], padding: int | Sequence[int] | None = None, pad_if_needed: bool = False, fill: float | Sequence[float] = 0, padding_mode: str = "constant") -> None:
         self.size = tuple(_setup_size(size, error_msg="Please provide only two dimensions (h, w) for size."))
         if padding is not None:
             F._parse_padding(padding)
@@ -340,7 +462,13 @@ class RandomCrop(Transform):
 
 
 class RandomHorizontalFlip(Transform):
-    def __init__(self, p=0.5):
+    """Flip the image horizontally with probability ``p``.
+
+    Args:
+        p (float): probability of the flip. Default ``0.5``.
+    """
+
+    def __init__(self, p: float = 0.5) -> None:
         self.p = p
 
     def forward(self, img):
@@ -353,6 +481,12 @@ class RandomHorizontalFlip(Transform):
 
 
 class RandomVerticalFlip(RandomHorizontalFlip):
+    """Flip the image vertically with probability ``p``.
+
+    Args:
+        p (float): probability of the flip. Default ``0.5``.
+    """
+
     def forward(self, img):
         if _random.rand() < self.p:
             return F.vflip(img)
@@ -360,7 +494,22 @@ class RandomVerticalFlip(RandomHorizontalFlip):
 
 
 class RandomPerspective(Transform):
-    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0):
+    """Apply a random perspective transform with probability ``p``.
+
+    Args:
+        distortion_scale (float): degree of distortion, in ``[0, 1]``. Default ``0.5``.
+        p (float): probability of the transform. Default ``0.5``.
+        interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
+        Default ``InterpolationMode.BILINEAR``.
+        fill (number or sequence): value of pixels outside the transformed image, one for all channels or one per
+        channel. Default ``0``.
+
+    Raises:
+        ValueError: if ``distortion_scale`` is outside ``[0, 1]``.
+        TypeError: if ``fill`` is not a number or sequence.
+    """
+
+    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5, interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = 0) -> None:
         self.p = p
         if isinstance(interpolation, int):
             interpolation = _interpolation_modes_from_int(interpolation)
@@ -407,8 +556,23 @@ def _array_fill(img, fill, channels):
 
 
 class RandomResizedCrop(Transform):
-    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
-                 interpolation=InterpolationMode.BILINEAR, antialias=True):
+    """Crop a random area and aspect ratio of the image and resize it to ``size`` (Inception-style crop).
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the output; an int gives a square output.
+        scale (sequence of 2 float): range of the crop area as a fraction of the image area. Default ``(0.08, 1.0)``.
+        ratio (sequence of 2 float): range of the crop's aspect ratio (w / h), sampled log-uniformly.
+            Default ``(3/4, 4/3)``.
+        interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
+        Default ``InterpolationMode.BILINEAR``.
+        antialias (bool, optional): antialias when downsampling. Default ``True``.
+
+    Raises:
+        TypeError: if ``scale`` or ``ratio`` is not a sequence.
+        ValueError: if they do not have two values, ``scale`` is negative or ``ratio`` not positive.
+    """
+
+    def __init__(self, size: int | Sequence[int], scale: Sequence[float] = (0.08, 1.0), ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0), interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
         if not isinstance(scale, Sequence):
             raise TypeError("Scale should be a sequence")
@@ -467,7 +631,13 @@ class RandomResizedCrop(Transform):
 
 
 class FiveCrop(Transform):
-    def __init__(self, size):
+    """Crop the four corners and the center of the image; returns a tuple of five images.
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the crops; an int gives square crops.
+    """
+
+    def __init__(self, size: int | Sequence[int]) -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
 
     def forward(self, img):
@@ -478,7 +648,14 @@ class FiveCrop(Transform):
 
 
 class TenCrop(Transform):
-    def __init__(self, size, vertical_flip=False):
+    """The five crops of :class:`FiveCrop` of the image and of its flipped version (a tuple of ten images).
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the crops; an int gives square crops.
+        vertical_flip (bool): flip vertically instead of horizontally. Default ``False``.
+    """
+
+    def __init__(self, size: int | Sequence[int], vertical_flip: bool = False) -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
         self.vertical_flip = vertical_flip
 
@@ -490,9 +667,20 @@ class TenCrop(Transform):
 
 
 class LinearTransformation(Transform):
-    """Flatten (C, H, W) in CHW order, subtract ``mean_vector``, multiply by ``transformation_matrix``."""
+    """Flatten a ``(C, H, W)`` tensor image, subtract ``mean_vector`` and multiply by ``transformation_matrix``.
 
-    def __init__(self, transformation_matrix, mean_vector):
+    Used e.g. for ZCA whitening; the result is reshaped back to the input's shape.
+
+    Args:
+        transformation_matrix (Tensor or array): ``(D, D)`` matrix with ``D = C * H * W``.
+        mean_vector (Tensor or array): ``(D,)`` vector.
+
+    Raises:
+        ValueError: if the matrix is not square, the vector's length differs from ``D``, or their dtypes differ; at
+            call time, if the image does not have ``D`` elements.
+    """
+
+    def __init__(self, transformation_matrix: Any, mean_vector: Any) -> None:
         from . import _functional_tensor as F_t
 
         m = F_t.to_numpy(transformation_matrix) if F_t.is_tensor(transformation_matrix) else np.asarray(
@@ -545,7 +733,22 @@ class LinearTransformation(Transform):
 
 
 class ColorJitter(Transform):
-    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+    """Randomly change the brightness, contrast, saturation and hue of the image, in a random order.
+
+    Args:
+        brightness (float or (min, max)): factor drawn uniformly from ``[max(0, 1 - b), 1 + b]`` or the given range.
+            Default ``0`` (unchanged).
+        contrast (float or (min, max)): as ``brightness``, for contrast. Default ``0``.
+        saturation (float or (min, max)): as ``brightness``, for saturation. Default ``0``.
+        hue (float or (min, max)): hue shift drawn from ``[-h, h]`` or the given range, within ``[-0.5, 0.5]``.
+            Default ``0``.
+
+    Raises:
+        TypeError: if a value is neither a number nor a 2-sequence.
+        ValueError: if a value is negative or out of its bounds.
+    """
+
+    def __init__(self, brightness: float | Sequence[float] = 0, contrast: float | Sequence[float] = 0, saturation: float | Sequence[float] = 0, hue: float | Sequence[float] = 0) -> None:
         self.brightness = self._check_input(brightness, "brightness")
         self.contrast = self._check_input(contrast, "contrast")
         self.saturation = self._check_input(saturation, "saturation")
@@ -619,7 +822,22 @@ def _setup_angle(x, name, req_sizes=(2,)):
 
 
 class RandomRotation(Transform):
-    def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=0):
+    """Rotate the image by a random angle.
+
+    Args:
+        degrees (number or (min, max)): range of the angle in degrees; a number ``d`` gives ``(-d, d)``.
+        interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
+        Default ``InterpolationMode.NEAREST``.
+        expand (bool): enlarge the output to hold the whole rotated image. Default ``False``.
+        center (sequence of float, optional): ``(x, y)`` center of rotation. Default ``None``: the image center.
+        fill (number or sequence): value of pixels outside the transformed image, one for all channels or one per
+        channel. Default ``0``.
+
+    Raises:
+        TypeError, ValueError: if ``degrees``, ``center`` or ``fill`` is invalid.
+    """
+
+    def __init__(self, degrees: float | Sequence[float], interpolation: InterpolationMode | int = InterpolationMode.NEAREST, expand: bool = False, center: Sequence[float] | None = None, fill: float | Sequence[float] | None = 0) -> None:
         if isinstance(interpolation, int):
             interpolation = _interpolation_modes_from_int(interpolation)
         self.degrees = _setup_angle(degrees, name="degrees", req_sizes=(2,))
@@ -651,8 +869,26 @@ class RandomRotation(Transform):
 
 
 class RandomAffine(Transform):
-    def __init__(self, degrees, translate=None, scale=None, shear=None, interpolation=InterpolationMode.NEAREST,
-                 fill=0, center=None):
+    """Apply a random affine transform (rotation, translation, scale, shear), keeping the image center.
+
+    Args:
+        degrees (number or (min, max)): range of the rotation in degrees; a number ``d`` gives ``(-d, d)``.
+        translate (tuple of 2 float, optional): maximum horizontal and vertical shift as fractions of the width and
+            height, in ``[0, 1]``. Default ``None``: no shift.
+        scale (tuple of 2 float, optional): range of the scale factor. Default ``None``: 1.
+        shear (number or sequence of 2 or 4 numbers, optional): shear range in degrees (x, or x and y).
+            Default ``None``: no shear.
+        interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
+        Default ``InterpolationMode.NEAREST``.
+        fill (number or sequence): value of pixels outside the transformed image, one for all channels or one per
+        channel. Default ``0``.
+        center (sequence of float, optional): ``(x, y)`` center of the transform. Default ``None``: the image center.
+
+    Raises:
+        TypeError, ValueError: if an argument is invalid (e.g. translate outside ``[0, 1]``, non-positive scale).
+    """
+
+    def __init__(self, degrees: float | Sequence[float], translate: Sequence[float] | None = None, scale: Sequence[float] | None = None, shear: float | Sequence[float] | None = None, interpolation: InterpolationMode | int = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = 0, center: Sequence[float] | None = None) -> None:
         if isinstance(interpolation, int):
             interpolation = _interpolation_modes_from_int(interpolation)
         self.degrees = _setup_angle(degrees, name="degrees", req_sizes=(2,))
@@ -719,7 +955,16 @@ class RandomAffine(Transform):
 
 
 class Grayscale(Transform):
-    def __init__(self, num_output_channels=1):
+    """Convert the image to grayscale.
+
+    Args:
+        num_output_channels (int): 1, or 3 for three equal channels. Default ``1``.
+
+    Raises:
+        ValueError: if ``num_output_channels`` is neither 1 nor 3.
+    """
+
+    def __init__(self, num_output_channels: int = 1) -> None:
         if num_output_channels not in (1, 3):
             raise ValueError("num_output_channels should be either 1 or 3")
         self.num_output_channels = num_output_channels
@@ -732,7 +977,13 @@ class Grayscale(Transform):
 
 
 class RandomGrayscale(Transform):
-    def __init__(self, p=0.1):
+    """Convert the image to grayscale with probability ``p``, keeping its number of channels.
+
+    Args:
+        p (float): probability of the conversion. Default ``0.1``.
+    """
+
+    def __init__(self, p: float = 0.1) -> None:
         self.p = p
 
     def forward(self, img):
@@ -746,9 +997,23 @@ class RandomGrayscale(Transform):
 
 
 class RandomErasing(Transform):
-    """Erase a random rectangle of a tensor / ndarray image (after ToTensor, like torchvision)."""
+    """Erase a random rectangle of a tensor / ndarray image with probability ``p`` (after ToTensor, as torchvision).
 
-    def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False):
+    Args:
+        p (float): probability of erasing. Default ``0.5``.
+        scale (sequence of 2 float): range of the erased area as a fraction of the image area. Default ``(0.02, 0.33)``.
+        ratio (sequence of 2 float): range of the rectangle's aspect ratio. Default ``(0.3, 3.3)``.
+        value (number, sequence or str): erasing value; a number for all channels, one per channel, or ``"random"``
+            for per-pixel normal noise. Default ``0``.
+        inplace (bool): erase in place. Default ``False``.
+
+    Raises:
+        TypeError: if ``value``, ``scale`` or ``ratio`` has a wrong type.
+        ValueError: if ``value`` is a string other than ``"random"``, ``scale`` is outside ``[0, 1]``, ``ratio`` is
+            not positive or ``p`` outside ``[0, 1]``; at call time, TypeError for a PIL image.
+    """
+
+    def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33), ratio: Sequence[float] = (0.3, 3.3), value: float | Sequence[float] | str = 0, inplace: bool = False) -> None:
         if not isinstance(value, (numbers.Number, str, tuple, list)):
             raise TypeError("Argument value should be either a number or str or a sequence")
         if isinstance(value, str) and value != "random":
@@ -819,7 +1084,18 @@ class RandomErasing(Transform):
 
 
 class GaussianBlur(Transform):
-    def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+    """Blur the image with a Gaussian kernel of random standard deviation.
+
+    Args:
+        kernel_size (int or sequence of int): odd, positive kernel size ``(kx, ky)``.
+        sigma (float or (min, max)): the standard deviation, or the range it is drawn from uniformly.
+            Default ``(0.1, 2.0)``.
+
+    Raises:
+        ValueError: if the kernel size is even or not positive, or ``sigma`` is not positive or not (min, max).
+    """
+
+    def __init__(self, kernel_size: int | Sequence[int], sigma: float | Sequence[float] = (0.1, 2.0)) -> None:
         self.kernel_size = _setup_size(kernel_size, "Kernel size should be a tuple/list of two integers")
         for ks in self.kernel_size:
             if ks <= 0 or ks % 2 == 0:
@@ -848,7 +1124,7 @@ class GaussianBlur(Transform):
 
 
 class _RandomOp(Transform):
-    def __init__(self, p=0.5):
+    def __init__(self, p: float = 0.5) -> None:
         self.p = p
 
     def forward(self, img):
@@ -861,12 +1137,25 @@ class _RandomOp(Transform):
 
 
 class RandomInvert(_RandomOp):
+    """Invert the colors of the image with probability ``p``.
+
+    Args:
+        p (float): probability of the inversion. Default ``0.5``.
+    """
+
     def _op(self, img):
         return F.invert(img)
 
 
 class RandomPosterize(_RandomOp):
-    def __init__(self, bits, p=0.5):
+    """Posterize the image (keep ``bits`` bits per channel) with probability ``p``.
+
+    Args:
+        bits (int): bits to keep, in ``[0, 8]``.
+        p (float): probability of the operation. Default ``0.5``.
+    """
+
+    def __init__(self, bits: int, p: float = 0.5) -> None:
         super().__init__(p)
         self.bits = bits
 
@@ -878,7 +1167,14 @@ class RandomPosterize(_RandomOp):
 
 
 class RandomSolarize(_RandomOp):
-    def __init__(self, threshold, p=0.5):
+    """Solarize the image (invert pixels ``>= threshold``) with probability ``p``.
+
+    Args:
+        threshold (float): pixels at or above it are inverted.
+        p (float): probability of the operation. Default ``0.5``.
+    """
+
+    def __init__(self, threshold: float, p: float = 0.5) -> None:
         super().__init__(p)
         self.threshold = threshold
 
@@ -890,7 +1186,14 @@ class RandomSolarize(_RandomOp):
 
 
 class RandomAdjustSharpness(_RandomOp):
-    def __init__(self, sharpness_factor, p=0.5):
+    """Adjust the sharpness of the image with probability ``p``.
+
+    Args:
+        sharpness_factor (float): non-negative; 0 blurs, 1 keeps the image, 2 doubles the sharpness.
+        p (float): probability of the operation. Default ``0.5``.
+    """
+
+    def __init__(self, sharpness_factor: float, p: float = 0.5) -> None:
         super().__init__(p)
         self.sharpness_factor = sharpness_factor
 
@@ -902,17 +1205,44 @@ class RandomAdjustSharpness(_RandomOp):
 
 
 class RandomAutocontrast(_RandomOp):
+    """Autocontrast the image with probability ``p``.
+
+    Args:
+        p (float): probability of the operation. Default ``0.5``.
+    """
+
     def _op(self, img):
         return F.autocontrast(img)
 
 
 class RandomEqualize(_RandomOp):
+    """Equalize the histogram of the image with probability ``p`` (uint8 images).
+
+    Args:
+        p (float): probability of the operation. Default ``0.5``.
+    """
+
     def _op(self, img):
         return F.equalize(img)
 
 
 class ElasticTransform(Transform):
-    def __init__(self, alpha=50.0, sigma=5.0, interpolation=InterpolationMode.BILINEAR, fill=0):
+    """Move every pixel by a random displacement field (elastic deformation).
+
+    Args:
+        alpha (float or sequence of 2 float): magnitude of the displacement, per axis. Default ``50.0``.
+        sigma (float or sequence of 2 float): smoothness (Gaussian standard deviation) of the field. Default ``5.0``.
+        interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
+        Default ``InterpolationMode.BILINEAR``.
+        fill (number or sequence): value of pixels outside the transformed image, one for all channels or one per
+        channel. Default ``0``.
+
+    Raises:
+        TypeError: if ``alpha``, ``sigma`` or ``fill`` has a wrong type.
+        ValueError: if a sequence does not have 2 values.
+    """
+
+    def __init__(self, alpha: float | Sequence[float] = 50.0, sigma: float | Sequence[float] = 5.0, interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] = 0) -> None:
         self.alpha = self._pair(alpha, "alpha")
         self.sigma = self._pair(sigma, "sigma")
         if isinstance(interpolation, int):
