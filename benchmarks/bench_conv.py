@@ -1,4 +1,4 @@
-"""KxK / grouped / depthwise / stem convolution: flowvision's NHWC direct kernel vs PyTorch (issue 4).
+"""KxK / grouped / depthwise / stem convolution: flowvision's NHWC direct kernel vs PyTorch.
 
     python benchmarks/bench_conv.py [--threads 1] [--cpu-time] [--repeat 5] [--only resnet50,stem,...,gate] [--batch 1,8]
 

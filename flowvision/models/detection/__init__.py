@@ -26,7 +26,7 @@ __all__ = ["AnchorGenerator", "DefaultBoxGenerator", "BoxCoder", "BoxLinearCoder
            "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights", "maskrcnn_resnet50_fpn", "FCOS", "FCOSHead",
            "FCOS_ResNet50_FPN_Weights", "fcos_resnet50_fpn"]
 
-# MobileNetV3 Faster R-CNN, Mask R-CNN v2, Keypoint R-CNN, the ObjectDetection preset (issue 9, task D2)
+# MobileNetV3 Faster R-CNN, Mask R-CNN v2, Keypoint R-CNN, the ObjectDetection preset
 from ..segmentation._weights import ObjectDetection  # noqa: E402
 from .backbone_utils import _mobilenet_extractor, mobilenet_backbone  # noqa: E402
 from .faster_rcnn import (FasterRCNN_MobileNet_V3_Large_320_FPN_Weights,  # noqa: E402
@@ -43,7 +43,7 @@ __all__ += ["ObjectDetection", "mobilenet_backbone", "FasterRCNN_MobileNet_V3_La
             "KeypointRCNN_ResNet50_FPN_Weights", "keypointrcnn_resnet50_fpn", "MaskRCNN_ResNet50_FPN_V2_Weights",
             "maskrcnn_resnet50_fpn_v2", "RetinaNet_ResNet50_FPN_V2_Weights", "retinanet_resnet50_fpn_v2"]
 
-# SSD / SSDLite (issue 9, task D1)
+# SSD / SSDLite
 from ._utils import retrieve_out_channels  # noqa: E402
 from .ssd import (SSD, SSD300_VGG16_Weights, SSDClassificationHead, SSDFeatureExtractorVGG, SSDHead,  # noqa: E402
                   SSDRegressionHead, SSDScoringHead, VGG16_Features_Weights, ssd300_vgg16)
