@@ -276,7 +276,8 @@ def _errors() -> Dict[str, Tuple[Type[BaseException], ...]]:
         "torch_zip": (CheckpointError,), "torch_legacy": (CheckpointError,), "safetensors": (CheckpointError,),
         "npz": (CheckpointError,),
         # torchvision's decoders raise RuntimeError for undecodable bytes; flowvision.io keeps that contract
-        "image": (RuntimeError,),
+        # (an empty input tensor is an argument error: ValueError)
+        "image": (RuntimeError, ValueError),
         "idx": (CorruptDatasetError,), "dataset_pickle": (CorruptDatasetError,),
         "archive": (CorruptDatasetError, UnsafeArchiveError),
         "manifest": (HubError,),
