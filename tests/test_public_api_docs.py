@@ -23,7 +23,7 @@ FLOORS = {
     "models": (32, 18),
     "transforms": ("all", "all"),
     "transforms-functional": ("all", "all"),
-    "transforms-v2": (4, 1),
+    "transforms-v2": ("all", 55),
     "transforms-v2-functional": ("all", "all"),
     "data": ("all", 9),
     "datasets": ("all", "all"),

@@ -1,8 +1,11 @@
 """torchvision.transforms.v2 classes: one parameter draw per call, applied to images, videos, masks and
 bounding boxes alike."""
+from __future__ import annotations
+
 import math
 import warnings
 from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 from PIL import Image as _PILImage
@@ -60,7 +63,17 @@ def _interp(interpolation):
 
 # ----------------------------------------------------------------------------- containers
 class Compose(Transform):
-    def __init__(self, transforms):
+    """Apply a list of transforms in order, on a whole sample (images, videos, masks, boxes, labels).
+
+    Args:
+        transforms (sequence of callables): the transforms.
+
+    Raises:
+        TypeError: if ``transforms`` is not a sequence.
+        ValueError: if it is empty.
+    """
+
+    def __init__(self, transforms: Sequence[Callable[..., Any]]) -> None:
         if not isinstance(transforms, Sequence):
             raise TypeError("Argument transforms should be a sequence of callables")
         if not transforms:
@@ -79,7 +92,18 @@ class Compose(Transform):
 
 
 class RandomApply(Transform):
-    def __init__(self, transforms, p=0.5):
+    """Apply a list of transforms, in order, with probability ``p``.
+
+    Args:
+        transforms (sequence of callables): the transforms.
+        p (float): probability of applying the transform. Default ``0.5``.
+
+    Raises:
+        TypeError: if ``transforms`` is not a sequence or callable.
+        ValueError: if ``p`` is outside ``[0, 1]``.
+    """
+
+    def __init__(self, transforms: Sequence[Callable[..., Any]] | Callable[..., Any], p: float = 0.5) -> None:
         if not isinstance(transforms, (Sequence, Transform)) and not callable(transforms):
             raise TypeError("Argument transforms should be a sequence of callables")
         if not (0.0 <= p <= 1.0):
@@ -97,7 +121,19 @@ class RandomApply(Transform):
 
 
 class RandomChoice(Transform):
-    def __init__(self, transforms, p=None):
+    """Apply one transform picked at random from a list.
+
+    Args:
+        transforms (sequence of callables): the transforms.
+        p (sequence of float, optional): relative probability of each transform (normalized to sum to 1).
+            Default ``None``: uniform.
+
+    Raises:
+        TypeError: if ``transforms`` is not a sequence.
+        ValueError: if ``p`` and ``transforms`` have different lengths.
+    """
+
+    def __init__(self, transforms: Sequence[Callable[..., Any]], p: Sequence[float] | None = None) -> None:
         if not isinstance(transforms, Sequence):
             raise TypeError("Argument transforms should be a sequence of callables")
         if p is None:
@@ -114,7 +150,16 @@ class RandomChoice(Transform):
 
 
 class RandomOrder(Transform):
-    def __init__(self, transforms):
+    """Apply a list of transforms in a random order.
+
+    Args:
+        transforms (sequence of callables): the transforms.
+
+    Raises:
+        TypeError: if ``transforms`` is not a sequence.
+    """
+
+    def __init__(self, transforms: Sequence[Callable[..., Any]]) -> None:
         if not isinstance(transforms, Sequence):
             raise TypeError("Argument transforms should be a sequence of callables")
         self.transforms = transforms
@@ -127,12 +172,26 @@ class RandomOrder(Transform):
 
 
 class Identity(Transform):
+    """Return the input unchanged.
+
+    """
+
     def transform(self, inpt, params):
         return inpt
 
 
 class Lambda(Transform):
-    def __init__(self, lambd, *types):
+    """Apply a user function to every leaf of the sample (or only to leaves of the given types).
+
+    Args:
+        lambd (callable): function applied to each selected leaf.
+        *types (type): leaf types to apply it to. Default: all (``object``).
+
+    Raises:
+        TypeError: if ``lambd`` is not callable.
+    """
+
+    def __init__(self, lambd: Callable[[Any], Any], *types: type) -> None:
         if not callable(lambd):
             raise TypeError(f"Argument lambd should be callable, got {type(lambd).__name__!r}")
         self.lambd = lambd
@@ -147,6 +206,10 @@ class Lambda(Transform):
 
 # ----------------------------------------------------------------------------- type conversion
 class ToImage(Transform):
+    """Convert PIL images, ``(H, W[, C])`` ndarrays and plain tensors to :class:`Image` tv_tensors.
+
+    """
+
     _transformed_types = (np.ndarray, _PILImage.Image, "tensor")
 
     def _needs_transform_list(self, flat_inputs):
@@ -158,6 +221,10 @@ class ToImage(Transform):
 
 
 class PILToTensor(Transform):
+    """Convert PIL images to plain ``(C, H, W)`` tensors of their own dtype, without scaling.
+
+    """
+
     _transformed_types = (_PILImage.Image,)
 
     def transform(self, inpt, params):
@@ -165,9 +232,15 @@ class PILToTensor(Transform):
 
 
 class ToPILImage(Transform):
+    """Convert tensor / ndarray images to PIL Images.
+
+    Args:
+        mode (str, optional): PIL mode of the result. Default ``None``: inferred.
+    """
+
     _transformed_types = (np.ndarray, "tensor", tv_tensors.Image)
 
-    def __init__(self, mode=None):
+    def __init__(self, mode: str | None = None) -> None:
         self.mode = mode
 
     def transform(self, inpt, params):
@@ -175,6 +248,10 @@ class ToPILImage(Transform):
 
 
 class ToPureTensor(Transform):
+    """Replace every tv_tensor of the sample by its plain tensor.
+
+    """
+
     _transformed_types = (tv_tensors.TVTensor,)
 
     def transform(self, inpt, params):
@@ -197,7 +274,7 @@ class ToDtype(Transform):
     """``dtype`` may be one dtype (applied to images and videos; with ``scale`` their values are rescaled),
     or a dict ``{type: dtype}`` with ``"others"`` for the remaining types (``None`` leaves a type alone)."""
 
-    def __init__(self, dtype, scale=False):
+    def __init__(self, dtype: Any, scale: bool = False) -> None:
         if not isinstance(dtype, dict) and not (hasattr(dtype, "np") or isinstance(dtype, (type, np.dtype))):
             raise ValueError(f"dtype must be a dtype or a dict of dtypes, got {type(dtype)} instead.")
         self.dtype = dtype
@@ -222,7 +299,13 @@ class ToDtype(Transform):
 
 
 class ConvertImageDtype(Transform):
-    def __init__(self, dtype=None):
+    """Convert images to ``dtype``, rescaling their values to the dtype's range.
+
+    Args:
+        dtype (backend or numpy dtype, optional): target dtype. Default ``None``: float32.
+    """
+
+    def __init__(self, dtype: Any = None) -> None:
         self.dtype = dtype
 
     def transform(self, inpt, params):
@@ -232,9 +315,20 @@ class ConvertImageDtype(Transform):
 
 
 class Normalize(Transform):
+    """Normalize float images and videos per channel: ``(x - mean) / std``.
+
+    Args:
+        mean (number or sequence of float): per-channel means.
+        std (number or sequence of float): per-channel standard deviations, non-zero.
+        inplace (bool): write the result into the input. Default ``False``.
+
+    Raises:
+        TypeError, ValueError: as :class:`flowvision.transforms.Normalize`.
+    """
+
     _transformed_types = (tv_tensors.Image, Video, np.ndarray, "tensor")
 
-    def __init__(self, mean, std, inplace=False):
+    def __init__(self, mean: float | Sequence[float], std: float | Sequence[float], inplace: bool = False) -> None:
         T1.Normalize(mean, std, inplace)  # argument checks
         self.mean = list(np.atleast_1d(mean))
         self.std = list(np.atleast_1d(std))
@@ -245,13 +339,31 @@ class Normalize(Transform):
 
 
 class RGB(Transform):
+    """Convert images to RGB: one-channel images get three equal channels, RGB images are unchanged.
+
+    """
+
     def transform(self, inpt, params):
         return F.grayscale_to_rgb(inpt)
 
 
 # ----------------------------------------------------------------------------- geometry
 class Resize(Transform):
-    def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+    """Resize the input (images, videos, masks, boxes) to ``size``.
+
+    Args:
+        size (int, sequence of int or None): ``(h, w)``; an int or 1-element sequence gives the smaller edge; ``None``
+            resizes so that the longer edge is ``max_size``.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.BILINEAR``.
+        max_size (int, optional): upper bound of the longer edge. Default ``None``.
+        antialias (bool, optional): antialias when downsampling images. Default ``True``.
+
+    Raises:
+        ValueError: if ``size`` or ``max_size`` is invalid.
+    """
+
+    def __init__(self, size: int | Sequence[int] | None, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, max_size: int | None = None, antialias: bool | None = True) -> None:
         if isinstance(size, int):
             size = [size]
         elif isinstance(size, Sequence) and len(size) in {1, 2}:
@@ -277,7 +389,13 @@ class Resize(Transform):
 
 
 class CenterCrop(Transform):
-    def __init__(self, size):
+    """Crop the center of the input; images smaller than ``size`` are zero-padded.
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the crop; an int gives a square crop.
+    """
+
+    def __init__(self, size: int | Sequence[int]) -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
 
     def transform(self, inpt, params):
@@ -285,8 +403,18 @@ class CenterCrop(Transform):
 
 
 class RandomResizedCrop(Transform):
-    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
-                 interpolation=InterpolationMode.BILINEAR, antialias=True):
+    """Crop a random area and aspect ratio and resize it to ``size`` (Inception-style crop).
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the output; an int gives a square output.
+        scale (sequence of 2 float): range of the crop area as a fraction of the image area. Default ``(0.08, 1.0)``.
+        ratio (sequence of 2 float): range of the crop's aspect ratio, sampled log-uniformly. Default ``(3/4, 4/3)``.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.BILINEAR``.
+        antialias (bool, optional): antialias when downsampling images. Default ``True``.
+    """
+
+    def __init__(self, size: int | Sequence[int], scale: Sequence[float] = (0.08, 1.0), ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0), interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
         self._v1 = T1.RandomResizedCrop(size, scale, ratio, antialias=antialias)
         self.size, self.scale, self.ratio = self._v1.size, scale, ratio
         self.interpolation = _interp(interpolation)
@@ -303,9 +431,18 @@ class RandomResizedCrop(Transform):
 
 
 class FiveCrop(Transform):
+    """Crop the four corners and the center of images and videos (a tuple of five per input).
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the crops; an int gives square crops.
+
+    Raises:
+        TypeError: at call time, for bounding boxes and masks.
+    """
+
     _transformed_types = (tv_tensors.Image, Video, _PILImage.Image, np.ndarray, "tensor")
 
-    def __init__(self, size):
+    def __init__(self, size: int | Sequence[int]) -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
 
     def check_inputs(self, flat_inputs):
@@ -317,7 +454,14 @@ class FiveCrop(Transform):
 
 
 class TenCrop(FiveCrop):
-    def __init__(self, size, vertical_flip=False):
+    """The five crops of :class:`FiveCrop` of the input and of its flipped version.
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the crops; an int gives square crops.
+        vertical_flip (bool): flip vertically instead of horizontally. Default ``False``.
+    """
+
+    def __init__(self, size: int | Sequence[int], vertical_flip: bool = False) -> None:
         super().__init__(size)
         self.vertical_flip = vertical_flip
 
@@ -326,17 +470,42 @@ class TenCrop(FiveCrop):
 
 
 class RandomHorizontalFlip(_RandomApplyTransform):
+    """Flip the input horizontally with probability ``p`` (boxes and masks with it).
+
+    Args:
+        p (float): probability of applying the transform. Default ``0.5``.
+    """
+
     def transform(self, inpt, params):
         return F.horizontal_flip(inpt)
 
 
 class RandomVerticalFlip(_RandomApplyTransform):
+    """Flip the input vertically with probability ``p`` (boxes and masks with it).
+
+    Args:
+        p (float): probability of applying the transform. Default ``0.5``.
+    """
+
     def transform(self, inpt, params):
         return F.vertical_flip(inpt)
 
 
 class Pad(Transform):
-    def __init__(self, padding, fill=0, padding_mode="constant"):
+    """Pad the input on all sides.
+
+    Args:
+        padding (int or sequence of int): one value for all borders, two for left/right and top/bottom, or four for
+            left, top, right and bottom.
+        fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
+        (``"others"`` for the rest). Default ``0``.
+        padding_mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``. Default ``"constant"``.
+
+    Raises:
+        TypeError, ValueError: if ``padding``, ``fill`` or ``padding_mode`` is invalid.
+    """
+
+    def __init__(self, padding: int | Sequence[int], fill: float | Sequence[float] | dict[Any, Any] | None = 0, padding_mode: str = "constant") -> None:
         F1._parse_padding(padding)
         if padding_mode not in ["constant", "edge", "reflect", "symmetric"]:
             raise ValueError("`padding_mode` must be one of 'constant', 'edge', 'reflect' or 'symmetric'.")
@@ -351,7 +520,20 @@ class Pad(Transform):
 
 
 class RandomZoomOut(_RandomApplyTransform):
-    def __init__(self, fill=0, side_range=(1.0, 4.0), p=0.5):
+    """Zoom out with probability ``p``: place the input at a random spot of a larger canvas filled with ``fill``.
+
+    Args:
+        fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
+        (``"others"`` for the rest). Default ``0``.
+        side_range (sequence of 2 float): range of the canvas side as a multiple of the input side, ``>= 1``.
+            Default ``(1.0, 4.0)``.
+        p (float): probability of applying the transform. Default ``0.5``.
+
+    Raises:
+        ValueError: if ``side_range`` is invalid or ``p`` outside ``[0, 1]``.
+    """
+
+    def __init__(self, fill: float | Sequence[float] | dict[Any, Any] | None = 0, side_range: Sequence[float] = (1.0, 4.0), p: float = 0.5) -> None:
         super().__init__(p=p)
         self.fill = fill
         self._fill = _setup_fill_arg(fill)
@@ -374,7 +556,21 @@ class RandomZoomOut(_RandomApplyTransform):
 
 
 class RandomCrop(Transform):
-    def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
+    """Crop the input at a random location.
+
+    Args:
+        size (int or sequence of int): ``(h, w)`` of the crop; an int gives a square crop.
+        padding (int or sequence of int, optional): padding applied first, as in :class:`Pad`. Default ``None``.
+        pad_if_needed (bool): pad an input smaller than ``size`` so that the crop fits. Default ``False``.
+        fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
+        (``"others"`` for the rest). Default ``0``.
+        padding_mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``. Default ``"constant"``.
+
+    Raises:
+        ValueError: if ``padding_mode`` is unknown; at call time, if the crop is larger than the (padded) input.
+    """
+
+    def __init__(self, size: int | Sequence[int], padding: int | Sequence[int] | None = None, pad_if_needed: bool = False, fill: float | Sequence[float] | dict[Any, Any] | None = 0, padding_mode: str = "constant") -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
         if padding is not None:
             F1._parse_padding(padding)
@@ -427,7 +623,19 @@ class RandomCrop(Transform):
 
 
 class RandomRotation(Transform):
-    def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=0):
+    """Rotate the input by a random angle.
+
+    Args:
+        degrees (number or (min, max)): range of the angle in degrees; a number ``d`` gives ``(-d, d)``.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.NEAREST``.
+        expand (bool): enlarge the output to hold the whole rotated image. Default ``False``.
+        center (sequence of float, optional): ``(x, y)`` center of rotation. Default ``None``: the image center.
+        fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
+        (``"others"`` for the rest). Default ``0``.
+    """
+
+    def __init__(self, degrees: float | Sequence[float], interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, expand: bool = False, center: Sequence[float] | None = None, fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
         self.degrees = T1._setup_angle(degrees, name="degrees", req_sizes=(2,))
         self.interpolation = _interp(interpolation)
         self.expand = expand
@@ -446,8 +654,24 @@ class RandomRotation(Transform):
 
 
 class RandomAffine(Transform):
-    def __init__(self, degrees, translate=None, scale=None, shear=None, interpolation=InterpolationMode.NEAREST,
-                 fill=0, center=None):
+    """Apply a random affine transform (rotation, translation, scale, shear).
+
+    Args:
+        degrees (number or (min, max)): range of the rotation in degrees; a number ``d`` gives ``(-d, d)``.
+        translate (tuple of 2 float, optional): maximum shifts as fractions of width and height. Default ``None``.
+        scale (tuple of 2 float, optional): range of the scale factor. Default ``None``: 1.
+        shear (number or sequence of 2 or 4 numbers, optional): shear range in degrees. Default ``None``.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.NEAREST``.
+        fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
+        (``"others"`` for the rest). Default ``0``.
+        center (sequence of float, optional): ``(x, y)`` center of the transform. Default ``None``: the image center.
+
+    Raises:
+        TypeError, ValueError: if an argument is invalid.
+    """
+
+    def __init__(self, degrees: float | Sequence[float], translate: Sequence[float] | None = None, scale: Sequence[float] | None = None, shear: float | Sequence[float] | None = None, interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, fill: float | Sequence[float] | dict[Any, Any] | None = 0, center: Sequence[float] | None = None) -> None:
         v1 = T1.RandomAffine(degrees, translate, scale, shear, fill=0, center=center)
         self.degrees, self.translate, self.scale, self.shear, self.center = (v1.degrees, v1.translate, v1.scale,
                                                                               v1.shear, center)
@@ -467,7 +691,21 @@ class RandomAffine(Transform):
 
 
 class RandomPerspective(_RandomApplyTransform):
-    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0):
+    """Apply a random perspective transform with probability ``p``.
+
+    Args:
+        distortion_scale (float): degree of distortion, in ``[0, 1]``. Default ``0.5``.
+        p (float): probability of applying the transform. Default ``0.5``.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.BILINEAR``.
+        fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
+        (``"others"`` for the rest). Default ``0``.
+
+    Raises:
+        ValueError: if ``distortion_scale`` or ``p`` is outside ``[0, 1]``.
+    """
+
+    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
         super().__init__(p=p)
         if not (0 <= distortion_scale <= 1):
             raise ValueError("Argument distortion_scale value should be between 0 and 1")
@@ -487,7 +725,21 @@ class RandomPerspective(_RandomApplyTransform):
 
 
 class ElasticTransform(Transform):
-    def __init__(self, alpha=50.0, sigma=5.0, interpolation=InterpolationMode.BILINEAR, fill=0):
+    """Move every pixel by a random smooth displacement field (elastic deformation).
+
+    Args:
+        alpha (float or sequence of 2 float): magnitude of the displacement. Default ``50.0``.
+        sigma (float or sequence of 2 float): smoothness of the field. Default ``5.0``.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.BILINEAR``.
+        fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
+        (``"others"`` for the rest). Default ``0``.
+
+    Raises:
+        TypeError, ValueError: if ``alpha``, ``sigma`` or ``fill`` is invalid.
+    """
+
+    def __init__(self, alpha: float | Sequence[float] = 50.0, sigma: float | Sequence[float] = 5.0, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
         self.alpha = T1.ElasticTransform._pair(float(alpha) if isinstance(alpha, int) else alpha, "alpha")
         self.sigma = T1.ElasticTransform._pair(float(sigma) if isinstance(sigma, int) else sigma, "sigma")
         self.interpolation = _interp(interpolation)
@@ -503,10 +755,25 @@ class ElasticTransform(Transform):
 
 
 class RandomIoUCrop(Transform):
-    """SSD's random crop: keep boxes whose centres fall in the crop, with IoU above a sampled threshold."""
+    """SSD's random crop: keep the boxes whose centres fall in the crop, with IoU above a sampled threshold.
 
-    def __init__(self, min_scale=0.3, max_scale=1.0, min_aspect_ratio=0.5, max_aspect_ratio=2.0,
-                 sampler_options=None, trials=40):
+    Needs bounding boxes and an image in the sample.
+
+    Args:
+        min_scale (float): minimum crop side as a fraction of the image side. Default ``0.3``.
+        max_scale (float): maximum crop side as a fraction of the image side. Default ``1.0``.
+        min_aspect_ratio (float): minimum aspect ratio of the crop. Default ``0.5``.
+        max_aspect_ratio (float): maximum aspect ratio of the crop. Default ``2.0``.
+        sampler_options (sequence of float, optional): minimum-IoU thresholds to sample from (1.0 = no crop).
+            Default ``None``: ``[0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]``.
+        trials (int): crop attempts per threshold. Default ``40``.
+
+    Raises:
+        ValueError: if the scale or aspect-ratio range is invalid.
+        TypeError: at call time, if the sample lacks boxes or an image.
+    """
+
+    def __init__(self, min_scale: float = 0.3, max_scale: float = 1.0, min_aspect_ratio: float = 0.5, max_aspect_ratio: float = 2.0, sampler_options: Sequence[float] | None = None, trials: int = 40) -> None:
         if not 0 < min_scale <= max_scale:
             raise ValueError(f"need 0 < min_scale <= max_scale, got {min_scale}, {max_scale}")
         if not 0 < min_aspect_ratio <= max_aspect_ratio:
@@ -575,8 +842,17 @@ def _box_iou(a, b):
 
 
 class ScaleJitter(Transform):
-    def __init__(self, target_size, scale_range=(0.1, 2.0), interpolation=InterpolationMode.BILINEAR,
-                 antialias=True):
+    """Large-scale jitter: resize to fit ``target_size`` times a random scale, keeping the aspect ratio.
+
+    Args:
+        target_size (tuple of int): ``(height, width)`` of the target.
+        scale_range (tuple of 2 float): range of the random scale. Default ``(0.1, 2.0)``.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.BILINEAR``.
+        antialias (bool, optional): antialias when downsampling images. Default ``True``.
+    """
+
+    def __init__(self, target_size: tuple[int, int], scale_range: tuple[float, float] = (0.1, 2.0), interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
         self.target_size = target_size
         self.scale_range = scale_range
         self.interpolation = _interp(interpolation)
@@ -593,7 +869,17 @@ class ScaleJitter(Transform):
 
 
 class RandomShortestSize(Transform):
-    def __init__(self, min_size, max_size=None, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    """Resize so that the shorter edge is a size picked at random from ``min_size``.
+
+    Args:
+        min_size (int or sequence of int): candidate sizes of the shorter edge.
+        max_size (int, optional): upper bound of the longer edge. Default ``None``.
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.BILINEAR``.
+        antialias (bool, optional): antialias when downsampling images. Default ``True``.
+    """
+
+    def __init__(self, min_size: int | Sequence[int], max_size: int | None = None, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
         self.min_size = [min_size] if isinstance(min_size, int) else list(min_size)
         self.max_size = max_size
         self.interpolation = _interp(interpolation)
@@ -612,7 +898,20 @@ class RandomShortestSize(Transform):
 
 
 class RandomResize(Transform):
-    def __init__(self, min_size, max_size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    """Resize the shorter edge to a size drawn uniformly from ``[min_size, max_size)``.
+
+    Args:
+        min_size (int): smallest size (inclusive).
+        max_size (int): largest size (exclusive).
+        interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
+        Default ``InterpolationMode.BILINEAR``.
+        antialias (bool, optional): antialias when downsampling images. Default ``True``.
+
+    Raises:
+        ValueError: if ``min_size >= max_size``.
+    """
+
+    def __init__(self, min_size: int, max_size: int, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
         if min_size >= max_size:
             raise ValueError(f"min_size should be < max_size, got {min_size}, {max_size}")
         self.min_size, self.max_size = min_size, max_size
@@ -632,7 +931,21 @@ class _ColorTransform(Transform):
 
 
 class ColorJitter(_ColorTransform):
-    def __init__(self, brightness=None, contrast=None, saturation=None, hue=None):
+    """Randomly change brightness, contrast, saturation and hue, in a random order.
+
+    Args:
+        brightness (float or (min, max), optional): factor range ``[max(0, 1 - b), 1 + b]`` or the given range.
+            Default ``None`` (unchanged).
+        contrast (float or (min, max), optional): as ``brightness``. Default ``None``.
+        saturation (float or (min, max), optional): as ``brightness``. Default ``None``.
+        hue (float or (min, max), optional): shift range ``[-h, h]`` or the given range, within ``[-0.5, 0.5]``.
+            Default ``None``.
+
+    Raises:
+        TypeError, ValueError: as :class:`flowvision.transforms.ColorJitter`.
+    """
+
+    def __init__(self, brightness: float | Sequence[float] | None = None, contrast: float | Sequence[float] | None = None, saturation: float | Sequence[float] | None = None, hue: float | Sequence[float] | None = None) -> None:
         v1 = T1.ColorJitter(brightness or 0, contrast or 0, saturation or 0, hue or 0)
         self.brightness, self.contrast, self.saturation, self.hue = v1.brightness, v1.contrast, v1.saturation, v1.hue
 
@@ -654,8 +967,18 @@ class ColorJitter(_ColorTransform):
 
 
 class RandomPhotometricDistort(_ColorTransform):
-    def __init__(self, brightness=(0.875, 1.125), contrast=(0.5, 1.5), saturation=(0.5, 1.5), hue=(-0.05, 0.05),
-                 p=0.5):
+    """SSD's photometric distortion: each colour change and a channel permutation is applied with probability ``p``.
+
+    Args:
+        brightness (tuple of 2 float): range of the brightness factor. Default ``(0.875, 1.125)``.
+        contrast (tuple of 2 float): range of the contrast factor (applied before or after the others at random).
+            Default ``(0.5, 1.5)``.
+        saturation (tuple of 2 float): range of the saturation factor. Default ``(0.5, 1.5)``.
+        hue (tuple of 2 float): range of the hue shift. Default ``(-0.05, 0.05)``.
+        p (float): probability of each distortion. Default ``0.5``.
+    """
+
+    def __init__(self, brightness: Sequence[float] = (0.875, 1.125), contrast: Sequence[float] = (0.5, 1.5), saturation: Sequence[float] = (0.5, 1.5), hue: Sequence[float] = (-0.05, 0.05), p: float = 0.5) -> None:
         self.brightness, self.contrast, self.saturation, self.hue, self.p = brightness, contrast, saturation, hue, p
 
     def make_params(self, flat_inputs):
@@ -685,6 +1008,10 @@ class RandomPhotometricDistort(_ColorTransform):
 
 
 class RandomChannelPermutation(_ColorTransform):
+    """Permute the channels of images and videos at random.
+
+    """
+
     def make_params(self, flat_inputs):
         c, _, _ = query_chw(flat_inputs)
         return dict(permutation=_random.randperm(c))
@@ -694,7 +1021,16 @@ class RandomChannelPermutation(_ColorTransform):
 
 
 class Grayscale(_ColorTransform):
-    def __init__(self, num_output_channels=1):
+    """Convert images and videos to grayscale.
+
+    Args:
+        num_output_channels (int): 1, or 3 for three equal channels. Default ``1``.
+
+    Raises:
+        ValueError: if ``num_output_channels`` is neither 1 nor 3.
+    """
+
+    def __init__(self, num_output_channels: int = 1) -> None:
         if num_output_channels not in (1, 3):
             raise ValueError("num_output_channels should be either 1 or 3")
         self.num_output_channels = num_output_channels
@@ -704,9 +1040,15 @@ class Grayscale(_ColorTransform):
 
 
 class RandomGrayscale(_RandomApplyTransform):
+    """Convert images to grayscale with probability ``p``, keeping their number of channels.
+
+    Args:
+        p (float): probability of the conversion. Default ``0.1``.
+    """
+
     _transformed_types = _ColorTransform._transformed_types
 
-    def __init__(self, p=0.1):
+    def __init__(self, p: float = 0.1) -> None:
         super().__init__(p=p)
 
     def make_params(self, flat_inputs):
@@ -718,7 +1060,17 @@ class RandomGrayscale(_RandomApplyTransform):
 
 
 class GaussianBlur(_ColorTransform):
-    def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+    """Blur images and videos with a Gaussian kernel of random standard deviation.
+
+    Args:
+        kernel_size (int or sequence of int): odd, positive kernel size.
+        sigma (float or (min, max)): the standard deviation or its range. Default ``(0.1, 2.0)``.
+
+    Raises:
+        ValueError: as :class:`flowvision.transforms.GaussianBlur`.
+    """
+
+    def __init__(self, kernel_size: int | Sequence[int], sigma: float | Sequence[float] = (0.1, 2.0)) -> None:
         v1 = T1.GaussianBlur(kernel_size, sigma)
         self.kernel_size, self.sigma = v1.kernel_size, v1.sigma
 
@@ -731,7 +1083,18 @@ class GaussianBlur(_ColorTransform):
 
 
 class GaussianNoise(_ColorTransform):
-    def __init__(self, mean=0.0, sigma=0.1, clip=True):
+    """Add Gaussian noise to float images and videos.
+
+    Args:
+        mean (float): mean of the noise. Default ``0.0``.
+        sigma (float): standard deviation of the noise, non-negative. Default ``0.1``.
+        clip (bool): clamp the result to ``[0, 1]``. Default ``True``.
+
+    Raises:
+        ValueError: if ``sigma`` is negative.
+    """
+
+    def __init__(self, mean: float = 0.0, sigma: float = 0.1, clip: bool = True) -> None:
         if sigma < 0:
             raise ValueError(f"sigma shouldn't be negative. Got {sigma}")
         self.mean, self.sigma, self.clip = mean, sigma, clip
@@ -745,12 +1108,25 @@ class _RandomColorOp(_RandomApplyTransform):
 
 
 class RandomInvert(_RandomColorOp):
+    """Invert the colors of images and videos with probability ``p``.
+
+    Args:
+        p (float): probability of applying the transform. Default ``0.5``.
+    """
+
     def transform(self, inpt, params):
         return F.invert(inpt)
 
 
 class RandomPosterize(_RandomColorOp):
-    def __init__(self, bits, p=0.5):
+    """Posterize uint8 images (keep ``bits`` bits per channel) with probability ``p``.
+
+    Args:
+        bits (int): bits to keep, in ``[0, 8]``.
+        p (float): probability of applying the transform. Default ``0.5``.
+    """
+
+    def __init__(self, bits: int, p: float = 0.5) -> None:
         super().__init__(p=p)
         self.bits = bits
 
@@ -759,7 +1135,14 @@ class RandomPosterize(_RandomColorOp):
 
 
 class RandomSolarize(_RandomColorOp):
-    def __init__(self, threshold, p=0.5):
+    """Solarize images (invert pixels ``>= threshold``) with probability ``p``.
+
+    Args:
+        threshold (float): pixels at or above it are inverted.
+        p (float): probability of applying the transform. Default ``0.5``.
+    """
+
+    def __init__(self, threshold: float, p: float = 0.5) -> None:
         super().__init__(p=p)
         self.threshold = threshold
 
@@ -768,17 +1151,36 @@ class RandomSolarize(_RandomColorOp):
 
 
 class RandomAutocontrast(_RandomColorOp):
+    """Autocontrast images and videos with probability ``p``.
+
+    Args:
+        p (float): probability of applying the transform. Default ``0.5``.
+    """
+
     def transform(self, inpt, params):
         return F.autocontrast(inpt)
 
 
 class RandomEqualize(_RandomColorOp):
+    """Equalize the histogram of uint8 images and videos with probability ``p``.
+
+    Args:
+        p (float): probability of applying the transform. Default ``0.5``.
+    """
+
     def transform(self, inpt, params):
         return F.equalize(inpt)
 
 
 class RandomAdjustSharpness(_RandomColorOp):
-    def __init__(self, sharpness_factor, p=0.5):
+    """Adjust the sharpness of images and videos with probability ``p``.
+
+    Args:
+        sharpness_factor (float): non-negative; 0 blurs, 1 keeps the image, 2 doubles the sharpness.
+        p (float): probability of applying the transform. Default ``0.5``.
+    """
+
+    def __init__(self, sharpness_factor: float, p: float = 0.5) -> None:
         super().__init__(p=p)
         self.sharpness_factor = sharpness_factor
 
@@ -787,7 +1189,16 @@ class RandomAdjustSharpness(_RandomColorOp):
 
 
 class JPEG(_ColorTransform):
-    def __init__(self, quality):
+    """JPEG-compress uint8 images at a quality drawn from a range (JPEG-artefact augmentation).
+
+    Args:
+        quality (int or (min, max)): JPEG quality in ``[1, 100]``, or the range it is drawn from (inclusive).
+
+    Raises:
+        ValueError: if ``quality`` is out of ``[1, 100]`` or not an int / (min, max) pair.
+    """
+
+    def __init__(self, quality: int | Sequence[int]) -> None:
         if isinstance(quality, int):
             quality = [quality, quality]
         if len(quality) != 2 or not (1 <= quality[0] <= quality[1] <= 100):
@@ -802,7 +1213,17 @@ class JPEG(_ColorTransform):
 
 
 class LinearTransformation(_ColorTransform):
-    def __init__(self, transformation_matrix, mean_vector):
+    """Flatten tensor images, subtract ``mean_vector`` and multiply by ``transformation_matrix`` (e.g. whitening).
+
+    Args:
+        transformation_matrix (Tensor or array): ``(D, D)`` matrix with ``D = C * H * W``.
+        mean_vector (Tensor or array): ``(D,)`` vector.
+
+    Raises:
+        ValueError: as :class:`flowvision.transforms.LinearTransformation`; TypeError at call time for PIL images.
+    """
+
+    def __init__(self, transformation_matrix: Any, mean_vector: Any) -> None:
         self._v1 = T1.LinearTransformation(transformation_matrix, mean_vector)
 
     def transform(self, inpt, params):
@@ -813,9 +1234,15 @@ class LinearTransformation(_ColorTransform):
 
 # ----------------------------------------------------------------------------- meta
 class ConvertBoundingBoxFormat(Transform):
+    """Convert bounding boxes to another format.
+
+    Args:
+        format (BoundingBoxFormat or str): target format (``"XYXY"``, ``"XYWH"`` or ``"CXCYWH"``).
+    """
+
     _transformed_types = (BoundingBoxes,)
 
-    def __init__(self, format):
+    def __init__(self, format: Any) -> None:
         self.format = tv_tensors._parse_format(format)
 
     def transform(self, inpt, params):
@@ -823,9 +1250,16 @@ class ConvertBoundingBoxFormat(Transform):
 
 
 class ClampBoundingBoxes(Transform):
+    """Clamp bounding boxes to their canvas.
+
+    Args:
+        clamping_mode (str, optional): ``"soft"``, ``"hard"``, ``None`` (no clamping) or ``"auto"`` (each box
+            tensor's own mode). Default ``"auto"``.
+    """
+
     _transformed_types = (BoundingBoxes,)
 
-    def __init__(self, clamping_mode="auto"):
+    def __init__(self, clamping_mode: str | None = "auto") -> None:
         self.clamping_mode = clamping_mode
 
     def transform(self, inpt, params):
@@ -861,7 +1295,22 @@ def _parse_labels_getter(labels_getter):
 
 
 class SanitizeBoundingBoxes(Transform):
-    def __init__(self, min_size=1.0, min_area=1.0, labels_getter="default"):
+    """Remove degenerate boxes (too small or outside the canvas) and the matching labels and masks.
+
+    Args:
+        min_size (float): minimum width and height of a kept box, ``>= 1``. Default ``1.0``.
+        min_area (float): minimum area of a kept box, ``>= 1``. Default ``1.0``.
+        labels_getter (str, callable or None): how to find the labels: ``"default"`` takes the ``"labels"`` key
+            (case-insensitive; else the first key containing "label") of a dict sample, or of the second item of a
+            2-tuple sample (a tensor there is the labels); a callable takes the sample; ``None`` sanitizes boxes only.
+            Default ``"default"``.
+
+    Raises:
+        ValueError: if ``min_size``/``min_area`` is below 1 or ``labels_getter`` is invalid; at call time, if the
+            labels cannot be found or do not match the boxes.
+    """
+
+    def __init__(self, min_size: float = 1.0, min_area: float = 1.0, labels_getter: str | Callable[[Any], Any] | None = "default") -> None:
         if min_size < 1:
             raise ValueError(f"min_size must be >= 1, got {min_size}.")
         if min_area < 1:
@@ -914,9 +1363,23 @@ class SanitizeBoundingBoxes(Transform):
 
 # ----------------------------------------------------------------------------- erasing, mixing
 class RandomErasing(_RandomApplyTransform):
+    """Erase a random rectangle of images and videos with probability ``p`` (boxes and masks are left alone).
+
+    Args:
+        p (float): probability of erasing. Default ``0.5``.
+        scale (sequence of 2 float): range of the erased area as a fraction of the image. Default ``(0.02, 0.33)``.
+        ratio (sequence of 2 float): range of the rectangle's aspect ratio. Default ``(0.3, 3.3)``.
+        value (number, sequence or str): erasing value, one per channel, or ``"random"`` for normal noise.
+            Default ``0.0``.
+        inplace (bool): erase in place. Default ``False``.
+
+    Raises:
+        TypeError, ValueError: as :class:`flowvision.transforms.RandomErasing`.
+    """
+
     _transformed_types = (tv_tensors.Image, Video, np.ndarray, "tensor", BoundingBoxes, Mask)
 
-    def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0.0, inplace=False):
+    def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33), ratio: Sequence[float] = (0.3, 3.3), value: float | Sequence[float] | str = 0.0, inplace: bool = False) -> None:
         v1 = T1.RandomErasing(p, scale, ratio, value, inplace)
         super().__init__(p=p)
         self.scale, self.ratio, self.value, self.inplace = v1.scale, v1.ratio, value, inplace
@@ -945,7 +1408,7 @@ class RandomErasing(_RandomApplyTransform):
 
 
 class _BaseMixUpCutMix(Transform):
-    def __init__(self, *, alpha=1.0, num_classes=None, labels_getter="default"):
+    def __init__(self, *, alpha: float = 1.0, num_classes: int | None = None, labels_getter: str | Callable[[Any], Any] | None = "default") -> None:
         if alpha <= 0:
             raise ValueError(f"alpha should be positive, got {alpha}")
         self.alpha = float(alpha)
@@ -1001,6 +1464,21 @@ class _BaseMixUpCutMix(Transform):
 
 
 class MixUp(_BaseMixUpCutMix):
+    """MixUp (arXiv:1710.09412) on a batch: blend each sample and its label with the batch rolled by one.
+
+    The mixing weight is drawn from ``Beta(alpha, alpha)``. Images must be float.
+
+    Args:
+        alpha (float): parameter of the Beta distribution, positive. Default ``1.0``.
+        num_classes (int, optional): number of classes; needed for index (1-D) labels. Default ``None``.
+        labels_getter (str, callable or None): how to find the labels (as :class:`SanitizeBoundingBoxes`).
+            Default ``"default"``.
+
+    Raises:
+        ValueError: if ``alpha`` is not positive; at call time, for PIL images/boxes/masks, unbatched input or labels
+            that do not match.
+    """
+
     def make_params(self, flat_inputs):
         return dict(lam=_random.beta(self.alpha, self.alpha))
 
@@ -1019,6 +1497,21 @@ class MixUp(_BaseMixUpCutMix):
 
 
 class CutMix(_BaseMixUpCutMix):
+    """CutMix (arXiv:1905.04899) on a batch: paste a random box from the batch rolled by one, mix labels by area.
+
+    The box area is drawn from ``Beta(alpha, alpha)``.
+
+    Args:
+        alpha (float): parameter of the Beta distribution, positive. Default ``1.0``.
+        num_classes (int, optional): number of classes; needed for index (1-D) labels. Default ``None``.
+        labels_getter (str, callable or None): how to find the labels (as :class:`SanitizeBoundingBoxes`).
+            Default ``"default"``.
+
+    Raises:
+        ValueError: if ``alpha`` is not positive; at call time, for PIL images/boxes/masks, unbatched input or labels
+            that do not match.
+    """
+
     def make_params(self, flat_inputs):
         lam = _random.beta(self.alpha, self.alpha)
         h, w = query_size(flat_inputs)
@@ -1048,7 +1541,7 @@ class CutMix(_BaseMixUpCutMix):
 class _V1ImageWrapper(_ColorTransform):
     _v1_cls = None
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._v1 = self._v1_cls(*args, **kwargs)
 
     def check_inputs(self, flat_inputs):
@@ -1065,25 +1558,55 @@ class _V1ImageWrapper(_ColorTransform):
 
 
 class AutoAugment(_V1ImageWrapper):
+    """AutoAugment on images (arguments and semantics of :class:`flowvision.transforms.AutoAugment`).
+
+    Raises:
+        TypeError: at call time, for bounding boxes or masks (not supported).
+    """
+
     _v1_cls = AA.AutoAugment
 
 
 class RandAugment(_V1ImageWrapper):
+    """RandAugment on images (arguments and semantics of :class:`flowvision.transforms.RandAugment`).
+
+    Raises:
+        TypeError: at call time, for bounding boxes or masks (not supported).
+    """
+
     _v1_cls = AA.RandAugment
 
 
 class TrivialAugmentWide(_V1ImageWrapper):
+    """TrivialAugmentWide on images (arguments of :class:`flowvision.transforms.TrivialAugmentWide`).
+
+    Raises:
+        TypeError: at call time, for bounding boxes or masks (not supported).
+    """
+
     _v1_cls = AA.TrivialAugmentWide
 
 
 class AugMix(_V1ImageWrapper):
+    """AugMix on images (arguments and semantics of :class:`flowvision.transforms.AugMix`).
+
+    Raises:
+        TypeError: at call time, for bounding boxes or masks (not supported).
+    """
+
     _v1_cls = AA.AugMix
 
 
 class UniformTemporalSubsample(Transform):
+    """Keep ``num_samples`` frames of a video, evenly spaced in time.
+
+    Args:
+        num_samples (int): number of frames to keep.
+    """
+
     _transformed_types = (Video,)
 
-    def __init__(self, num_samples):
+    def __init__(self, num_samples: int) -> None:
         self.num_samples = num_samples
 
     def transform(self, inpt, params):
