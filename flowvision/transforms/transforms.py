@@ -68,9 +68,14 @@ def _is_float32(dtype):
 
 
 class Compose:
-    """Chain transforms. ``ToTensor`` (uint8 PIL / ndarray) or ``ConvertImageDtype(float32)`` (uint8 tensor)
-    directly followed by ``Normalize`` is fused into one pass (same numbers up to float rounding, one float
-    buffer instead of three)."""
+    """Apply a list of transforms in order.
+
+    ``ToTensor`` (uint8 PIL / ndarray) or ``ConvertImageDtype(float32)`` (uint8 tensor) directly followed by
+    ``Normalize`` is fused into one pass (same numbers up to float rounding, one float buffer instead of three).
+
+    Args:
+        transforms (sequence of callables): the transforms, each called with the previous one's output.
+    """
 
     def __init__(self, transforms: Sequence[Callable[[Any], Any]]) -> None:
         self.transforms = transforms
