@@ -340,3 +340,20 @@ def test_datasets_and_random_split():
     assert [list(p) for p in parts] == [list(p) for p in again]
     with pytest.raises(ValueError, match="Sum of input lengths"):
         random_split(range(10), [3, 3])
+
+
+class _TensorRows(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return fb.full((3, 4), float(i))
+
+
+def test_worker_batches_arrive_as_values_with_the_shared_memory_reducer_registered():
+    """Hogwild code imports flowvision.backend.multiprocessing, which registers a reducer moving tensors into
+    shared memory; a worker's batch must still arrive (the worker would unlink its segment when it drops it)."""
+    import flowvision.backend.multiprocessing  # noqa: F401 - registers the reducer
+    for _ in range(3):
+        got = [b.numpy()[:, 0, 0].tolist() for b in DataLoader(_TensorRows(), batch_size=4, num_workers=2)]
+        assert got == [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]

@@ -91,7 +91,11 @@ def test_manifest_source_cannot_cache_outside_the_model_dir(tmp_path):
 def test_atheris_harness_runs_clean(name, tmp_path):
     """A few seconds of coverage-guided fuzzing per harness (about a minute for all ten): no crash, no leak."""
     pytest.importorskip("atheris")
-    cmd = [sys.executable, os.path.join(FUZZ, "run.py"), name, "-max_total_time=4", "-seed=1",
+    # libFuzzer's RSS limit reads the peak RSS, which Linux carries across fork+exec from this (pytest) process:
+    # the limit is 2 GB on top of what the parent already holds
+    import resource
+    rss_limit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024 + 2048
+    cmd = [sys.executable, os.path.join(FUZZ, "run.py"), name, "-max_total_time=4", "-seed=1", f"-rss_limit_mb={rss_limit}",
            f"-artifact_prefix={tmp_path}/", str(tmp_path / "corpus"), os.path.join(FUZZ, "corpus", name)]
     (tmp_path / "corpus").mkdir()
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=str(tmp_path))

@@ -4,6 +4,7 @@ Each target takes the raw fuzz input and either returns normally or raises the e
 (``ALLOWED``). Any other exception, a crash, a hang or unbounded memory is a bug. The same functions run under
 atheris (``tests/fuzz/run.py``) and replay the committed corpora in ``tests/test_fuzz_targets.py``.
 """
+import contextlib
 import os
 import shutil
 import socket
@@ -237,11 +238,6 @@ def http_resume(data: bytes) -> None:
     from flowvision.hub.errors import DownloadError
     if _server is None:
         _server = _ScriptedServer()
-        os.environ.update(FLOWVISION_DOWNLOAD_RETRIES="3", FLOWVISION_DOWNLOAD_BACKOFF="0",
-                          FLOWVISION_DOWNLOAD_MAX_BACKOFF="0", FLOWVISION_DOWNLOAD_READ_TIMEOUT="2",
-                          FLOWVISION_DOWNLOAD_CONNECT_TIMEOUT="2")
-        os.environ.pop("FLOWVISION_OFFLINE", None)
-        os.environ.pop("HF_HUB_OFFLINE", None)
     root = os.path.join(_workdir(), "dl")
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
@@ -258,6 +254,28 @@ def http_resume(data: bytes) -> None:
     with _server.lock:
         _server.replies[:] = replies
     sha = hashlib.sha256(_BODY).hexdigest()
+    with _download_env():
+        _download_checked(download_url_to_file, DownloadError, dst, sha)
+
+
+@contextlib.contextmanager
+def _download_env():
+    """Fast, online download settings for one call; the caller's environment is restored afterwards (the replay
+    test runs inside pytest, where a leaked FLOWVISION_DOWNLOAD_MAX_BACKOFF=0 would change later tests)."""
+    saved = dict(os.environ)
+    os.environ.update(FLOWVISION_DOWNLOAD_RETRIES="3", FLOWVISION_DOWNLOAD_BACKOFF="0",
+                      FLOWVISION_DOWNLOAD_MAX_BACKOFF="0", FLOWVISION_DOWNLOAD_READ_TIMEOUT="2",
+                      FLOWVISION_DOWNLOAD_CONNECT_TIMEOUT="2")
+    os.environ.pop("FLOWVISION_OFFLINE", None)
+    os.environ.pop("HF_HUB_OFFLINE", None)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _download_checked(download_url_to_file, DownloadError, dst, sha) -> None:
     try:
         download_url_to_file(f"http://127.0.0.1:{_server.port}/w.bin", dst, progress=False, sha256=sha)
     except DownloadError:

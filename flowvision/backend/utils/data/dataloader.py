@@ -241,17 +241,17 @@ def _pickled(data, worker_id, shm_dir=None):
         except Exception:  # noqa: BLE001 - no shared memory (full, missing) or unpicklable: the plain path decides
             pass
     try:
-        return _Pickled(ForkingPickler.dumps(data))
+        return _Pickled(_dumps_batch(data))
     except Exception:  # noqa: BLE001 - an unpicklable batch or exception type
         if isinstance(data, ExceptionWrapper):
             data.exc_type = RuntimeError if not isinstance(data.exc_type, type) or \
                 not issubclass(data.exc_type, Exception) else _picklable_exc_type(data.exc_type)
             try:
-                return _Pickled(ForkingPickler.dumps(data))
+                return _Pickled(_dumps_batch(data))
             except Exception:  # noqa: BLE001
                 pass
         err = ExceptionWrapper(where=f"in DataLoader worker process {worker_id} while sending a batch")
-        return _Pickled(ForkingPickler.dumps(err))
+        return _Pickled(_dumps_batch(err))
 
 
 def _picklable_exc_type(exc_type):
@@ -263,6 +263,26 @@ def _picklable_exc_type(exc_type):
         except Exception:  # noqa: BLE001
             continue
     return RuntimeError
+
+
+def _batch_dispatch_table() -> dict:
+    """ForkingPickler's reducers (connections, sockets, ...) except the shared-memory tensor reducer: a batch is
+    sent as values. A tensor moved into a segment owned by the worker would be unlinked when the worker drops it,
+    possibly before this process attaches (the worker exits at the end of an epoch)."""
+    from ..._tensor import Tensor
+    table = ForkingPickler._copyreg_dispatch_table.copy()
+    table.update({cls: reduce for cls, reduce in ForkingPickler._extra_reducers.items()
+                  if not (isinstance(cls, type) and issubclass(cls, Tensor))})
+    return table
+
+
+def _dumps_batch(data) -> bytes:
+    """``ForkingPickler.dumps`` with :func:`_batch_dispatch_table`."""
+    stream = io.BytesIO()
+    pickler = pickle.Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _batch_dispatch_table()
+    pickler.dump(data)
+    return stream.getvalue()
 
 
 def _pickled_shared(data, shm_dir):
@@ -278,8 +298,7 @@ def _pickled_shared(data, shm_dir):
     stream = io.BytesIO()
     pickler = pickle.Pickler(stream, protocol=5, buffer_callback=out_of_band)
     # ForkingPickler's reducers (connections, sockets, ...); its constructor cannot take buffer_callback
-    pickler.dispatch_table = ForkingPickler._copyreg_dispatch_table.copy()
-    pickler.dispatch_table.update(ForkingPickler._extra_reducers)
+    pickler.dispatch_table = _batch_dispatch_table()
     pickler.dump(data)
     if not buffers:
         return _Pickled(stream.getvalue())
