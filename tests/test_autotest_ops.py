@@ -1,4 +1,4 @@
-"""Every op of issue 2 against torch: forward values/shapes/dtypes and all input gradients (harness: autotest.py).
+"""Every engine op against torch: forward values/shapes/dtypes and all input gradients (harness: autotest.py).
 
 Adding an op = adding one ``Op(...)`` entry to ``OPS``. Tolerance overrides carry their reason in ``why``.
 """
