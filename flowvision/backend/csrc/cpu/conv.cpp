@@ -1,76 +1,23 @@
 // conv2d forward/backward (im2col + GEMM, direct 1x1, dedicated depthwise path), im2col/col2im.
 #include "cpu/common.h"
 #include "cpu/conv_batched.h"
+#include "cpu/im2col.h"
 
 namespace fv {
 namespace FV_ISA_NAMESPACE {
 namespace {
 
-// Output columns [lo, hi) whose input column ow*s - p + k*d lies inside [0, W).
-static inline void valid_range(int64_t W, int64_t OW, int64_t s, int64_t p, int64_t off, int64_t& lo, int64_t& hi) {
-    // need 0 <= ow*s - t < W with t = p - off
-    const int64_t t = p - off;
-    lo = t <= 0 ? 0 : (t + s - 1) / s;
-    hi = (W - 1 + t) < 0 ? 0 : (W - 1 + t) / s + 1;
-    if (lo > OW) lo = OW;
-    if (hi > OW) hi = OW;
-    if (hi < lo) hi = lo;
-}
-
 // im2col of one image, rows [r0, r1) of the (C*kh*kw, OH*OW) matrix.
 template <class T>
 void im2col_rows(const T* x, T* cols, const ConvParams& p, int64_t r0, int64_t r1) {
-    const int64_t kk = p.kh * p.kw, L = p.OH * p.OW;
-    for (int64_t r = r0; r < r1; ++r) {
-        const int64_t c = r / kk, ki = (r / p.kw) % p.kh, kj = r % p.kw;
-        const T* xp = x + c * p.H * p.W;
-        T* out = cols + r * L;
-        int64_t lo, hi;
-        valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
-        for (int64_t oh = 0; oh < p.OH; ++oh) {
-            T* o = out + oh * p.OW;
-            const int64_t ih = oh * p.sh - p.ph + ki * p.dh;
-            if (ih < 0 || ih >= p.H || lo == hi) {
-                for (int64_t ow = 0; ow < p.OW; ++ow) o[ow] = T(0);
-                continue;
-            }
-            for (int64_t ow = 0; ow < lo; ++ow) o[ow] = T(0);
-            for (int64_t ow = hi; ow < p.OW; ++ow) o[ow] = T(0);
-            const T* row = xp + ih * p.W + (lo * p.sw - p.pw + kj * p.dw);
-            if (p.sw == 1) {
-                for (int64_t ow = lo; ow < hi; ++ow) o[ow] = row[ow - lo];
-            } else {
-                for (int64_t ow = lo; ow < hi; ++ow) o[ow] = row[(ow - lo) * p.sw];
-            }
-        }
-    }
+    const int64_t L = p.OH * p.OW;
+    for (int64_t r = r0; r < r1; ++r) im2col_row(x, cols + r * L, p, r);
 }
 
 // col2im of one image, channels [c0, c1): x[c] += fold(cols rows of c). x must be pre-zeroed.
 template <class T>
 void col2im_channels(const T* cols, T* x, const ConvParams& p, int64_t c0, int64_t c1) {
-    const int64_t kk = p.kh * p.kw, L = p.OH * p.OW;
-    for (int64_t c = c0; c < c1; ++c) {
-        T* xp = x + c * p.H * p.W;
-        for (int64_t ki = 0; ki < p.kh; ++ki)
-            for (int64_t kj = 0; kj < p.kw; ++kj) {
-                const T* in = cols + (c * kk + ki * p.kw + kj) * L;
-                int64_t lo, hi;
-                valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
-                if (lo == hi) continue;
-                for (int64_t oh = 0; oh < p.OH; ++oh) {
-                    const int64_t ih = oh * p.sh - p.ph + ki * p.dh;
-                    if (ih < 0 || ih >= p.H) continue;
-                    const T* o = in + oh * p.OW;
-                    T* row = xp + ih * p.W + (lo * p.sw - p.pw + kj * p.dw);
-                    if (p.sw == 1) {
-                        for (int64_t ow = lo; ow < hi; ++ow) row[ow - lo] += o[ow];
-                    } else {
-                        for (int64_t ow = lo; ow < hi; ++ow) row[(ow - lo) * p.sw] += o[ow];
-                    }
-                }
-            }
-    }
+    for (int64_t c = c0; c < c1; ++c) col2im_channel(cols, p.OH * p.OW, x, p, c);
 }
 
 template <class T>
@@ -153,7 +100,7 @@ void dw_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams& p
             for (int64_t i = 0; i < L; ++i) yp[i] = b;
             for (int64_t kj = 0; kj < p.kw; ++kj) {
                 int64_t lo, hi;
-                valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
+                valid_cols(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
                 if (lo == hi) continue;
                 for (int64_t oh = 0; oh < p.OH; ++oh) {
                     T* yo = yp + oh * p.OW;
@@ -186,7 +133,7 @@ void dw_backward_input(const T* gy, const T* w, T* gx, const ConvParams& p) {
             for (int64_t i = 0; i < HW; ++i) xp[i] = T(0);
             for (int64_t kj = 0; kj < p.kw; ++kj) {
                 int64_t lo, hi;
-                valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
+                valid_cols(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
                 if (lo == hi) continue;
                 for (int64_t oh = 0; oh < p.OH; ++oh) {
                     const T* go = gp + oh * p.OW;
@@ -215,7 +162,7 @@ void dw_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
             for (int64_t t = 0; t < kk; ++t) {
                 const int64_t ki = t / p.kw, kj = t % p.kw;
                 int64_t lo, hi;
-                valid_range(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
+                valid_cols(p.W, p.OW, p.sw, p.pw, kj * p.dw, lo, hi);
                 T total = T(0);
                 for (int64_t n = 0; n < p.N && lo < hi; ++n) {
                     const T* xp = x + (n * p.C + c) * HW;
