@@ -573,6 +573,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if w.is_alive():
                     w.terminate()
                     w.join(timeout=1.0)
+                try:
+                    w.close()  # releases the process sentinel fd now rather than at garbage collection
+                except ValueError:  # still running after terminate: leave it to the OS
+                    pass
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
