@@ -123,6 +123,15 @@ FV_HD RoiBin roi_bin(const R* rois, const RoiAlign& p, int64_t roi, int64_t ph, 
     return b;
 }
 
+// Calls f(y, x) at each of the bin's grid_h x grid_w sampling points (the centres of its sub-cells).
+template <typename F>
+FV_HD void for_each_bin_sample(const RoiBin& b, F&& f) {
+    for (int iy = 0; iy < b.grid_h; ++iy) {
+        float yy = b.y0 + (iy + 0.5f) * b.bin_h / b.grid_h;
+        for (int ix = 0; ix < b.grid_w; ++ix) f(yy, b.x0 + (ix + 0.5f) * b.bin_w / b.grid_w);
+    }
+}
+
 template <typename T>
 FV_HD void roi_align_fwd_kernel_at(const T* x, const T* rois, T* y, RoiAlign p, int64_t i) {
     int64_t pw = i % p.pw, ph = (i / p.pw) % p.ph, c = (i / (p.pw * p.ph)) % p.c, roi = i / (p.pw * p.ph * p.c);
@@ -130,15 +139,11 @@ FV_HD void roi_align_fwd_kernel_at(const T* x, const T* rois, T* y, RoiAlign p, 
     float acc = 0.f;
     if (b.batch >= 0 && b.batch < p.n) {
         const T* plane = x + (b.batch * p.c + c) * p.h * p.w;
-        for (int iy = 0; iy < b.grid_h; ++iy) {
-            float yy = b.y0 + (iy + 0.5f) * b.bin_h / b.grid_h;
-            for (int ix = 0; ix < b.grid_w; ++ix) {
-                float xx = b.x0 + (ix + 0.5f) * b.bin_w / b.grid_w;
-                Corners k = roi_corners(yy, xx, p.h, p.w);
-                acc += k.w1 * to_f(plane[k.o1]) + k.w2 * to_f(plane[k.o2]) + k.w3 * to_f(plane[k.o3]) +
-                       k.w4 * to_f(plane[k.o4]);
-            }
-        }
+        for_each_bin_sample(b, [&](float yy, float xx) {
+            Corners k = roi_corners(yy, xx, p.h, p.w);
+            acc += k.w1 * to_f(plane[k.o1]) + k.w2 * to_f(plane[k.o2]) + k.w3 * to_f(plane[k.o3]) +
+                   k.w4 * to_f(plane[k.o4]);
+        });
     }
     y[i] = from_f<T>(acc / b.count);
 }
@@ -154,18 +159,14 @@ FV_HD void roi_align_bwd_kernel_at(const float* g, const float* rois, float* dx,
     if (b.batch < 0 || b.batch >= p.n) return;
     float* plane = dx + (b.batch * p.c + c) * p.h * p.w;
     float gv = g[i] / b.count;
-    for (int iy = 0; iy < b.grid_h; ++iy) {
-        float yy = b.y0 + (iy + 0.5f) * b.bin_h / b.grid_h;
-        for (int ix = 0; ix < b.grid_w; ++ix) {
-            float xx = b.x0 + (ix + 0.5f) * b.bin_w / b.grid_w;
-            if (yy < -1.f || yy > p.h || xx < -1.f || xx > p.w) continue;
-            Corners k = roi_corners(yy, xx, p.h, p.w);
-            atomic_add_f(plane + k.o1, gv * k.w1);
-            atomic_add_f(plane + k.o2, gv * k.w2);
-            atomic_add_f(plane + k.o3, gv * k.w3);
-            atomic_add_f(plane + k.o4, gv * k.w4);
-        }
-    }
+    for_each_bin_sample(b, [&](float yy, float xx) {
+        if (yy < -1.f || yy > p.h || xx < -1.f || xx > p.w) return;  // all four weights are zero there
+        Corners k = roi_corners(yy, xx, p.h, p.w);
+        atomic_add_f(plane + k.o1, gv * k.w1);
+        atomic_add_f(plane + k.o2, gv * k.w2);
+        atomic_add_f(plane + k.o3, gv * k.w3);
+        atomic_add_f(plane + k.o4, gv * k.w4);
+    });
 }
 
 __global__ void roi_align_bwd_kernel(const float* g, const float* rois, float* dx, RoiAlign p, int64_t total) {
