@@ -202,6 +202,8 @@ static inline int64_t grain_for(int64_t work_per_iter, int64_t min_work = 32768)
 }
 
 // ---- per-TU kernel entry points (defined in the .cpp files, gathered by table.cpp) ----
+// Fills table slot `name` of both dtype halves with the float / double instantiations of kernel template `fn`.
+#define FV_FILL_F32_F64(t, name, fn) ((t).f32.name = &fn<float>, (t).f64.name = &fn<double>)
 FV_REGISTRATION void fill_gemm(KernelTable& t);
 FV_REGISTRATION void fill_conv(KernelTable& t);
 FV_REGISTRATION void fill_pool(KernelTable& t);

@@ -319,16 +319,11 @@ void col2im_k(const T* cols, T* x, const ConvParams& p) {
 }  // namespace
 
 FV_REGISTRATION void fill_conv(KernelTable& t) {
-    t.f32.conv2d_forward = &conv_forward<float>;
-    t.f64.conv2d_forward = &conv_forward<double>;
-    t.f32.conv2d_backward_input = &conv_backward_input<float>;
-    t.f64.conv2d_backward_input = &conv_backward_input<double>;
-    t.f32.conv2d_backward_weight = &conv_backward_weight<float>;
-    t.f64.conv2d_backward_weight = &conv_backward_weight<double>;
-    t.f32.im2col = &im2col_k<float>;
-    t.f64.im2col = &im2col_k<double>;
-    t.f32.col2im = &col2im_k<float>;
-    t.f64.col2im = &col2im_k<double>;
+    FV_FILL_F32_F64(t, conv2d_forward, conv_forward);
+    FV_FILL_F32_F64(t, conv2d_backward_input, conv_backward_input);
+    FV_FILL_F32_F64(t, conv2d_backward_weight, conv_backward_weight);
+    FV_FILL_F32_F64(t, im2col, im2col_k);
+    FV_FILL_F32_F64(t, col2im, col2im_k);
 }
 
 }  // namespace FV_ISA_NAMESPACE

@@ -34,8 +34,7 @@ void binary_op(int op, const T* a, const T* b, T* y, int64_t R, int64_t L, int b
 }  // namespace
 
 FV_REGISTRATION void fill_elementwise(KernelTable& t) {
-    t.f32.binary = &binary_op<float>;
-    t.f64.binary = &binary_op<double>;
+    FV_FILL_F32_F64(t, binary, binary_op);
 }
 
 }  // namespace FV_ISA_NAMESPACE

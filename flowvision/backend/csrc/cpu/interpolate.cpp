@@ -262,10 +262,8 @@ void interp_bwd(const T* gy, T* gx, const InterpParams& p) {
 }  // namespace
 
 FV_REGISTRATION void fill_interp(KernelTable& t) {
-    t.f32.interpolate_forward = &interp_fwd<float>;
-    t.f64.interpolate_forward = &interp_fwd<double>;
-    t.f32.interpolate_backward = &interp_bwd<float>;
-    t.f64.interpolate_backward = &interp_bwd<double>;
+    FV_FILL_F32_F64(t, interpolate_forward, interp_fwd);
+    FV_FILL_F32_F64(t, interpolate_backward, interp_bwd);
 }
 
 }  // namespace FV_ISA_NAMESPACE

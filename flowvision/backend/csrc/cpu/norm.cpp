@@ -232,15 +232,13 @@ void gn_bwd(const T* gy, const T* x, const T* w, const T* mean, const T* rstd, T
 }  // namespace
 
 FV_REGISTRATION void fill_norm(KernelTable& t) {
-#define FV_SET(name, fn) t.f32.name = &fn<float>; t.f64.name = &fn<double>;
-    FV_SET(batch_norm_train_forward, bn_train_fwd)
-    FV_SET(batch_norm_infer_forward, bn_infer_fwd)
-    FV_SET(batch_norm_backward, bn_bwd)
-    FV_SET(layer_norm_forward, ln_fwd)
-    FV_SET(layer_norm_backward, ln_bwd)
-    FV_SET(group_norm_forward, gn_fwd)
-    FV_SET(group_norm_backward, gn_bwd)
-#undef FV_SET
+    FV_FILL_F32_F64(t, batch_norm_train_forward, bn_train_fwd);
+    FV_FILL_F32_F64(t, batch_norm_infer_forward, bn_infer_fwd);
+    FV_FILL_F32_F64(t, batch_norm_backward, bn_bwd);
+    FV_FILL_F32_F64(t, layer_norm_forward, ln_fwd);
+    FV_FILL_F32_F64(t, layer_norm_backward, ln_bwd);
+    FV_FILL_F32_F64(t, group_norm_forward, gn_fwd);
+    FV_FILL_F32_F64(t, group_norm_backward, gn_bwd);
 }
 
 }  // namespace FV_ISA_NAMESPACE

@@ -194,15 +194,13 @@ void adaptive_max_fwd(const T* x, T* y, int64_t* idx, int64_t planes, int64_t H,
 }  // namespace
 
 FV_REGISTRATION void fill_pool(KernelTable& t) {
-#define FV_SET(name, fn) t.f32.name = &fn<float>; t.f64.name = &fn<double>;
-    FV_SET(max_pool2d_forward, max_pool_fwd)
-    FV_SET(max_pool2d_backward, max_pool_bwd)
-    FV_SET(avg_pool2d_forward, avg_pool_fwd)
-    FV_SET(avg_pool2d_backward, avg_pool_bwd)
-    FV_SET(adaptive_avg_pool2d_forward, adaptive_avg_fwd)
-    FV_SET(adaptive_avg_pool2d_backward, adaptive_avg_bwd)
-    FV_SET(adaptive_max_pool2d_forward, adaptive_max_fwd)
-#undef FV_SET
+    FV_FILL_F32_F64(t, max_pool2d_forward, max_pool_fwd);
+    FV_FILL_F32_F64(t, max_pool2d_backward, max_pool_bwd);
+    FV_FILL_F32_F64(t, avg_pool2d_forward, avg_pool_fwd);
+    FV_FILL_F32_F64(t, avg_pool2d_backward, avg_pool_bwd);
+    FV_FILL_F32_F64(t, adaptive_avg_pool2d_forward, adaptive_avg_fwd);
+    FV_FILL_F32_F64(t, adaptive_avg_pool2d_backward, adaptive_avg_bwd);
+    FV_FILL_F32_F64(t, adaptive_max_pool2d_forward, adaptive_max_fwd);
 }
 
 }  // namespace FV_ISA_NAMESPACE
