@@ -7,34 +7,33 @@
 namespace fvcuda {
 namespace {
 
+// One resize: planes of h x w into oh x ow with torch's per-axis scales; `flag` is nearest's "exact"
+// (half-pixel centres) or bilinear's align_corners.
+struct Resize {
+    int64_t h, w, oh, ow;
+    float sh, sw;
+    bool flag;
+};
+
 FV_HD int64_t nearest_src(int64_t dst, float scale, int64_t in, bool exact) {
     float v = exact ? (dst + 0.5f) * scale : dst * scale;
     int64_t s = static_cast<int64_t>(floorf(v));
     return s < in - 1 ? s : in - 1;
 }
 
-template <typename T>
-FV_HD void nearest_fwd_at(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw, bool exact, int64_t i) {
-    int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-    y[i] = x[plane * h * w + nearest_src(oy, sh, h, exact) * w + nearest_src(ox, sw, w, exact)];
-}
+struct Nearest {
+    FV_HD static int64_t src(const Resize& r, int64_t i) {
+        int64_t ox = i % r.ow, oy = (i / r.ow) % r.oh, plane = i / (r.ow * r.oh);
+        return plane * r.h * r.w + nearest_src(oy, r.sh, r.h, r.flag) * r.w + nearest_src(ox, r.sw, r.w, r.flag);
+    }
+    template <typename T>
+    FV_HD static void fwd_at(const T* x, T* y, const Resize& r, int64_t i) { y[i] = x[src(r, i)]; }
+    FV_HD static void bwd_at(const float* g, float* dx, const Resize& r, int64_t i) {
+        atomic_add_f(dx + src(r, i), g[i]);
+    }
+};
 
-template <typename T>
-__global__ void nearest_fwd(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw, bool exact, int64_t total) {
-    FV_GRID_LOOP(i, total) nearest_fwd_at(x, y, h, w, oh, ow, sh, sw, exact, i);
-}
-
-FV_HD void nearest_bwd_at(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw, bool exact, int64_t i) {
-    int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-    atomic_add_f(dx + plane * h * w + nearest_src(oy, sh, h, exact) * w + nearest_src(ox, sw, w, exact), g[i]);
-}
-
-__global__ void nearest_bwd(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, float sh, float sw, bool exact, int64_t total) {
-    FV_GRID_LOOP(i, total) nearest_bwd_at(g, dx, h, w, oh, ow, sh, sw, exact, i);
-}
-
-FV_HD void linear_src(int64_t dst, float scale, int64_t in, bool align, int64_t& i0, int64_t& i1,
-                                           float& l1) {
+FV_HD void linear_src(int64_t dst, float scale, int64_t in, bool align, int64_t& i0, int64_t& i1, float& l1) {
     float src = align ? scale * dst : fmaxf(scale * (dst + 0.5f) - 0.5f, 0.f);
     i0 = static_cast<int64_t>(src);
     if (i0 > in - 1) i0 = in - 1;
@@ -42,40 +41,69 @@ FV_HD void linear_src(int64_t dst, float scale, int64_t in, bool align, int64_t&
     l1 = fminf(fmaxf(src - i0, 0.f), 1.f);
 }
 
-template <typename T>
-FV_HD void bilinear_fwd_at(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh, float sw, int64_t i) {
-    int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-    int64_t y0, y1, x0, x1;
-    float ly, lx;
-    linear_src(oy, sh, h, align, y0, y1, ly);
-    linear_src(ox, sw, w, align, x0, x1, lx);
-    const T* p = x + plane * h * w;
-    float v = (1.f - ly) * ((1.f - lx) * to_f(p[y0 * w + x0]) + lx * to_f(p[y0 * w + x1])) +
-              ly * ((1.f - lx) * to_f(p[y1 * w + x0]) + lx * to_f(p[y1 * w + x1]));
-    y[i] = from_f<T>(v);
+struct Bilinear {
+    // The four source taps of output i: rows y0/y1, columns x0/x1 of its plane (offset), weights from ly/lx.
+    struct Taps {
+        int64_t plane, y0, y1, x0, x1;
+        float ly, lx;
+    };
+    FV_HD static Taps taps(const Resize& r, int64_t i) {
+        int64_t ox = i % r.ow, oy = (i / r.ow) % r.oh;
+        Taps t;
+        t.plane = (i / (r.ow * r.oh)) * r.h * r.w;
+        linear_src(oy, r.sh, r.h, r.flag, t.y0, t.y1, t.ly);
+        linear_src(ox, r.sw, r.w, r.flag, t.x0, t.x1, t.lx);
+        return t;
+    }
+    template <typename T>
+    FV_HD static void fwd_at(const T* x, T* y, const Resize& r, int64_t i) {
+        Taps t = taps(r, i);
+        const T* p = x + t.plane;
+        int64_t w = r.w;
+        float v = (1.f - t.ly) * ((1.f - t.lx) * to_f(p[t.y0 * w + t.x0]) + t.lx * to_f(p[t.y0 * w + t.x1])) +
+                  t.ly * ((1.f - t.lx) * to_f(p[t.y1 * w + t.x0]) + t.lx * to_f(p[t.y1 * w + t.x1]));
+        y[i] = from_f<T>(v);
+    }
+    FV_HD static void bwd_at(const float* g, float* dx, const Resize& r, int64_t i) {
+        Taps t = taps(r, i);
+        float* p = dx + t.plane;
+        int64_t w = r.w;
+        float gv = g[i];
+        atomic_add_f(p + t.y0 * w + t.x0, gv * (1.f - t.ly) * (1.f - t.lx));
+        atomic_add_f(p + t.y0 * w + t.x1, gv * (1.f - t.ly) * t.lx);
+        atomic_add_f(p + t.y1 * w + t.x0, gv * t.ly * (1.f - t.lx));
+        atomic_add_f(p + t.y1 * w + t.x1, gv * t.ly * t.lx);
+    }
+};
+
+template <class Mode, typename T>
+__global__ void resize_fwd_kernel(const T* x, T* y, Resize r, int64_t total) {
+    FV_GRID_LOOP(i, total) Mode::fwd_at(x, y, r, i);
 }
 
-template <typename T>
-__global__ void bilinear_fwd(const T* x, T* y, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh, float sw, int64_t total) {
-    FV_GRID_LOOP(i, total) bilinear_fwd_at(x, y, h, w, oh, ow, align, sh, sw, i);
+template <class Mode>
+__global__ void resize_bwd_kernel(const float* g, float* dx, Resize r, int64_t total) {
+    FV_GRID_LOOP(i, total) Mode::bwd_at(g, dx, r, i);
 }
 
-FV_HD void bilinear_bwd_at(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh, float sw, int64_t i) {
-    int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-    int64_t y0, y1, x0, x1;
-    float ly, lx;
-    linear_src(oy, sh, h, align, y0, y1, ly);
-    linear_src(ox, sw, w, align, x0, x1, lx);
-    float* p = dx + plane * h * w;
-    float gv = g[i];
-    atomic_add_f(p + y0 * w + x0, gv * (1.f - ly) * (1.f - lx));
-    atomic_add_f(p + y0 * w + x1, gv * (1.f - ly) * lx);
-    atomic_add_f(p + y1 * w + x0, gv * ly * (1.f - lx));
-    atomic_add_f(p + y1 * w + x1, gv * ly * lx);
+template <class Mode>
+void resize_fwd(DType dt, const void* x, void* y, int64_t planes, const Resize& r, void* stream, const char* name) {
+    int64_t total = planes * r.oh * r.ow;
+    if (total == 0) return;
+    FV_DISPATCH_FLOAT(dt, T, resize_fwd_kernel<Mode, T><<<blocks_for(total), kThreads, 0, as_stream(stream)>>>(
+                                 (const T*)x, (T*)y, r, total));
+    check_launch(name);
 }
 
-__global__ void bilinear_bwd(const float* g, float* dx, int64_t h, int64_t w, int64_t oh, int64_t ow, bool align, float sh, float sw, int64_t total) {
-    FV_GRID_LOOP(i, total) bilinear_bwd_at(g, dx, h, w, oh, ow, align, sh, sw, i);
+// Zeroes dx, then scatters each output gradient onto its source taps.
+template <class Mode>
+void resize_bwd(const float* g, float* dx, int64_t planes, const Resize& r, void* stream, const char* name) {
+    cudaStream_t s = as_stream(stream);
+    if (planes * r.h * r.w) cudaMemsetAsync(dx, 0, sizeof(float) * planes * r.h * r.w, s);
+    int64_t total = planes * r.oh * r.ow;
+    if (total == 0) return;
+    resize_bwd_kernel<Mode><<<blocks_for(total), kThreads, 0, s>>>(g, dx, r, total);
+    check_launch(name);
 }
 
 // torchvision's bilinear_interpolate: weights and corner offsets (all zero outside [-1, size]).
@@ -205,40 +233,25 @@ __global__ void nms_kernel(const float* boxes, int64_t n, float thr, uint64_t* m
 
 void upsample_nearest_fwd(DType dt, const void* x, void* y, int64_t planes, int64_t h, int64_t w, int64_t oh,
                           int64_t ow, float scale_h, float scale_w, bool exact, void* stream) {
-    int64_t total = planes * oh * ow;
-    if (total == 0) return;
-    FV_DISPATCH_FLOAT(dt, T, nearest_fwd<T><<<blocks_for(total), kThreads, 0, as_stream(stream)>>>(
-                                 (const T*)x, (T*)y, h, w, oh, ow, scale_h, scale_w, exact, total));
-    check_launch("upsample_nearest");
+    resize_fwd<Nearest>(dt, x, y, planes, Resize{h, w, oh, ow, scale_h, scale_w, exact}, stream, "upsample_nearest");
 }
 
 void upsample_nearest_bwd(const float* g, float* dx, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow,
                           float scale_h, float scale_w, bool exact, void* stream) {
-    cudaStream_t s = as_stream(stream);
-    if (planes * h * w) cudaMemsetAsync(dx, 0, sizeof(float) * planes * h * w, s);
-    int64_t total = planes * oh * ow;
-    if (total == 0) return;
-    nearest_bwd<<<blocks_for(total), kThreads, 0, s>>>(g, dx, h, w, oh, ow, scale_h, scale_w, exact, total);
-    check_launch("upsample_nearest_backward");
+    resize_bwd<Nearest>(g, dx, planes, Resize{h, w, oh, ow, scale_h, scale_w, exact}, stream,
+                        "upsample_nearest_backward");
 }
 
 void upsample_bilinear_fwd(DType dt, const void* x, void* y, int64_t planes, int64_t h, int64_t w, int64_t oh,
                            int64_t ow, bool align_corners, float scale_h, float scale_w, void* stream) {
-    int64_t total = planes * oh * ow;
-    if (total == 0) return;
-    FV_DISPATCH_FLOAT(dt, T, bilinear_fwd<T><<<blocks_for(total), kThreads, 0, as_stream(stream)>>>(
-                                 (const T*)x, (T*)y, h, w, oh, ow, align_corners, scale_h, scale_w, total));
-    check_launch("upsample_bilinear");
+    resize_fwd<Bilinear>(dt, x, y, planes, Resize{h, w, oh, ow, scale_h, scale_w, align_corners}, stream,
+                         "upsample_bilinear");
 }
 
 void upsample_bilinear_bwd(const float* g, float* dx, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow,
                            bool align_corners, float scale_h, float scale_w, void* stream) {
-    cudaStream_t s = as_stream(stream);
-    if (planes * h * w) cudaMemsetAsync(dx, 0, sizeof(float) * planes * h * w, s);
-    int64_t total = planes * oh * ow;
-    if (total == 0) return;
-    bilinear_bwd<<<blocks_for(total), kThreads, 0, s>>>(g, dx, h, w, oh, ow, align_corners, scale_h, scale_w, total);
-    check_launch("upsample_bilinear_backward");
+    resize_bwd<Bilinear>(g, dx, planes, Resize{h, w, oh, ow, scale_h, scale_w, align_corners}, stream,
+                         "upsample_bilinear_backward");
 }
 
 void roi_align_fwd(DType dt, const void* x, const void* rois, void* y, const RoiAlign& p, void* stream) {
