@@ -18,6 +18,27 @@ struct ConvGeom {
     int64_t cg, kg, pq, hw, rs;
     explicit ConvGeom(const Conv2d& c)
         : cv(c), cg(c.c / c.groups), kg(c.k / c.groups), pq(c.p * c.q), hw(c.h * c.w), rs((int64_t)c.r * c.s) {}
+
+    // Tap index (channel within the group, kernel row, kernel column) of column `tap` of a group's filters.
+    FV_HD void split_tap(int64_t tap, int64_t& c, int& r, int& s) const {
+        c = tap / rs;
+        int rr = (int)(tap - c * rs);
+        r = rr / cv.s;
+        s = rr - r * cv.s;
+    }
+
+    // The im2col element x[n, z*cg + c, p*sh - ph + r*dh, q*sw - pw + s*dw] for output pixel `pix` = (p, q) of
+    // image n and tap (c, r, s) of group z; 0 in the padding.
+    template <typename T>
+    FV_HD float im2col(const T* x, int z, int64_t n, int64_t pix, int64_t tap) const {
+        int p = (int)(pix / cv.q), q = (int)(pix - (int64_t)p * cv.q);
+        int64_t c;
+        int r, s;
+        split_tap(tap, c, r, s);
+        int64_t h = (int64_t)p * cv.sh - cv.ph + (int64_t)r * cv.dh, wi = (int64_t)q * cv.sw - cv.pw + (int64_t)s * cv.dw;
+        if (h < 0 || h >= cv.h || wi < 0 || wi >= cv.w) return 0.f;
+        return to_f(x[((n * cv.c + z * cg + c) * cv.h + h) * cv.w + wi]);
+    }
 };
 
 // y[n, k, p, q] = sum_{c, r, s} x[n, c, p*sh - ph + r*dh, q*sw - pw + s*dw] * w[k, c, r, s] (+ bias[k])
@@ -29,14 +50,8 @@ template <typename T> struct ConvFwdProblem {
     int64_t M, N, K;
     bool a_k_fast = false, b_k_fast = true, c_m_fast = true;
     FV_HD float a(int z, int64_t m, int64_t k) const {
-        const Conv2d& cv = g.cv;
-        int64_t n = m / g.pq, pix = m - n * g.pq;
-        int p = (int)(pix / cv.q), q = (int)(pix - (int64_t)p * cv.q);
-        int64_t c = k / g.rs;
-        int rr = (int)(k - c * g.rs), r = rr / cv.s, s = rr - r * cv.s;
-        int64_t h = (int64_t)p * cv.sh - cv.ph + (int64_t)r * cv.dh, wi = (int64_t)q * cv.sw - cv.pw + (int64_t)s * cv.dw;
-        if (h < 0 || h >= cv.h || wi < 0 || wi >= cv.w) return 0.f;
-        return to_f(x[((n * cv.c + z * g.cg + c) * cv.h + h) * cv.w + wi]);
+        int64_t n = m / g.pq;
+        return g.im2col(x, z, n, m - n * g.pq, k);
     }
     FV_HD float b(int z, int64_t k, int64_t n) const { return to_f(w[(z * g.kg + n) * K + k]); }
     FV_HD void store(int z, int64_t m, int64_t n, float v, bool) const {
@@ -59,8 +74,9 @@ struct ConvBwdDataProblem {
         const Conv2d& cv = g.cv;
         int64_t n = m / g.hw, pix = m - n * g.hw;
         int h = (int)(pix / cv.w), wi = (int)(pix - (int64_t)h * cv.w);
-        int64_t kk = k / g.rs;
-        int rr = (int)(k - kk * g.rs), r = rr / cv.s, s = rr - r * cv.s;
+        int64_t kk;
+        int r, s;
+        g.split_tap(k, kk, r, s);
         int hp = h + cv.ph - r * cv.dh, wp = wi + cv.pw - s * cv.dw;
         if (hp < 0 || wp < 0 || hp % cv.sh || wp % cv.sw) return 0.f;
         int p = hp / cv.sh, q = wp / cv.sw;
@@ -90,14 +106,8 @@ struct ConvBwdWeightProblem {
         return g_[(n * g.cv.k + z * g.kg + m) * g.pq + pix];
     }
     FV_HD float b(int z, int64_t k, int64_t j) const {
-        const Conv2d& cv = g.cv;
-        int64_t n = k / g.pq, pix = k - n * g.pq;
-        int p = (int)(pix / cv.q), q = (int)(pix - (int64_t)p * cv.q);
-        int64_t c = j / g.rs;
-        int rr = (int)(j - c * g.rs), r = rr / cv.s, s = rr - r * cv.s;
-        int64_t h = (int64_t)p * cv.sh - cv.ph + (int64_t)r * cv.dh, wi = (int64_t)q * cv.sw - cv.pw + (int64_t)s * cv.dw;
-        if (h < 0 || h >= cv.h || wi < 0 || wi >= cv.w) return 0.f;
-        return x[((n * cv.c + z * g.cg + c) * cv.h + h) * cv.w + wi];
+        int64_t n = k / g.pq;
+        return g.im2col(x, z, n, k - n * g.pq, j);
     }
     FV_HD void store(int z, int64_t m, int64_t j, float v, bool atomic) const {
         float* dst = dw + (z * g.kg + m) * N + j;
