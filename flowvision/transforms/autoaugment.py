@@ -10,7 +10,7 @@ import numpy as np
 from . import _random
 from . import functional as F
 from .functional import InterpolationMode
-from .transforms import Transform
+from ._transform_base import Transform
 
 __all__ = ["AutoAugmentPolicy", "AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix"]
 
