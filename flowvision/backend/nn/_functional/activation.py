@@ -1,0 +1,312 @@
+"""Elementwise non-linear activations (ReLU family, GELU, SiLU, ELU family, shrinkage, gating)."""
+import numpy as np
+
+from ... import _C, _dtype as D
+from ... import _autocast_policy as _amp
+from ..._kernels import FLOAT_DTYPES
+from ..._ops import elementwise as E, shape as S, traits as _traits
+from ...autograd.graph import Function
+from ...random import _rng
+from .common import _check_float, _const, _kin
+from .. import functional as F
+
+
+def _act(name, fwd, bwd, saves="x", cuda=None, **traits):
+    """An elementwise activation op: y = fwd(x, *params), dx = bwd(x or y, g, xp, *params) (``xp``: the array
+    namespace); ``cuda``: ``(kernel, params -> kernel params)`` of its device unary kernel (None: CPU only);
+    ``traits`` are the capture traits it declares (see _ops/traits.py)."""
+    def forward(ctx, x, *params):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            y = fwd(x, *params)
+        ctx.save_for_backward(x if saves == "x" else y)
+        ctx.params = params
+        return y.astype(x.dtype, copy=False)
+
+    def forward_cuda(ctx, x, *params):
+        kernel, kernel_params = cuda
+        y = ctx.xp.unary(kernel, x, *kernel_params(*params))
+        ctx.save_for_backward(x if saves == "x" else y)
+        ctx.params = params
+        return y
+
+    def backward(ctx, g):
+        (v,) = ctx.saved
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return (bwd(v, g, ctx.xp, *ctx.params).astype(g.dtype, copy=False),) + (None,) * len(ctx.params)
+
+    body = {"forward": staticmethod(forward), "backward": staticmethod(backward), "elementwise": True, **traits}
+    if cuda is not None:
+        body["forward_cuda"] = staticmethod(forward_cuda)
+    return type(name, (Function,), body)
+
+
+def _no_params():
+    return ()
+
+
+def _softplus_np(x, beta, threshold, xp=np):
+    bx = x * beta
+    return xp.where(bx > threshold, x, xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta)
+
+
+def _elu_params(alpha, scale=1.0, input_scale=1.0):
+    if scale != 1.0 or input_scale != 1.0:
+        raise NotImplementedError("elu with scale/input_scale != 1 (selu, celu) is not implemented on CUDA yet")
+    return (alpha,)
+
+
+def _pointwise(kind, x, fallback, lo=0.0, hi=0.0):
+    """relu/clamp/hardswish/hardsigmoid forward: the vectorised, threaded C++ kernel for float32/float64 (numpy's
+    NaN-aware maximum/clip run at a fraction of memory bandwidth), ``fallback(x)`` for other dtypes."""
+    if x.dtype in FLOAT_DTYPES:
+        return _C.pointwise(x, kind, lo, hi)
+    return fallback(x)
+
+
+_Relu = _act("Relu", lambda x: _pointwise("relu", x, lambda a: np.maximum(a, 0)), lambda y, g, xp: g * (y > 0),
+             saves="y", activation=_traits.fixed("relu"), cuda=("relu", _no_params))
+_Hardtanh = _act("Hardtanh", lambda x, lo, hi: _pointwise("clamp", x, lambda a: np.clip(a, lo, hi), lo, hi),
+                 lambda x, g, xp, lo, hi: g * ((x > lo) & (x < hi)), activation=staticmethod(_traits.clamp),
+                 cuda=("hardtanh", lambda lo, hi: (lo, hi)))
+_LeakyRelu = _act("LeakyRelu", lambda x, s: np.where(x > 0, x, x * s),
+                  lambda x, g, xp, s: xp.where(x > 0, g, g * s), cuda=("leaky_relu", lambda s: (s,)))
+_Elu = _act("Elu", lambda x, a, sc, isc: np.where(x > 0, x * sc, a * sc * np.expm1(x * isc)),
+            lambda x, g, xp, a, sc, isc: xp.where(x > 0, g * sc, g * a * sc * isc * xp.exp(x * isc)),
+            cuda=("elu", _elu_params))
+_Mish = _act("Mish", lambda x: x * np.tanh(_softplus_np(x, 1.0, 20.0)),
+             lambda x, g, xp: g * (xp.tanh(_softplus_np(x, 1.0, 20.0, xp)) + x * xp.sigmoid(x) *
+                                   (1 - xp.tanh(_softplus_np(x, 1.0, 20.0, xp)) ** 2)), cuda=("mish", _no_params))
+_Hardswish = _act("Hardswish", lambda x: _pointwise("hardswish", x, lambda a: a * np.clip(a + 3, 0, 6) / 6),
+                  lambda x, g, xp: g * xp.where(x <= -3, 0, xp.where(x >= 3, 1, (2 * x + 3) / 6)),  # torch's ties
+                  activation=_traits.fixed("hardswish"), cuda=("hardswish", _no_params))
+_Hardsigmoid = _act("Hardsigmoid", lambda x: _pointwise("hardsigmoid", x, lambda a: np.clip(a + 3, 0, 6) / 6),
+                    lambda x, g, xp: g * xp.where((x > -3) & (x < 3), 1.0 / 6, 0),
+                    activation=_traits.fixed("hardsigmoid"), cuda=("hardsigmoid", _no_params))
+_Softplus = _act("Softplus", _softplus_np,
+                 lambda x, g, xp, beta, th: g * xp.where(x * beta > th, 1.0, xp.sigmoid(x * beta)),
+                 cuda=("softplus", lambda beta, th: (beta, th)))
+_LogSigmoid = _act("LogSigmoid", lambda x: -_softplus_np(-x, 1.0, 20.0), lambda x, g, xp: g * xp.sigmoid(-x),
+                   cuda=("logsigmoid", _no_params))
+_Softsign = _act("Softsign", lambda x: x / (1 + np.abs(x)), lambda x, g, xp: g / (1 + xp.abs(x)) ** 2)
+_Threshold = _act("Threshold", lambda x, th, v: np.where(x > th, x, v), lambda x, g, xp, th, v: g * (x > th))
+
+
+class _Gelu(Function):
+    elementwise = True
+    activation = staticmethod(_traits.gelu)
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        xk = _kin(x)
+        ctx.save_for_backward(xk)
+        ctx.approx = approximate
+        return _C.gelu_forward(xk, approximate).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def forward_cuda(ctx, x, approximate):
+        ctx.save_for_backward(x)
+        ctx.approx = approximate
+        return ctx.xp.gelu_forward(x, approximate)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved
+        return ctx.xp.gelu_backward(_kin(g).astype(x.dtype, copy=False), x, ctx.approx), None
+
+
+class _Silu(Function):
+    elementwise = True
+    activation = _traits.fixed("silu")
+
+    @staticmethod
+    def forward(ctx, x):
+        xk = _kin(x)
+        ctx.save_for_backward(xk)
+        return _C.silu_forward(xk).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def forward_cuda(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.silu_forward(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved
+        return (ctx.xp.silu_backward(_kin(g).astype(x.dtype, copy=False), x),)
+
+
+class _RRelu(Function):
+    """Randomized leaky ReLU: x where x > 0, else x * slope (one slope, or one per element while training). One
+    forward and one backward over ``ctx.xp`` serve the CPU and CUDA; capture treats it as elementwise."""
+
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, x, slope):
+        xp = ctx.xp
+        keep = x > 0
+        ctx.save_for_backward(keep, slope)
+        return xp.where(keep, x, x * slope).astype(x.dtype)
+
+    forward_cuda = forward
+
+    @staticmethod
+    def backward(ctx, g):
+        keep, slope = ctx.saved
+        return ctx.xp.where(keep, g, g * slope).astype(g.dtype), None
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """torch.nn.functional.rrelu: slopes drawn uniformly from [lower, upper] per element while training (on the
+    input's device), the mean slope (lower + upper) / 2 otherwise."""
+    _check_float(input, "rrelu")
+    if not lower <= upper:
+        raise ValueError(f"rrelu: lower bound {lower} must not exceed upper bound {upper}")
+    if training:
+        cd = np.float32 if input._dtype is D.bfloat16 else input._dtype.np
+        slope = _const(_rng().uniform(lower, upper, tuple(input.shape)).astype(cd), input._dtype).to(input.device)
+    else:
+        slope = (lower + upper) / 2.0
+    return _maybe_inplace(input, lambda x: _RRelu.apply(x, slope, _dtype=x._dtype), inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return F.rrelu(input, lower, upper, training, inplace=True)
+
+
+def _maybe_inplace(input, fn, inplace):
+    """``fn(input)``, written into ``input`` when ``inplace`` (through the shared in-place mechanism, which
+    hands ``fn`` a snapshot when autograd needs the pre-modification values)."""
+    if inplace:
+        from ..._ops.inplace import make_inplace
+        return make_inplace(fn)(input)
+    return fn(input)
+
+
+def _pointwise_in_storage(input, kind, lo=0.0, hi=0.0):
+    """An in-place activation written straight into the storage in one pass (no temporary, no copy back) when no
+    autograd history is needed; None when the general in-place path must run."""
+    from ...autograd.grad_mode import is_grad_enabled
+    d = input._data
+    if (input._device.type != "cpu" or (is_grad_enabled() and input.requires_grad) or d.dtype not in FLOAT_DTYPES
+            or not (d.flags.c_contiguous and d.flags.writeable)):
+        return None
+    _C.pointwise(d, kind, lo, hi, out=d)
+    input._version[0] += 1
+    return input
+
+
+def relu(input, inplace=False):
+    _check_float(input, "relu") if input._dtype.is_floating_point else None
+    if inplace and _pointwise_in_storage(input, "relu") is not None:
+        return input
+    return _maybe_inplace(input, lambda t: _Relu.apply(t), inplace)
+
+
+def relu_(input):
+    return F.relu(input, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return F.hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace and _pointwise_in_storage(input, "clamp", float(min_val), float(max_val)) is not None:
+        return input
+    return _maybe_inplace(input, lambda t: _Hardtanh.apply(t, float(min_val), float(max_val)), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _maybe_inplace(input, lambda t: _LeakyRelu.apply(t, float(negative_slope)), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _maybe_inplace(input, lambda t: _Elu.apply(t, float(alpha), 1.0, 1.0), inplace)
+
+
+def selu(input, inplace=False):
+    return _maybe_inplace(input, lambda t: _Elu.apply(t, 1.6732632423543772, 1.0507009873554805, 1.0), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _maybe_inplace(input, lambda t: _Elu.apply(t, float(alpha), 1.0, 1.0 / alpha), inplace)
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    _check_float(input, "gelu")
+    return _Gelu.apply(input, approximate)
+
+
+def silu(input, inplace=False):
+    _check_float(input, "silu")
+    return _maybe_inplace(input, lambda t: _Silu.apply(t), inplace)
+
+
+def mish(input, inplace=False):
+    return _maybe_inplace(input, lambda t: _Mish.apply(t), inplace)
+
+
+def hardswish(input, inplace=False):
+    if inplace and _pointwise_in_storage(input, "hardswish") is not None:
+        return input
+    return _maybe_inplace(input, lambda t: _Hardswish.apply(t), inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    if inplace and _pointwise_in_storage(input, "hardsigmoid") is not None:
+        return input
+    return _maybe_inplace(input, lambda t: _Hardsigmoid.apply(t), inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _Softplus.apply(input, float(beta), float(threshold))
+
+
+def logsigmoid(input):
+    return _LogSigmoid.apply(input)
+
+
+def softsign(input):
+    return _Softsign.apply(input)
+
+
+def tanhshrink(input):
+    return input - E.tanh(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _maybe_inplace(input, lambda t: _Threshold.apply(t, float(threshold), float(value)), inplace)
+
+
+def sigmoid(input):
+    return E.sigmoid(input)
+
+
+def tanh(input):
+    return E.tanh(input)
+
+
+@_amp.lower_precision
+def prelu(input, weight):
+    w = weight if weight.numel() == 1 or input.ndim < 2 else S.reshape(weight, (-1,) + (1,) * (input.ndim - 2))
+    return E.where(input > 0, input, input * w)
+
+
+def glu(input, dim=-1):
+    a, b = S.chunk(input, 2, dim)
+    return a * E.sigmoid(b)
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return E.where(input > lambd, input - lambd, E.where(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input, lambd=0.5):
+    return E.where(E.abs(input) > lambd, input, input * 0)

@@ -1,0 +1,262 @@
+"""Loss functions with torch's arguments and reductions (including the legacy ``size_average``/``reduce``)."""
+import numpy as np
+
+from ... import _dtype as D
+from ... import _autocast_policy as _amp
+from ..._ops import elementwise as E, reduce as R, shape as S
+from ..._xp import namespace
+from ...autograd.graph import Function
+from .common import _array, _check_float, _const
+from .. import functional as F
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return R.mean(loss)
+    if reduction == "sum":
+        return R.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _check_target_shape(input, target, name):
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"{name}: Using a target size ({list(target.shape)}) that is different to the input size "
+                         f"({list(input.shape)}) is not supported. Please ensure they have the same size.")
+
+
+class _NllPick(Function):
+    """-input[n, index[n, ...], ...] * weight[n, ...]: the per-element negative log-likelihood of class indices."""
+
+    @staticmethod
+    def forward(ctx, x, index, weight):
+        ctx.args = (x.shape, index, weight)
+        return -np.squeeze(np.take_along_axis(x, np.expand_dims(index, 1), axis=1), 1) * weight
+
+    @staticmethod
+    def forward_cuda(ctx, x, index, weight):
+        xp = ctx.xp
+        ctx.args = (x.shape, index, weight)
+        classes = xp.reshape(xp.arange(x.shape[1]), [x.shape[1] if i == 1 else 1 for i in range(x.ndim)])
+        picked = xp.sum(xp.where(xp.equal(classes, xp.expand_dims(index, 1)), x, 0), axis=1)
+        return -picked * weight
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, index, weight = ctx.args
+        xp = ctx.xp
+        return (xp.put_along_axis_zeros(shape, xp.expand_dims(index, 1), xp.expand_dims(-g * weight, 1), 1),)
+
+
+@_amp.fp32
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input.ndim < 1:
+        raise ValueError("nll_loss(): input must have at least one dimension")
+    if target._dtype.is_floating_point:
+        raise RuntimeError(f"nll_loss(): expected target of integer class indices, got {target._dtype}")
+    unbatched = input.ndim == 1
+    if unbatched:
+        input, target = S.unsqueeze(input, 0), S.unsqueeze(target, 0)
+    n, c = input.shape[0], input.shape[1]
+    if target.shape[0] != n or tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({target.shape[0]}); input "
+                         f"{list(input.shape)}, target {list(target.shape)}")
+    t = target._data.astype(np.int64)
+    xp = namespace(t)
+    valid = t != ignore_index
+    if (valid & ((t < 0) | (t >= c))).any():
+        th = target.cpu()._data.astype(np.int64)
+        bad = th[(th != ignore_index) & ((th < 0) | (th >= c))][0]
+        raise IndexError(f"Target {bad} is out of bounds (number of classes {c}).")
+    safe = xp.where(valid, t, 0)
+    cdt = _array(input).dtype
+    w = xp.ones(c, cdt) if weight is None else _array(weight)
+    wt_np = (xp.take(w, safe) * valid).astype(cdt)
+    loss = _NllPick.apply(input, index=safe, weight=wt_np)
+    if reduction == "none":
+        return S.squeeze(loss, 0) if unbatched else loss
+    if reduction == "sum":
+        return R.sum(loss)
+    if reduction == "mean":
+        total = float(wt_np.sum())
+        if total == 0:  # every target ignored: torch gives a NaN loss but zero (not NaN) gradients
+            return R.sum(loss) * 0.0 + float("nan")
+        return R.sum(loss) / total
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+@_amp.fp32
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_float(input, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    c = input.shape[class_dim]
+    logp = F.log_softmax(input, class_dim)
+    if target._dtype.is_floating_point:  # class probabilities
+        _check_target_shape(input, target, "cross_entropy")
+        tgt = target * (1 - label_smoothing) + label_smoothing / c if label_smoothing > 0 else target
+        prod_ = logp * tgt
+        if weight is not None:
+            wshape = (c,) + (1,) * (input.ndim - class_dim - 1)
+            prod_ = prod_ * S.reshape(weight, wshape)
+        loss = -R.sum(prod_, class_dim)
+        if reduction == "mean":
+            return R.sum(loss) / (input.numel() // c) if input.ndim > 1 else loss
+        return _reduce(loss, reduction)
+    nll = F.nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return nll
+    ignore = E.eq(target, ignore_index)
+    if weight is not None:
+        wshape = (c,) + (1,) * (input.ndim - class_dim - 1)
+        smooth = -R.sum(logp * S.reshape(weight, wshape), class_dim)
+    else:
+        smooth = -R.sum(logp, class_dim)
+    smooth = E.masked_fill(smooth, ignore, 0.0)
+    if reduction == "mean":
+        t = target._data.astype(np.int64)
+        xp = namespace(t)
+        valid = t != ignore_index
+        if weight is not None:
+            denom = (xp.take(_array(weight), xp.where(valid, t, 0)) * valid).sum()
+        else:
+            denom = valid.sum()
+        ret = R.sum(smooth) / float(denom)
+    elif reduction == "sum":
+        ret = R.sum(smooth)
+    else:
+        ret = smooth
+    return nll * (1 - label_smoothing) + ret * (label_smoothing / c)
+
+
+@_amp.fp32
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_target_shape(input, target, "mse_loss")
+    d = input - target
+    return _reduce(d * d, _legacy_reduction(size_average, reduce, reduction))
+
+
+@_amp.fp32
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _check_target_shape(input, target, "l1_loss")
+    return _reduce(E.abs(input - target), _legacy_reduction(size_average, reduce, reduction))
+
+
+@_amp.fp32
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _check_target_shape(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = E.abs(input - target)
+    if beta == 0:
+        loss = d
+    else:
+        loss = E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+@_amp.fp32
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_target_shape(input, target, "huber_loss")
+    d = E.abs(input - target)
+    loss = E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduce(loss, reduction)
+
+
+class _BCE(Function):
+    """Elementwise binary cross-entropy with torch's formulas: the logs are clamped at -100 (finite losses at
+    0 and 1) and d/dx = (x - t) / max(x (1 - x), 1e-12) (finite gradients there too)."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        with np.errstate(divide="ignore"):
+            log_x = np.maximum(np.log(x), -100.0)
+            log_1mx = np.maximum(np.log(1 - x), -100.0)
+        ctx.save_for_backward(x, t)
+        return (-(t * log_x + (1 - t) * log_1mx)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.saved
+        gx = g * (x - t) / np.maximum((1 - x) * x, 1e-12) if ctx.needs_input_grad[0] else None
+        gt = None
+        if ctx.needs_input_grad[1]:  # like torch, the target gradient uses the unclamped logs
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gt = g * (np.log(1 - x) - np.log(x))
+        return gx, gt
+
+
+@_amp.fp32
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    _check_target_shape(input, target, "binary_cross_entropy")
+    x = input._compute()
+    if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = _BCE.apply(input, target, _dtype=D.result_type(input, target))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+@_amp.fp32
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    _check_target_shape(input, target, "binary_cross_entropy_with_logits")
+    # (1 - t) * x + (1 + (pw - 1) * t) * log(1 + exp(-x)), written stably with softplus(-x)
+    sp = E.log1p(E.exp(-E.abs(input))) + E.clamp_min(-input, 0)
+    if pos_weight is not None:
+        lw = 1 + (pos_weight - 1) * target
+        loss = (1 - target) * input + lw * sp
+    else:
+        loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+@_amp.fp32
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if log_target:
+        loss = E.exp(target) * (target - input)
+    else:
+        t = target._compute()
+        safe_log = _const(np.where(t > 0, np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype), target._dtype)
+        loss = target * (safe_log - input)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction == "batchmean":
+        return R.sum(loss) / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, reduction="mean"):
+    return _reduce(E.log1p(E.exp(-target * input)), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    return _reduce(E.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    cos = F.cosine_similarity(input1, input2, 1)
+    loss = E.where(target > 0, 1 - cos, E.clamp_min(cos - margin, 0))
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduction="mean"):
+    loss = E.exp(input) - target * input if log_input else input - target * E.log(input + eps)
+    return _reduce(loss, reduction)
