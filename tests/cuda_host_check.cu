@@ -180,13 +180,14 @@ extern "C" void fv_pool(int kind, const float* in, float* out, int64_t* idx, int
 extern "C" void fv_interp(int mode, bool backward, const float* in, float* out, int64_t planes, int64_t h, int64_t w,
                           int64_t oh, int64_t ow, bool align, float sh, float sw) {
     int64_t n_out = planes * oh * ow;
+    Resize r{h, w, oh, ow, sh, sw, mode < 2 ? mode == 1 : align};
     for (int64_t i = 0; i < n_out; ++i) {
         if (mode < 2) {
-            if (backward) nearest_bwd_at(in, out, h, w, oh, ow, sh, sw, mode == 1, i);
-            else nearest_fwd_at<float>(in, out, h, w, oh, ow, sh, sw, mode == 1, i);
+            if (backward) Nearest::bwd_at(in, out, r, i);
+            else Nearest::fwd_at<float>(in, out, r, i);
         } else {
-            if (backward) bilinear_bwd_at(in, out, h, w, oh, ow, align, sh, sw, i);
-            else bilinear_fwd_at<float>(in, out, h, w, oh, ow, align, sh, sw, i);
+            if (backward) Bilinear::bwd_at(in, out, r, i);
+            else Bilinear::fwd_at<float>(in, out, r, i);
         }
     }
 }
