@@ -15,6 +15,7 @@ from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
+from ._resnet_tv import BasicBlockTV, BottleneckTV, ResNetTV, check_image_batch
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck"]
 
@@ -220,7 +221,7 @@ class ResNet(nn.Module):
         self.global_pool, self.fc = create_classifier(self.num_features, num_classes, pool_type=global_pool)
 
     def forward_features(self, x):
-        _check_input(x, self.conv1 if isinstance(self.conv1, nn.Conv2d) else self.conv1[0])
+        check_image_batch(x, self.conv1 if isinstance(self.conv1, nn.Conv2d) else self.conv1[0])
         x = self.maxpool(self.act1(self.bn1(self.conv1(x))))
         x = self.layer1(x)
         x = self.layer2(x)
@@ -235,19 +236,6 @@ class ResNet(nn.Module):
 
     def forward(self, x):
         return self.forward_head(self.forward_features(x))
-
-
-def _check_input(x, first_conv):
-    if x.ndim != 4:
-        raise ValueError(f"expected a (B, C, H, W) tensor, got shape {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"expected a floating-point input tensor, got {x.dtype} (convert images with "
-                        f"x.float() / 255 or transforms.ToDtype(float32, scale=True))")
-    if 0 in tuple(x.shape):
-        raise ValueError(f"input of shape {tuple(x.shape)} is empty: batch, height and width must be positive")
-    if x.shape[1] != first_conv.in_channels:
-        raise ValueError(f"input has {x.shape[1]} channels, the model expects {first_conv.in_channels} "
-                         f"(create it with in_chans={x.shape[1]})")
 
 
 def _create_resnet(variant, pretrained=False, **kwargs):
@@ -758,29 +746,23 @@ _TV_WEIGHTS = {  # torchvision builder -> (enum, DEFAULT member, rows as in _api
     ]),
 }
 
-_TV_ARGS = {
-    "resnet18": dict(block=BasicBlock, layers=(2, 2, 2, 2)), "resnet34": dict(block=BasicBlock, layers=(3, 4, 6, 3)),
-    "resnet50": dict(layers=(3, 4, 6, 3)), "resnet101": dict(layers=(3, 4, 23, 3)),
-    "resnet152": dict(layers=(3, 8, 36, 3)),
-    "resnext50_32x4d": dict(layers=(3, 4, 6, 3), cardinality=32, base_width=4),
-    "resnext101_32x8d": dict(layers=(3, 4, 23, 3), cardinality=32, base_width=8),
-    "resnext101_64x4d": dict(layers=(3, 4, 23, 3), cardinality=64, base_width=4),
-    "wide_resnet50_2": dict(layers=(3, 4, 6, 3), base_width=128),
-    "wide_resnet101_2": dict(layers=(3, 4, 23, 3), base_width=128),
+_BB, _BT = dict(block=BasicBlockTV), dict(block=BottleneckTV)
+_TV_ARGS = {  # torchvision's ResNet arguments per builder
+    "resnet18": dict(_BB, layers=(2, 2, 2, 2)), "resnet34": dict(_BB, layers=(3, 4, 6, 3)),
+    "resnet50": dict(_BT, layers=(3, 4, 6, 3)), "resnet101": dict(_BT, layers=(3, 4, 23, 3)),
+    "resnet152": dict(_BT, layers=(3, 8, 36, 3)),
+    "resnext50_32x4d": dict(_BT, layers=(3, 4, 6, 3), groups=32, width_per_group=4),
+    "resnext101_32x8d": dict(_BT, layers=(3, 4, 23, 3), groups=32, width_per_group=8),
+    "resnext101_64x4d": dict(_BT, layers=(3, 4, 23, 3), groups=64, width_per_group=4),
+    "wide_resnet50_2": dict(_BT, layers=(3, 4, 6, 3), width_per_group=128),
+    "wide_resnet101_2": dict(_BT, layers=(3, 4, 23, 3), width_per_group=128),
 }
 
 
 def _tv_resnet(name, weights, **kwargs):
-    """torchvision's keywords (groups, width_per_group, zero_init_residual) on timm's ResNet."""
-    args = dict(dict(block=Bottleneck), **_TV_ARGS[name])
-    if "groups" in kwargs:
-        args["cardinality"] = kwargs.pop("groups")
-    if "width_per_group" in kwargs:
-        args["base_width"] = kwargs.pop("width_per_group")
-    if kwargs.pop("replace_stride_with_dilation", None):
-        raise NotImplementedError("replace_stride_with_dilation is not implemented")
-    args["zero_init_last"] = kwargs.pop("zero_init_residual", False)
-    return ResNet(**args, **kwargs)
+    """torchvision's layout (``ResNetTV``: a shared ``relu`` per block, ``avgpool`` + ``flatten``); the state
+    dict keys are timm's ResNet's too."""
+    return ResNetTV(**{**_TV_ARGS[name], **kwargs})
 
 
 define_tv_builders(globals(), tv_weights_enums(__name__, _TV_WEIGHTS), _tv_resnet)

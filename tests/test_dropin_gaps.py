@@ -1,0 +1,67 @@
+"""Drop-in gaps against torch / torchvision on the same inputs: feature-extraction node names of torchvision's
+ResNet / ViT builders, CPU autocast's float32 ops, channels_last propagation, and linalg.eig gradients."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+from torchvision.models import feature_extraction as tfe  # noqa: E402
+
+import flowvision  # noqa: E402
+import flowvision.backend as fb  # noqa: E402
+from flowvision.models import feature_extraction as ffe  # noqa: E402
+
+
+def _tv_pair(name, **kwargs):
+    torch.manual_seed(0)
+    ref = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+    ours = getattr(flowvision.models, name)(weights=None, **kwargs).eval()
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    ours.load_state_dict({k: fb.tensor(v.numpy()) for k, v in ref.state_dict().items()})
+    return ref, ours
+
+
+# ---------------------------------------------------------------- feature extraction node names
+
+@pytest.mark.parametrize("name", ["resnet18", "resnet34", "resnet50", "resnet101", "wide_resnet50_2",
+                                  "resnext50_32x4d"])
+def test_resnet_node_names_equal_torchvision(name):
+    ref, ours = _tv_pair(name)
+    assert ffe.get_graph_node_names(ours, example_input=fb.zeros(1, 3, 64, 64)) == tfe.get_graph_node_names(ref)
+
+
+def test_resnet50_layout_outputs_and_extractor_equal_torchvision():
+    ref, ours = _tv_pair("resnet50")
+    names = tfe.get_graph_node_names(ref)[1]
+    assert names[:5] == ["x", "conv1", "bn1", "relu", "maxpool"]
+    assert ["layer1.0.relu", "layer1.0.relu_1", "layer1.0.add", "layer1.0.relu_2"] == \
+        [n for n in names if n.startswith("layer1.0.") and ("relu" in n or "add" in n)]
+    assert names[-3:] == ["avgpool", "flatten", "fc"]
+    img = np.random.default_rng(0).standard_normal((2, 3, 64, 64)).astype(np.float32)
+    with torch.no_grad():
+        want = ref(torch.tensor(img)).numpy()
+        feats_t = tfe.create_feature_extractor(ref, {"layer4.2.relu_2": "f", "layer2.1.add": "a"})(torch.tensor(img))
+    with fb.no_grad():
+        got = ours(fb.tensor(img)).numpy()
+        feats_f = ffe.create_feature_extractor(ours, {"layer4.2.relu_2": "f", "layer2.1.add": "a"},
+                                               example_input=fb.tensor(img[:1]))(fb.tensor(img))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert list(feats_f) == list(feats_t) == ["a", "f"]
+    for k in feats_f:  # float32 summation order: tolerance relative to the feature scale (tens at layer4)
+        want_k = feats_t[k].numpy()
+        np.testing.assert_allclose(feats_f[k].numpy(), want_k, rtol=1e-4, atol=1e-5 * np.abs(want_k).max(),
+                                   err_msg=k)
+
+
+def test_resnet_torchvision_keywords():
+    ref, ours = _tv_pair("resnet50", replace_stride_with_dilation=[False, True, True])
+    assert ffe.get_graph_node_names(ours, example_input=fb.zeros(1, 3, 64, 64)) == tfe.get_graph_node_names(ref)
+    img = np.random.default_rng(1).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    with torch.no_grad(), fb.no_grad():
+        np.testing.assert_allclose(ours(fb.tensor(img)).numpy(), ref(torch.tensor(img)).numpy(), rtol=1e-4,
+                                   atol=1e-4)
+    torch.manual_seed(0)
+    zero = flowvision.models.resnet18(zero_init_residual=True)
+    assert float(zero.layer1[0].bn2.weight.abs().sum()) == 0.0
+    with pytest.raises(ValueError, match="channels"):
+        ours(fb.zeros(1, 4, 32, 32))
