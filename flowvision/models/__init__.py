@@ -12,7 +12,8 @@ from ._factory import create_model
 from ._features import FeatureGetterNet, FeatureInfo, FeatureListNet
 from ._pretrained import PretrainedCfg, generate_default_cfgs
 from ._registry import (get_arch_pretrained_cfgs, get_pretrained_cfg, get_pretrained_cfg_value, is_model,
-                        is_model_pretrained, list_models, list_modules, list_pretrained, model_entrypoint,
+                        is_model_pretrained, list_aliases, list_models, list_modules, list_pretrained,
+                        model_entrypoint,
                         register_model, register_model_alias, split_model_name_tag)
 from .resnet import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
@@ -69,4 +70,14 @@ def __getattr__(name):
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
+    if name in list_aliases(name):  # the original flowvision's builder names (models.cait_S24_224(...))
+        return _alias_builder(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _alias_builder(alias):
+    def build(pretrained=False, **kwargs):
+        return create_model(alias, pretrained=pretrained, **kwargs)
+    build.__name__ = build.__qualname__ = alias
+    build.__doc__ = f"``create_model({alias!r}, ...)``: an alias of ``{list_aliases(alias)[alias]}``."
+    return build

@@ -131,7 +131,7 @@ def _torchvision_builder(name):
                 return get_model_builder(candidate)
             except ValueError:
                 continue
-    return None
+    return _TASK_BUILDERS.get(name)  # the detection package registers its task builders when first loaded
 
 
 def _create_torchvision(builder, name, pretrained, num_classes, checkpoint_path, timm_only):

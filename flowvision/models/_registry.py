@@ -10,7 +10,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 from ._pretrained import DefaultCfg, split_model_name_tag
 
-__all__ = ["register_model", "register_model_alias", "list_models", "list_pretrained", "list_modules", "is_model",
+__all__ = ["register_model", "register_model_alias", "list_models", "list_aliases", "list_pretrained", "list_modules",
+           "is_model",
            "model_entrypoint", "get_pretrained_cfg", "get_pretrained_cfg_value", "get_arch_pretrained_cfgs",
            "get_arch_name", "is_model_pretrained", "resolve_model_name", "split_model_name_tag"]
 
@@ -85,8 +86,13 @@ def get_arch_name(model_name):
 
 
 def _suggest(name):
-    pool = list(_model_entrypoints) + list(_model_aliases)
-    return difflib.get_close_matches(name, pool, n=5, cutoff=0.5)
+    # every name create_model resolves (torchvision and task builders too), compared case-insensitively
+    from ._api import list_builders
+    from ._factory import _TASK_BUILDERS
+    pool = {}
+    for n in (*_model_entrypoints, *list_builders(), *_TASK_BUILDERS, *_model_aliases):  # canonical names first
+        pool.setdefault(n.lower(), n)
+    return [pool[m] for m in difflib.get_close_matches(name.lower(), list(pool), n=5, cutoff=0.5)]
 
 
 def _unknown(name):
@@ -98,7 +104,7 @@ def _unknown(name):
 def list_models(filter: Union[str, Iterable[str]] = "", module: Any = "", pretrained: bool = False,
                 exclude_filters: Union[str, Iterable[str]] = "", name_matches_cfg: bool = False,
                 include_tags: Optional[bool] = None, include: Optional[Union[str, Iterable[str]]] = None,
-                exclude: Optional[Union[str, Iterable[str]]] = None) -> List[str]:
+                exclude: Optional[Union[str, Iterable[str]]] = None, include_aliases: bool = False) -> List[str]:
     """Registered model names matching fnmatch ``filter`` (a str or a list = union), naturally sorted.
 
     ``pretrained=True`` lists only ``arch.tag`` names with weights (tags are included by default then).
@@ -115,6 +121,8 @@ def list_models(filter: Union[str, Iterable[str]] = "", module: Any = "", pretra
         include_tags: list ``arch.tag`` names (default: the value of ``pretrained``).
         include: torchvision's form: patterns of builder names to keep.
         exclude: torchvision's form: patterns of builder names to drop.
+        include_aliases: also list the aliases that match (the original flowvision's spellings such as
+            ``cait_S24_224``, short names such as ``vit_base``); see :func:`list_aliases`.
 
     Returns:
         The names, naturally sorted (``resnet18`` before ``resnet101``).
@@ -166,7 +174,46 @@ def list_models(filter: Union[str, Iterable[str]] = "", module: Any = "", pretra
         all_models = keep
     if name_matches_cfg:
         all_models = {m for m in all_models if m in _model_pretrained_cfgs}
+    if include_aliases:
+        all_models |= _matching_aliases(filters, excludes, mods if module else None, pretrained)
     return sorted(all_models, key=_natural_key)
+
+
+def _matching_aliases(filters, excludes, modules, pretrained):
+    """Aliases whose own name matches ``filters`` (and no ``excludes``) and whose target is in ``modules`` (None:
+    any) and, with ``pretrained``, has weights."""
+    names = set()
+    for alias, target in _model_aliases.items():
+        arch = split_model_name_tag(target)[0]
+        if filters and not any(fnmatch.fnmatchcase(alias, f) for f in filters):
+            continue
+        if any(fnmatch.fnmatchcase(alias, f) for f in excludes if f):
+            continue
+        if modules is not None and _model_to_module.get(arch) not in modules:
+            continue
+        if pretrained:
+            cfg = _model_pretrained_cfgs.get(target) or getattr(_model_default_cfgs.get(arch), "default", None)
+            if cfg is None or not cfg.has_weights:
+                continue
+        names.add(alias)
+    return names
+
+
+def list_aliases(filter: Union[str, Iterable[str]] = "") -> Dict[str, str]:
+    """``{alias: target}`` of every alias matching the fnmatch ``filter`` (timm's ``get_deprecated_models``).
+
+    ``list_models()`` lists canonical names only, as timm's does; an alias is a second name ``create_model``
+    accepts: the original flowvision's spellings (``cait_S24_224`` -> ``cait_s24_224``,
+    ``vit_base_patch16_224_in21k`` -> ``vit_base_patch16_224.augreg_in21k``) and short names (``vit_base``).
+
+    Example:
+        >>> from flowvision.models import list_aliases
+        >>> list_aliases("cait_S24*")
+        {'cait_S24_224': 'cait_s24_224', 'cait_S24_384': 'cait_s24_384'}
+    """
+    filters = [f for f in ([filter] if isinstance(filter, str) else list(filter)) if f]
+    names = _matching_aliases(filters, (), None, False)
+    return {a: _model_aliases[a] for a in sorted(names, key=_natural_key)}
 
 
 def list_pretrained(filter: Union[str, Iterable[str]] = "",

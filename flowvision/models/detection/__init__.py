@@ -5,12 +5,13 @@ from .anchor_utils import AnchorGenerator, DefaultBoxGenerator
 from .backbone_utils import BackboneWithFPN, resnet_fpn_backbone
 from .faster_rcnn import (FasterRCNN, FasterRCNN_ResNet50_FPN_V2_Weights, FasterRCNN_ResNet50_FPN_Weights,
                           FastRCNNConvFCHead, FastRCNNPredictor, TwoMLPHead, fasterrcnn_resnet50_fpn,
-                          fasterrcnn_resnet50_fpn_v2)
+                          fasterrcnn_resnet50_fpn_v2, fasterrcnn_resnet101_fpn)
 from .fcos import FCOS, FCOS_ResNet50_FPN_Weights, FCOSHead, fcos_resnet50_fpn
 from .generalized_rcnn import GeneralizedRCNN
 from .mask_rcnn import (MaskRCNN, MaskRCNN_ResNet50_FPN_Weights, MaskRCNNHeads, MaskRCNNPredictor,
                         maskrcnn_resnet50_fpn)
-from .retinanet import (RetinaNet, RetinaNet_ResNet50_FPN_Weights, RetinaNetHead, retinanet_resnet50_fpn)
+from .retinanet import (RetinaNet, RetinaNet_ResNet50_FPN_Weights, RetinaNetHead, retinanet_resnet50_fpn,
+                        retinanet_resnet101_fpn, retinanet_resnext50_32x4d_fpn)
 from .roi_heads import RoIHeads
 from .rpn import RegionProposalNetwork, RPNHead
 from .image_list import ImageList
@@ -24,7 +25,9 @@ __all__ = ["AnchorGenerator", "DefaultBoxGenerator", "BoxCoder", "BoxLinearCoder
            "GeneralizedRCNN", "RoIHeads", "RegionProposalNetwork", "RPNHead", "RetinaNet", "RetinaNetHead",
            "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn", "MaskRCNN", "MaskRCNNHeads",
            "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights", "maskrcnn_resnet50_fpn", "FCOS", "FCOSHead",
-           "FCOS_ResNet50_FPN_Weights", "fcos_resnet50_fpn"]
+           "FCOS_ResNet50_FPN_Weights", "fcos_resnet50_fpn",
+           # the original flowvision's detectors torchvision has no builder for (no weights)
+           "fasterrcnn_resnet101_fpn", "retinanet_resnet101_fpn", "retinanet_resnext50_32x4d_fpn"]
 
 # MobileNetV3 Faster R-CNN, Mask R-CNN v2, Keypoint R-CNN, the ObjectDetection preset
 from ..segmentation._weights import ObjectDetection  # noqa: E402

@@ -25,12 +25,13 @@ class BackboneWithFPN(nn.Module):
         return self.fpn(self.body(x))
 
 
-def _resnet(depth, norm_layer):
+def _resnet(depth, norm_layer, cardinality=1, base_width=64):
     from ..resnet import BasicBlock, Bottleneck, ResNet
     block, layers = {18: (BasicBlock, (2, 2, 2, 2)), 34: (BasicBlock, (3, 4, 6, 3)), 50: (Bottleneck, (3, 4, 6, 3)),
                      101: (Bottleneck, (3, 4, 23, 3)), 152: (Bottleneck, (3, 8, 36, 3))}[depth]
     # torchvision's ResNet keeps every BN gamma at 1 (zero_init_residual=False); timm's default zeroes the last one
-    return ResNet(block=block, layers=layers, norm_layer=norm_layer, zero_init_last=False)
+    return ResNet(block=block, layers=layers, cardinality=cardinality, base_width=base_width, norm_layer=norm_layer,
+                  zero_init_last=False)
 
 
 def _resnet_fpn_extractor(backbone, trainable_layers, returned_layers=None, extra_blocks=None, norm_layer=None):
@@ -176,3 +177,20 @@ def _build_detector(weights_enum, weights, weights_backbone, num_classes, traina
         if eps_zero and weights.name == "COCO_V1":
             overwrite_eps(model, 0.0)
     return model
+
+
+def _build_unweighted_detector(make, weights, weights_backbone, num_classes, trainable_backbone_layers, depth,
+                               cardinality=1, base_width=64, fpn_kwargs=None):
+    """A detector torchvision has no builder for: its ResNet-50-FPN detector on a deeper or ResNeXt trunk, built as
+    ``resnet_fpn_backbone`` builds it (frozen BN, same state-dict keys, 3 trainable stages by default).
+
+    No COCO or backbone weights exist for these, so ``weights`` and ``weights_backbone`` must be None;
+    ``make(backbone, num_classes)`` builds the detector (91 classes by default).
+    """
+    if weights is not None:
+        raise ValueError("no pretrained weights exist for this detector; pass weights=None")
+    if weights_backbone is not None:
+        raise ValueError("weights_backbone is not supported for this detector; pass None")
+    trainable = 3 if trainable_backbone_layers is None else trainable_backbone_layers
+    body = _resnet(depth, FrozenBatchNorm2d, cardinality, base_width)
+    return make(_resnet_fpn_extractor(body, trainable, **(fpn_kwargs or {})), num_classes or 91)

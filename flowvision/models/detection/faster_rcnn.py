@@ -6,7 +6,9 @@ from ..segmentation._utils import mobilenet_v3_large_backbone
 from ..segmentation._weights import (MobileNet_V3_Large_Weights, ObjectDetection, ResNet50_Weights, Weights,
                                      WeightsEnum)
 from .anchor_utils import AnchorGenerator
-from .backbone_utils import _build_detector, _mobilenet_extractor, _resolve_weights, _validate_trainable_layers
+from .._factory import register_task_builder
+from .backbone_utils import (_build_detector, _build_unweighted_detector, _mobilenet_extractor, _resolve_weights,
+                             _validate_trainable_layers)
 from .generalized_rcnn import GeneralizedRCNN
 from .roi_heads import RoIHeads
 from .rpn import RegionProposalNetwork, RPNHead
@@ -15,7 +17,8 @@ from .transform import GeneralizedRCNNTransform
 __all__ = ["FasterRCNN", "TwoMLPHead", "FastRCNNConvFCHead", "FastRCNNPredictor", "FasterRCNN_ResNet50_FPN_Weights",
            "FasterRCNN_ResNet50_FPN_V2_Weights", "FasterRCNN_MobileNet_V3_Large_FPN_Weights",
            "FasterRCNN_MobileNet_V3_Large_320_FPN_Weights", "fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
-           "fasterrcnn_mobilenet_v3_large_fpn", "fasterrcnn_mobilenet_v3_large_320_fpn", "COCO_CATEGORIES"]
+           "fasterrcnn_mobilenet_v3_large_fpn", "fasterrcnn_mobilenet_v3_large_320_fpn", "fasterrcnn_resnet101_fpn",
+           "COCO_CATEGORIES"]
 
 COCO_CATEGORIES = [
     "__background__", "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
@@ -153,6 +156,16 @@ def fasterrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
     return _build_detector(FasterRCNN_ResNet50_FPN_Weights, weights, weights_backbone, num_classes,
                            trainable_backbone_layers, progress,
                            lambda backbone, n: FasterRCNN(backbone, num_classes=n, **kwargs), eps_zero=True)
+
+
+@register_task_builder
+def fasterrcnn_resnet101_fpn(*, weights=None, progress=True, num_classes=None, weights_backbone=None,
+                             trainable_backbone_layers=None, **kwargs):
+    """Faster R-CNN ResNet-101-FPN (the original flowvision's name; torchvision's ResNet-50 builder on the deeper
+    trunk). No weights exist: ``weights`` and ``weights_backbone`` must be None; trainable_backbone_layers 0..5
+    (default 3); ``kwargs`` go to ``FasterRCNN``."""
+    return _build_unweighted_detector(lambda backbone, n: FasterRCNN(backbone, num_classes=n, **kwargs), weights,
+                                      weights_backbone, num_classes, trainable_backbone_layers, depth=101)
 
 
 class FasterRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):

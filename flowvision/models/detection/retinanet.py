@@ -14,14 +14,15 @@ from flowvision.ops import (Conv2dNormActivation, LastLevelP6P7, box_iou,
 from ..segmentation._weights import ObjectDetection, ResNet50_Weights, Weights, WeightsEnum
 from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
-from .backbone_utils import _build_detector
+from .._factory import register_task_builder
+from .backbone_utils import _build_detector, _build_unweighted_detector
 from .faster_rcnn import COCO_CATEGORIES
 from .generalized_rcnn import _single_stage_inputs
 from .transform import GeneralizedRCNNTransform
 
 __all__ = ["RetinaNet", "RetinaNetHead", "RetinaNetClassificationHead", "RetinaNetRegressionHead",
            "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn", "RetinaNet_ResNet50_FPN_V2_Weights",
-           "retinanet_resnet50_fpn_v2"]
+           "retinanet_resnet50_fpn_v2", "retinanet_resnet101_fpn", "retinanet_resnext50_32x4d_fpn"]
 
 
 def _sum(x):
@@ -282,3 +283,27 @@ def retinanet_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None, 
                            trainable_backbone_layers, progress, make, v2=True,
                            fpn_kwargs=dict(returned_layers=[2, 3, 4], extra_blocks=LastLevelP6P7(2048, 256),
                                            norm_layer=None))  # torchvision's v2 RetinaNet: a plain FPN
+
+
+def _unweighted_retinanet(weights, weights_backbone, num_classes, trainable_backbone_layers, kwargs, **trunk):
+    return _build_unweighted_detector(lambda backbone, n: RetinaNet(backbone, n, **kwargs), weights, weights_backbone,
+                                      num_classes, trainable_backbone_layers,
+                                      fpn_kwargs=dict(returned_layers=[2, 3, 4], extra_blocks=LastLevelP6P7(256, 256)),
+                                      **trunk)
+
+
+@register_task_builder
+def retinanet_resnet101_fpn(*, weights=None, progress=True, num_classes=None, weights_backbone=None,
+                            trainable_backbone_layers=None, **kwargs):
+    """RetinaNet ResNet-101-FPN (the original flowvision's name; torchvision's v1 RetinaNet layout, P3-P7). No
+    weights exist: ``weights`` and ``weights_backbone`` must be None."""
+    return _unweighted_retinanet(weights, weights_backbone, num_classes, trainable_backbone_layers, kwargs, depth=101)
+
+
+@register_task_builder
+def retinanet_resnext50_32x4d_fpn(*, weights=None, progress=True, num_classes=None, weights_backbone=None,
+                                  trainable_backbone_layers=None, **kwargs):
+    """RetinaNet ResNeXt-50 (32x4d) FPN (the original flowvision's name). No weights exist: ``weights`` and
+    ``weights_backbone`` must be None."""
+    return _unweighted_retinanet(weights, weights_backbone, num_classes, trainable_backbone_layers, kwargs, depth=50,
+                                 cardinality=32, base_width=4)
