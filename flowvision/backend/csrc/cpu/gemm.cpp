@@ -121,6 +121,37 @@ void pack_b_panel(const T* B, int64_t rsb, int64_t csb, int64_t k0, int64_t kc, 
     }
 }
 
+// `count` vectors of length K: element k of vector v is data[v * step + k * k_stride].
+template <class T>
+struct VecSet {
+    const T* data;
+    int64_t count, step, k_stride;
+};
+
+// C[f * c_few + m * c_many] (+)= dot(few_f, many_m) for every pair: the few vectors are copied contiguous once,
+// the many are walked in parallel (each copied only when its elements are strided).
+template <class T>
+void small_dots(int64_t K, VecSet<T> few, VecSet<T> many, T* C, int64_t c_few, int64_t c_many, bool accumulate) {
+    Buf<T> packed(few.count * K);
+    for (int64_t f = 0; f < few.count; ++f)
+        for (int64_t k = 0; k < K; ++k) packed.get()[f * K + k] = few.data[f * few.step + k * few.k_stride];
+    parallel_for(0, many.count, grain_for(few.count * K, 1 << 16), [&](int64_t m0, int64_t m1) {
+        Buf<T> copy(many.k_stride == 1 ? 1 : K);
+        for (int64_t m = m0; m < m1; ++m) {
+            const T* v = many.data + m * many.step;
+            if (many.k_stride != 1) {
+                for (int64_t k = 0; k < K; ++k) copy.get()[k] = v[k * many.k_stride];
+                v = copy.get();
+            }
+            for (int64_t f = 0; f < few.count; ++f) {
+                const T d = vdot(packed.get() + f * K, v, K);
+                T& c = C[f * c_few + m * c_many];
+                c = accumulate ? c + d : d;
+            }
+        }
+    });
+}
+
 // GEMM with a tiny M or N (matrix-vector like): the register tile would be mostly padding,
 // so use axpy / dot-product loops over contiguous copies instead. Each output element is
 // computed by one thread in a fixed order (thread-count independent).
@@ -149,44 +180,12 @@ void gemm_small(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_
         return;
     }
     if (M <= N) {
-        // dot products against columns of B (contiguous when rsb == 1)
-        Buf<T> Ar(M * K);
-        for (int64_t i = 0; i < M; ++i)
-            for (int64_t k = 0; k < K; ++k) Ar.get()[i * K + k] = A[i * rsa + k * csa];
-        parallel_for(0, N, grain_for(M * K, 1 << 16), [&](int64_t j0, int64_t j1) {
-            Buf<T> col(rsb == 1 ? 1 : K);
-            for (int64_t j = j0; j < j1; ++j) {
-                const T* b = B + j * csb;
-                if (rsb != 1) {
-                    for (int64_t k = 0; k < K; ++k) col.get()[k] = b[k * rsb];
-                    b = col.get();
-                }
-                for (int64_t i = 0; i < M; ++i) {
-                    const T v = vdot(Ar.get() + i * K, b, K);
-                    C[i * ldc + j] = accumulate ? C[i * ldc + j] + v : v;
-                }
-            }
-        });
+        // dot products of A's rows (copied) against B's columns (contiguous when rsb == 1)
+        small_dots(K, VecSet<T>{A, M, rsa, csa}, VecSet<T>{B, N, csb, rsb}, C, ldc, 1, accumulate);
         return;
     }
-    // small N: contiguous copy of B's columns, dot products with rows of A
-    Buf<T> Bt(N * K);
-    for (int64_t j = 0; j < N; ++j)
-        for (int64_t k = 0; k < K; ++k) Bt.get()[j * K + k] = B[k * rsb + j * csb];
-    parallel_for(0, M, grain_for(N * K, 1 << 16), [&](int64_t i0, int64_t i1) {
-        Buf<T> row(csa == 1 ? 1 : K);
-        for (int64_t i = i0; i < i1; ++i) {
-            const T* a = A + i * rsa;
-            if (csa != 1) {
-                for (int64_t k = 0; k < K; ++k) row.get()[k] = a[k * csa];
-                a = row.get();
-            }
-            for (int64_t j = 0; j < N; ++j) {
-                const T v = vdot(a, Bt.get() + j * K, K);
-                C[i * ldc + j] = accumulate ? C[i * ldc + j] + v : v;
-            }
-        }
-    });
+    // small N: dot products of B's columns (copied) against A's rows (contiguous when csa == 1)
+    small_dots(K, VecSet<T>{B, N, csb, rsb}, VecSet<T>{A, M, rsa, csa}, C, 1, ldc, accumulate);
 }
 
 
@@ -796,20 +795,13 @@ double fma_loop(int64_t iters) {
 
 FV_REGISTRATION void fill_gemm(KernelTable& t) {
     t.fma_loop = &fma_loop;
-    t.f32.gemm = &gemm_batched<float>;
-    t.f32.packed_b_size = &packed_b_size<float>;
-    t.f64.packed_b_size = &packed_b_size<double>;
-    t.f32.pack_b = &pack_b_all<float>;
-    t.f64.pack_b = &pack_b_all<double>;
-    t.f32.gemm_packed = &gemm_packed_impl<float>;
-    t.f32.packed_a_size = &packed_a_size<float>;
-    t.f64.packed_a_size = &packed_a_size<double>;
-    t.f32.pack_a = &pack_a_all<float>;
-    t.f64.pack_a = &pack_a_all<double>;
-    t.f32.gemm_packed_a = &gemm_packed_a_impl<float>;
-    t.f64.gemm_packed_a = &gemm_packed_a_impl<double>;
-    t.f64.gemm_packed = &gemm_packed_impl<double>;
-    t.f64.gemm = &gemm_batched<double>;
+    FV_FILL_F32_F64(t, gemm, gemm_batched);
+    FV_FILL_F32_F64(t, packed_b_size, packed_b_size);
+    FV_FILL_F32_F64(t, pack_b, pack_b_all);
+    FV_FILL_F32_F64(t, gemm_packed, gemm_packed_impl);
+    FV_FILL_F32_F64(t, packed_a_size, packed_a_size);
+    FV_FILL_F32_F64(t, pack_a, pack_a_all);
+    FV_FILL_F32_F64(t, gemm_packed_a, gemm_packed_a_impl);
 }
 
 }  // namespace FV_ISA_NAMESPACE
