@@ -54,6 +54,38 @@ void check_out_size(int64_t ph, int64_t pw, const char* fn) {
              std::to_string(pw) + ")");
 }
 
+// The checked arrays and sizes of one RoI op: `data` is the input (forward) or grad_y (backward), the feature
+// map is (N, C, H, W) and there are K rois.
+template <class T>
+struct RoiArgs {
+    Arr<T> data, rois;
+    int64_t N, C, H, W, K;
+};
+
+// Forward: a 4-D input, rois whose batch indices lie in it, a positive output size.
+template <class T>
+RoiArgs<T> roi_forward_args(const char* fn, py::handle x_, py::handle r_, int64_t ph, int64_t pw) {
+    auto x = as<T>(x_, fn, "input");
+    auto r = as<T>(r_, fn, "rois");
+    if (x.ndim() != 4) fail(std::string(fn) + ": input must be 4-D (N, C, H, W), got " + shp(x));
+    check_rois(r, fn);
+    check_out_size(ph, pw, fn);
+    RoiArgs<T> a{x, r, x.shape(0), x.shape(1), x.shape(2), x.shape(3), r.shape(0)};
+    check_batch<T>(r, a.N, fn);
+    return a;
+}
+
+// Backward: grad_y and rois, the input's shape given as `ishape` (the caller checks grad_y's shape and then the
+// rois' batch indices).
+template <class T>
+RoiArgs<T> roi_backward_args(const char* fn, py::handle g_, py::handle r_, const std::vector<int64_t>& ishape) {
+    auto g = as<T>(g_, fn, "grad_y");
+    auto r = as<T>(r_, fn, "rois");
+    check_rois(r, fn);
+    if (ishape.size() != 4) fail(std::string(fn) + ": input_shape must have 4 elements");
+    return RoiArgs<T>{g, r, ishape[0], ishape[1], ishape[2], ishape[3], r.shape(0)};
+}
+
 template <class T> py::object nms_impl(py::handle b_, py::handle s_, double thr) {
     auto b = as<T>(b_, "nms", "boxes");
     auto s = as<T>(s_, "nms", "scores");
@@ -76,18 +108,12 @@ template <class T> py::object nms_impl(py::handle b_, py::handle s_, double thr)
 template <class T>
 py::object roi_align_fwd_impl(py::handle x_, py::handle r_, double scale, int64_t ph, int64_t pw, int64_t sr,
                               bool aligned) {
-    const char* fn = "roi_align_forward";
-    auto x = as<T>(x_, fn, "input");
-    auto r = as<T>(r_, fn, "rois");
-    if (x.ndim() != 4) fail(std::string(fn) + ": input must be 4-D (N, C, H, W), got " + shp(x));
-    check_rois(r, fn);
-    check_out_size(ph, pw, fn);
-    const int64_t N = x.shape(0), C = x.shape(1), H = x.shape(2), W = x.shape(3), K = r.shape(0);
-    check_batch<T>(r, N, fn);
-    Arr<T> y(std::vector<py::ssize_t>{K, C, ph, pw});
+    auto a = roi_forward_args<T>("roi_align_forward", x_, r_, ph, pw);
+    Arr<T> y(std::vector<py::ssize_t>{a.K, a.C, ph, pw});
     {
         py::gil_scoped_release rel;
-        fv::det::roi_align_forward<T>(x.data(), r.data(), y.mutable_data(), N, C, H, W, K, ph, pw, scale, sr, aligned);
+        fv::det::roi_align_forward<T>(a.data.data(), a.rois.data(), y.mutable_data(), a.N, a.C, a.H, a.W, a.K, ph, pw,
+                                      scale, sr, aligned);
     }
     return std::move(y);
 }
@@ -96,11 +122,9 @@ template <class T>
 py::object roi_align_bwd_impl(py::handle g_, py::handle r_, std::vector<int64_t> ishape, double scale, int64_t sr,
                               bool aligned) {
     const char* fn = "roi_align_backward";
-    auto g = as<T>(g_, fn, "grad_y");
-    auto r = as<T>(r_, fn, "rois");
-    check_rois(r, fn);
-    if (ishape.size() != 4) fail(std::string(fn) + ": input_shape must have 4 elements");
-    const int64_t N = ishape[0], C = ishape[1], H = ishape[2], W = ishape[3], K = r.shape(0);
+    auto a = roi_backward_args<T>(fn, g_, r_, ishape);
+    const auto &g = a.data, &r = a.rois;
+    const int64_t N = a.N, C = a.C, H = a.H, W = a.W, K = a.K;
     if (g.ndim() != 4 || g.shape(0) != K || g.shape(1) != C)
         fail(std::string(fn) + ": grad_y has shape " + shp(g) + ", expected (K=" + std::to_string(K) +
              ", C=" + std::to_string(C) + ", PH, PW)");
@@ -118,20 +142,13 @@ py::object roi_align_bwd_impl(py::handle g_, py::handle r_, std::vector<int64_t>
 
 template <class T>
 py::object roi_pool_fwd_impl(py::handle x_, py::handle r_, double scale, int64_t ph, int64_t pw) {
-    const char* fn = "roi_pool_forward";
-    auto x = as<T>(x_, fn, "input");
-    auto r = as<T>(r_, fn, "rois");
-    if (x.ndim() != 4) fail(std::string(fn) + ": input must be 4-D (N, C, H, W), got " + shp(x));
-    check_rois(r, fn);
-    check_out_size(ph, pw, fn);
-    const int64_t N = x.shape(0), C = x.shape(1), H = x.shape(2), W = x.shape(3), K = r.shape(0);
-    check_batch<T>(r, N, fn);
-    Arr<T> y(std::vector<py::ssize_t>{K, C, ph, pw});
-    I64 am(std::vector<py::ssize_t>{K, C, ph, pw});
+    auto a = roi_forward_args<T>("roi_pool_forward", x_, r_, ph, pw);
+    Arr<T> y(std::vector<py::ssize_t>{a.K, a.C, ph, pw});
+    I64 am(std::vector<py::ssize_t>{a.K, a.C, ph, pw});
     {
         py::gil_scoped_release rel;
-        fv::det::roi_pool_forward<T>(x.data(), r.data(), y.mutable_data(), am.mutable_data(), N, C, H, W, K, ph, pw,
-                                     scale);
+        fv::det::roi_pool_forward<T>(a.data.data(), a.rois.data(), y.mutable_data(), am.mutable_data(), a.N, a.C, a.H,
+                                     a.W, a.K, ph, pw, scale);
     }
     return py::make_tuple(y, am);
 }
@@ -139,16 +156,14 @@ py::object roi_pool_fwd_impl(py::handle x_, py::handle r_, double scale, int64_t
 template <class T>
 py::object roi_pool_bwd_impl(py::handle g_, py::handle am_, py::handle r_, std::vector<int64_t> ishape) {
     const char* fn = "roi_pool_backward";
-    auto g = as<T>(g_, fn, "grad_y");
-    auto r = as<T>(r_, fn, "rois");
+    auto a = roi_backward_args<T>(fn, g_, r_, ishape);
+    const auto &g = a.data, &r = a.rois;
+    const int64_t N = a.N, C = a.C, H = a.H, W = a.W, K = a.K;
     auto am = I64::ensure(am_);
     if (!am) {
         PyErr_Clear();
         fail("roi_pool_backward: 'argmax' is not convertible to int64");
     }
-    check_rois(r, fn);
-    if (ishape.size() != 4) fail(std::string(fn) + ": input_shape must have 4 elements");
-    const int64_t N = ishape[0], C = ishape[1], H = ishape[2], W = ishape[3], K = r.shape(0);
     if (g.ndim() != 4 || g.shape(0) != K || g.shape(1) != C || am.ndim() != 4 || am.shape(0) != K ||
         am.shape(1) != C || am.shape(2) != g.shape(2) || am.shape(3) != g.shape(3))
         fail(std::string(fn) + ": grad_y " + shp(g) + " and argmax " + shp(am) + " do not match K=" +
