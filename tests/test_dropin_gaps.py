@@ -65,3 +65,44 @@ def test_resnet_torchvision_keywords():
     assert float(zero.layer1[0].bn2.weight.abs().sum()) == 0.0
     with pytest.raises(ValueError, match="channels"):
         ours(fb.zeros(1, 4, 32, 32))
+
+
+# ---------------------------------------------------------------- linalg gradients
+
+def _grads(arr, loss):
+    a, t = fb.tensor(arr, requires_grad=True), torch.tensor(arr, requires_grad=True)
+    loss(fb, a).backward()
+    loss(torch, t).backward()
+    return a.grad.numpy(), t.grad.numpy()
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3)])
+def test_eig_gradients_equal_torch(shape):
+    arr = np.random.default_rng(0).standard_normal(shape)  # real input, complex conjugate eigenpairs
+    w = np.random.default_rng(1).standard_normal(shape)
+
+    def gauge_invariant(L, A):  # |V|^2 does not depend on each eigenvector's phase; L enters through re and im
+        vals, vecs = L.linalg.eig(A)
+        return (vals.real * vals.imag).sum() + vals.abs().sum() + ((vecs.abs() ** 2) * L.tensor(w)).sum()
+
+    for loss in (gauge_invariant, lambda L, A: L.linalg.eigvals(A).real.sum() + (L.linalg.eigvals(A).imag ** 2).sum()):
+        got, want = _grads(arr, loss)
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def test_eig_phase_dependent_loss_rejected_as_in_torch():
+    arr = np.array([[0.0, -2.0, 0.3], [1.0, 0.5, 0.0], [0.2, 0.1, 1.0]])  # one complex conjugate pair
+    for L in (torch, fb):
+        a = L.tensor(arr, requires_grad=True)
+        with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
+            L.linalg.eig(a).eigenvectors.real.sum().backward()
+
+
+def test_eigh_and_svd_gradients_exist():
+    arr = np.random.default_rng(2).standard_normal((4, 4))
+    got, want = _grads(arr, lambda L, A: L.linalg.eigh(A + A.mT).eigenvalues.sum() * 2
+                       + (L.linalg.eigh(A + A.mT).eigenvectors ** 2 * L.arange(4.0)).sum())
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+    got, want = _grads(arr, lambda L, A: L.linalg.svd(A).S.sum() + (L.linalg.svd(A, full_matrices=False).U ** 2
+                                                                    * L.arange(4.0)).sum())
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)

@@ -1,7 +1,9 @@
-"""Differentiable ``linalg.svd``/``svdvals``/``eigh``/``eigvalsh``/``qr``/``pinv`` for real matrices.
+"""Differentiable ``linalg.svd``/``svdvals``/``eigh``/``eigvalsh``/``eig``/``qr``/``pinv`` for real matrices.
 
-Forwards are LAPACK (numpy); backwards are the closed forms torch uses (``svd_backward``, the Hermitian branch of
-``linalg_eig_backward``, ``linalg_qr_backward``, ``pinv_backward``), computed in numpy on the saved factors.  An
+Forwards are LAPACK (numpy); backwards are the closed forms torch uses (``svd_backward``, both branches of
+``linalg_eig_backward``, ``linalg_qr_backward``, ``pinv_backward``), computed in numpy on the saved factors.
+``eig``'s outputs are complex: their gradients follow torch's convention (dL/d(re) + i dL/d(im)) and, as in torch,
+a loss that depends on the arbitrary phase of the eigenvectors is rejected.  An
 output whose gradient is all zero is treated as unused, as torch treats an undefined gradient: the terms that divide
 by eigenvalue / singular-value gaps are then skipped, so degenerate spectra stay finite when only the values are used.
 """
@@ -149,6 +151,45 @@ class Eigvalsh(Function):
     def backward(ctx, gL):
         (V,) = ctx.saved_tensors
         return _out(eigh_backward(gL._compute(), None, None, V._data), V), None
+
+
+def eig_backward(gL, gV, L, V):
+    """torch's general (non-Hermitian) ``linalg_eig_backward``: with E*[j, k] = conj(L[k] - L[j]),
+    dA = V^-H (diag(gL) + offdiag(V^H gV - V^H V diag(re(diag(V^H gV)))) / E*) V^H (complex)."""
+    Vh = np.conj(_mT(V))
+    if gV is None:
+        g = np.zeros(L.shape, L.dtype) if gL is None else gL
+        return np.linalg.solve(Vh, g[..., :, None] * Vh)
+    VhgV = Vh @ gV
+    diag = np.diagonal(VhgV, axis1=-2, axis2=-1)
+    if not np.allclose(diag.imag, 0.0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.")
+    ret = (VhgV - Vh @ (V * diag.real[..., None, :])) / _gap(np.conj(L))
+    if gL is not None:
+        idx = np.arange(L.shape[-1])
+        ret[..., idx, idx] = gL
+    return np.linalg.solve(Vh, ret @ Vh)
+
+
+class Eig(Function):
+    @staticmethod
+    def forward(ctx, A, complex_dtype):
+        w, V = _lapack(lambda: np.linalg.eig(A._data), "eig")
+        L, V = (Tensor._wrap(np.ascontiguousarray(a, dtype=complex_dtype.np), complex_dtype) for a in (w, V))
+        ctx.save_for_backward(L, V)
+        ctx.real_input = not A._dtype.is_complex
+        return L, V
+
+    @staticmethod
+    def backward(ctx, gL, gV):
+        L, V = ctx.saved_tensors
+        gA = eig_backward(_used(gL), _used(gV), L._data, V._data)
+        if ctx.real_input:  # a real input's gradient is the real part (torch's handle_r_to_c)
+            return Tensor._wrap(np.ascontiguousarray(gA.real.astype(L._data.real.dtype)),
+                                L._dtype.to_real()), None
+        return _out(gA, L), None
 
 
 def _copyltu(M: np.ndarray) -> np.ndarray:

@@ -2,8 +2,8 @@
 
 Norms, ``cross``, ``matrix_power``, ``multi_dot`` and ``vecdot`` are composed from differentiable ops.  ``inv``,
 ``det``, ``slogdet``, ``solve`` and ``cholesky`` are LAPACK (numpy) forwards with their closed-form gradients.
-``svd``/``svdvals``/``eigh``/``eigvalsh``/``qr``/``pinv`` have torch's gradients (``_linalg_grad``);
-``lstsq``/``matrix_rank``/``eig``/``eigvals`` compute forward values only (backpropagating through them raises
+``svd``/``svdvals``/``eigh``/``eigvalsh``/``eig``/``eigvals``/``qr``/``pinv`` have torch's gradients
+(``_linalg_grad``); ``lstsq``/``matrix_rank`` compute forward values only (backpropagating through them raises
 ``NotImplementedError``); ``eig`` returns complex tensors.
 """
 from __future__ import annotations
@@ -364,17 +364,12 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
 
 
 def eig(A: Tensor):
-    """Eigenvalues and eigenvectors of a general square matrix (complex results, LAPACK geev as torch uses).
-    Forward only: backpropagating through it raises ``NotImplementedError`` (use ``eigh`` for symmetric input)."""
+    """Eigenvalues and eigenvectors of a general square matrix (complex results, LAPACK geev as torch uses);
+    differentiable as in torch (a loss must not depend on the eigenvectors' phases)."""
     _check_square(A, "eig")
-    w, V = _lapack(lambda: np.linalg.eig(A._data), "eig")
-    cdt = A._dtype.to_complex()
-    outs = tuple(Tensor._wrap(np.ascontiguousarray(a, dtype=cdt.np), cdt) for a in (w, V))
-    if A.requires_grad:
-        outs = _NoGrad.apply(A, "eig", outs)
-    return namedtuple("eig", "eigenvalues eigenvectors")(*outs)
+    return namedtuple("eig", "eigenvalues eigenvectors")(*_LG.Eig.apply(A, A._dtype.to_complex()))
 
 
 def eigvals(A: Tensor) -> Tensor:
-    """Eigenvalues of a general square matrix (complex); forward only."""
+    """Eigenvalues of a general square matrix (complex); differentiable."""
     return eig(A).eigenvalues
