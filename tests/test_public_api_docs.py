@@ -20,17 +20,17 @@ import public_api  # noqa: E402
 
 # slug: (documented, typed) reached; "all" = every public callable of the module
 FLOORS = {
-    "models": (32, 18),
+    "models": ("all", "all"),
     "transforms": ("all", "all"),
     "transforms-functional": ("all", "all"),
-    "transforms-v2": ("all", 55),
+    "transforms-v2": ("all", "all"),
     "transforms-v2-functional": ("all", "all"),
-    "data": ("all", 9),
+    "data": ("all", "all"),
     "datasets": ("all", "all"),
     "hub": ("all", "all"),
     "io": ("all", "all"),
     "utils": ("all", "all"),
-    "ops": ("all", 25),
+    "ops": ("all", "all"),
     "backend": (4, 0),
     "compile": ("all", "all"),
     "nn-functional": (0, 0),

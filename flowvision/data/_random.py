@@ -24,11 +24,14 @@ from __future__ import annotations
 import os
 import random as _pyrandom
 import sys
-from typing import Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 __all__ = ["RandomSource", "TimmRandom", "resolve_rng"]
+
+# what ``rng=`` accepts across flowvision.data: a source, a numpy Generator, an int seed (or a duck-typed source)
+RngLike = Union["RandomSource", np.random.Generator, int, None]
 
 
 def _worker_seed() -> Optional[int]:
@@ -142,7 +145,7 @@ class TimmRandom(RandomSource):
     default uses ``numpy.random.standard_normal``.  Seed with ``random.seed`` / ``np.random.seed``.
     """
 
-    def __init__(self, normal_fn=None):
+    def __init__(self, normal_fn: Optional[Callable[..., Any]] = None) -> None:
         self.seed = None
         self._pid = os.getpid()
         self._gen = None
@@ -202,7 +205,7 @@ class TimmRandom(RandomSource):
         return "TimmRandom()"
 
 
-def resolve_rng(rng=None, seed=None) -> RandomSource:
+def resolve_rng(rng: RngLike = None, seed: Optional[int] = None) -> RandomSource:
     """``rng`` (a RandomSource, a numpy Generator or an int seed) or ``seed`` -> RandomSource."""
     if rng is not None and seed is not None:
         raise ValueError("pass either rng= or seed=, not both")

@@ -26,14 +26,14 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from typing import Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import cv2
 import numpy as np
 from PIL import Image, ImageFilter, ImageEnhance
 
 from ._arrays import as_numpy, from_numpy_like, kind_of
-from ._random import RandomSource, resolve_rng
+from ._random import RandomSource, RngLike, resolve_rng
 
 __all__ = [
     "AugmentOp", "AutoAugment", "RandAugment", "AugMixAugment", "TrivialAugment",
@@ -657,7 +657,8 @@ class _Img:
         return from_numpy_like(np.ascontiguousarray(out), info.like)
 
 
-def apply_op(img, name: str, *args, fill=_FILL, resample=_R.BICUBIC, rng=None, exact=False):
+def apply_op(img: Any, name: str, *args: Any, fill: Union[int, float, Sequence[float]] = _FILL,
+             resample: int = _R.BICUBIC, rng: RngLike = None, exact: bool = False) -> Any:
     """Apply one op with explicit arguments (no randomness except GaussianBlurRand's radius)."""
     if name not in NAME_TO_OP:
         raise ValueError(f"unknown augment op {name!r}; known ops: {', '.join(NAME_TO_OP)}")
@@ -680,7 +681,7 @@ class AugmentOp:
     """
 
     def __init__(self, name: str, prob: float = 0.5, magnitude: float = 10, hparams: Optional[Dict] = None,
-                 rng=None, seed=None):
+                 rng: RngLike = None, seed: Optional[int] = None) -> None:
         if name not in NAME_TO_OP:
             raise ValueError(f"unknown augment op {name!r}; known ops: {', '.join(NAME_TO_OP)}")
         hparams = hparams or _HPARAMS_DEFAULT
@@ -813,7 +814,8 @@ _POLICIES["v0r"] = _research_posterize(_POLICIES["v0"], "Posterize")
 _POLICIES["originalr"] = _research_posterize(_POLICIES["original"], "PosterizeOriginal")
 
 
-def auto_augment_policy(name: str = "v0", hparams: Optional[Dict] = None, rng=None, seed=None):
+def auto_augment_policy(name: str = "v0", hparams: Optional[Dict] = None, rng: RngLike = None,
+                        seed: Optional[int] = None) -> List[List["AugmentOp"]]:
     """The AutoAugment policy ``name`` (v0, v0r, original, originalr, 3a) as lists of AugmentOps."""
     hparams = hparams or _HPARAMS_DEFAULT
     if name not in _POLICIES:
@@ -854,7 +856,7 @@ class AutoAugment(_Policy):
         seed: seed of a new random source.
     """
 
-    def __init__(self, policy, rng=None, seed=None):
+    def __init__(self, policy: List[List[Any]], rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.policy = policy
         self._set_rng(resolve_rng(rng, seed) if (rng is not None or seed is not None) else
                       (policy[0][0].rng if policy and policy[0] else RandomSource()))
@@ -899,7 +901,7 @@ _RAND_WEIGHTED_0 = {
 _RAND_CHOICES = {"weights": _RAND_WEIGHTED_0, "3aw": _RAND_WEIGHTED_3A, "3a": _RAND_3A}
 
 
-def rand_augment_choices(name: str, increasing: bool = True):
+def rand_augment_choices(name: str, increasing: bool = True) -> Any:
     """The op set for a ``t<name>`` section: 'weights', '3a', '3aw' (ValueError otherwise)."""
     if name in _RAND_CHOICES:
         return _RAND_CHOICES[name]
@@ -914,7 +916,8 @@ def _get_weighted_transforms(transforms: Dict):
 
 
 def rand_augment_ops(magnitude: float = 10, prob: float = 0.5, hparams: Optional[Dict] = None,
-                     transforms: Optional[Union[Dict, List]] = None, rng=None, seed=None):
+                     transforms: Optional[Union[Dict, List]] = None, rng: RngLike = None,
+                     seed: Optional[int] = None) -> List["AugmentOp"]:
     """The RandAugment operations (timm's list) at ``magnitude``, each applied with probability ``prob``.
 
     Args:
@@ -937,7 +940,8 @@ def rand_augment_ops(magnitude: float = 10, prob: float = 0.5, hparams: Optional
 class RandAugment(_Policy):
     """``num_layers`` ops drawn per image (with replacement; without, when weighted), each applied with its prob."""
 
-    def __init__(self, ops, num_layers: int = 2, choice_weights=None, rng=None, seed=None):
+    def __init__(self, ops: Sequence[Any], num_layers: int = 2, choice_weights: Optional[Sequence[float]] = None,
+                 rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.ops = list(ops)
         self.num_layers = num_layers
         self.choice_weights = choice_weights
@@ -1049,7 +1053,8 @@ def parse_rand_augment_config(config_str: str, hparams: Optional[Dict] = None) -
 
 
 def rand_augment_transform(config_str: str, hparams: Optional[Dict] = None,
-                           transforms: Optional[Union[str, Dict, List]] = None, rng=None, seed=None):
+                           transforms: Optional[Union[str, Dict, List]] = None, rng: RngLike = None,
+                           seed: Optional[int] = None) -> "RandAugment":
     """RandAugment from a config string, e.g. ``rand-m9-mstd0.5-inc1`` (see module docstring)."""
     cfg = parse_rand_augment_config(config_str, hparams)
     if transforms is None:
@@ -1070,7 +1075,8 @@ def rand_augment_transform(config_str: str, hparams: Optional[Dict] = None,
     return RandAugment(ops, cfg["num_layers"], choice_weights=choice_weights, rng=rng)
 
 
-def auto_augment_transform(config_str: str, hparams: Optional[Dict] = None, rng=None, seed=None):
+def auto_augment_transform(config_str: str, hparams: Optional[Dict] = None, rng: RngLike = None,
+                           seed: Optional[int] = None) -> "AutoAugment":
     """AutoAugment from ``<policy>[-mstd<float>]``, policy in v0, v0r, original, originalr, 3a."""
     kind = "AutoAugment"
     hparams = dict(_HPARAMS_DEFAULT) if not hparams else hparams
@@ -1094,7 +1100,8 @@ _AUGMIX_TRANSFORMS = [
 ]
 
 
-def augmix_ops(magnitude: float = 10, hparams: Optional[Dict] = None, transforms=None, rng=None, seed=None):
+def augmix_ops(magnitude: float = 10, hparams: Optional[Dict] = None, transforms: Optional[Sequence[str]] = None,
+               rng: RngLike = None, seed: Optional[int] = None) -> List["AugmentOp"]:
     """The AugMix operations (timm's list), each applied with probability 1 at ``magnitude``.
 
     Args:
@@ -1116,8 +1123,8 @@ def augmix_ops(magnitude: float = 10, hparams: Optional[Dict] = None, transforms
 class AugMixAugment(_Policy):
     """AugMix: ``width`` chains of ``depth`` ops mixed with Dirichlet weights, blended with Beta(m)."""
 
-    def __init__(self, ops, alpha: float = 1.0, width: int = 3, depth: int = -1, blended: bool = False,
-                 rng=None, seed=None):
+    def __init__(self, ops: Sequence[Any], alpha: float = 1.0, width: int = 3, depth: int = -1, blended: bool = False,
+                 rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.ops = list(ops)
         self.alpha = alpha
         self.width = width
@@ -1180,7 +1187,8 @@ class AugMixAugment(_Policy):
         return fs + ")"
 
 
-def augment_and_mix_transform(config_str: str, hparams: Optional[Dict] = None, rng=None, seed=None):
+def augment_and_mix_transform(config_str: str, hparams: Optional[Dict] = None, rng: RngLike = None,
+                              seed: Optional[int] = None) -> "AugMixAugment":
     """AugMix from ``augmix[-m<int>][-w<int>][-d<int>][-a<float>][-b<0|1>][-mstd<float>]``."""
     kind = "AugMix"
     hparams = dict(_HPARAMS_DEFAULT) if not hparams else hparams
@@ -1216,7 +1224,7 @@ class TrivialAugment(_Policy):
     """TrivialAugment (Müller & Hutter 2021) over timm's op set: one op per image, always applied,
     magnitude uniform in [0, magnitude_max]."""
 
-    def __init__(self, ops, rng=None, seed=None):
+    def __init__(self, ops: Sequence[Any], rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.ops = list(ops)
         self._set_rng(resolve_rng(rng, seed) if (rng is not None or seed is not None) else
                       (self.ops[0].rng if self.ops else RandomSource()))
@@ -1231,7 +1239,8 @@ class TrivialAugment(_Policy):
         return self.__class__.__name__ + "(ops=" + "".join(f"\n\t{op}" for op in self.ops) + ")"
 
 
-def trivial_augment_transform(config_str: str = "trivial", hparams: Optional[Dict] = None, rng=None, seed=None):
+def trivial_augment_transform(config_str: str = "trivial", hparams: Optional[Dict] = None, rng: RngLike = None,
+                              seed: Optional[int] = None) -> "TrivialAugment":
     """TrivialAugment from ``trivial[-mmax<int>][-inc<0|1>]`` (not in timm; flowvision addition).
 
     Ops: timm's RandAugment set (``inc1``: the increasing variants); magnitude ~ U(0, mmax), mmax=10.
@@ -1260,7 +1269,8 @@ def trivial_augment_transform(config_str: str = "trivial", hparams: Optional[Dic
     return TrivialAugment(ops, rng=rng)
 
 
-def create_auto_augment(config_str: str, hparams: Optional[Dict] = None, rng=None, seed=None):
+def create_auto_augment(config_str: str, hparams: Optional[Dict] = None, rng: RngLike = None,
+                        seed: Optional[int] = None) -> Any:
     """Dispatch on the config prefix like timm's create_transform: rand / augmix / trivial / policy."""
     if not isinstance(config_str, str):
         raise TypeError(f"auto_augment must be a config string, got {type(config_str).__name__}")

@@ -32,8 +32,8 @@ def _broadcast(name, value, in_chans):
     return value
 
 
-def resolve_data_config(args: Optional[Dict] = None, pretrained_cfg=None, model=None, use_test_size: bool = False,
-                        verbose: bool = False) -> Dict[str, Any]:
+def resolve_data_config(args: Optional[Dict] = None, pretrained_cfg: Optional[Dict[str, Any]] = None, model: Any = None,
+                        use_test_size: bool = False, verbose: bool = False) -> Dict[str, Any]:
     """``dict(input_size, interpolation, mean, std, crop_pct, crop_mode)`` ready for ``create_transform(**cfg)``.
 
     Each key: ``args`` (a dict, e.g. parsed CLI args; ``None`` values ignored) > ``pretrained_cfg``
@@ -113,8 +113,8 @@ def resolve_data_config(args: Optional[Dict] = None, pretrained_cfg=None, model=
     return cfg
 
 
-def resolve_model_data_config(model, args: Optional[Dict] = None, pretrained_cfg=None, use_test_size: bool = False,
-                              verbose: bool = False) -> Dict[str, Any]:
+def resolve_model_data_config(model: Any, args: Optional[Dict] = None, pretrained_cfg: Optional[Dict[str, Any]] = None,
+                              use_test_size: bool = False, verbose: bool = False) -> Dict[str, Any]:
     """:func:`resolve_data_config` with the model first."""
     return resolve_data_config(args=args, pretrained_cfg=pretrained_cfg, model=model, use_test_size=use_test_size,
                                verbose=verbose)

@@ -1,6 +1,8 @@
 """AugMixDataset: clean + augmented splits of each sample for the JSD loss (timm semantics)."""
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["AugMixDataset"]
 
 
@@ -13,7 +15,7 @@ class AugMixDataset:
     tuples into one batch of ``num_splits * B`` samples, split-major.
     """
 
-    def __init__(self, dataset, num_splits: int = 2):
+    def __init__(self, dataset: Any, num_splits: int = 2) -> None:
         if num_splits < 2:
             raise ValueError(f"num_splits must be >= 2, got {num_splits}")
         self.augmentation = None

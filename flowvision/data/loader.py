@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -22,7 +22,7 @@ def _u8(x):
     return as_numpy(x, "fast_collate sample") if kind_of(x) != "other" else np.asarray(x)
 
 
-def fast_collate(batch):
+def fast_collate(batch: Sequence[Any]) -> Tuple[Any, Any]:
     """List of ``(uint8 CHW image, target)`` -> ``(uint8 (B, C, H, W) numpy batch, int64 targets)``.
 
     Tuples of images (AugMixDataset) are de-interleaved split-major: ``out[i + j*B] = batch[i][0][j]``
@@ -58,9 +58,10 @@ class PrefetchLoader:
     ``as_backend=True`` yields flowvision.backend tensors, otherwise numpy arrays.
     """
 
-    def __init__(self, loader, mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD, channels: int = 3,
-                 img_dtype=np.float32, re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1,
-                 re_num_splits: int = 0, as_backend: bool = True, seed=None):
+    def __init__(self, loader: Any, mean: Sequence[float] = IMAGENET_DEFAULT_MEAN,
+                 std: Sequence[float] = IMAGENET_DEFAULT_STD, channels: int = 3, img_dtype: Any = np.float32,
+                 re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1, re_num_splits: int = 0,
+                 as_backend: bool = True, seed: Optional[int] = None) -> None:
         mean = tuple(mean) if len(tuple(mean)) == channels else (float(np.mean(mean)),) * channels
         std = tuple(std) if len(tuple(std)) == channels else (float(np.mean(std)),) * channels
         self.loader = loader
@@ -126,8 +127,9 @@ class RepeatAugSampler:
     seeded with ``(seed, epoch)`` (timm uses ``torch.randperm``), so the order differs from timm's.
     """
 
-    def __init__(self, dataset, num_replicas=None, rank=None, shuffle: bool = True, num_repeats=3,
-                 selected_round: int = 256, selected_ratio: int = 0, seed: int = 0):
+    def __init__(self, dataset: Any, num_replicas: Optional[int] = None, rank: Optional[int] = None,
+                 shuffle: bool = True, num_repeats: int = 3, selected_round: int = 256, selected_ratio: int = 0,
+                 seed: int = 0) -> None:
         num_replicas, rank = _dist_defaults(num_replicas, rank)
         self.dataset = dataset
         self.num_replicas = num_replicas
@@ -173,7 +175,7 @@ class RepeatAugSampler:
 class OrderedDistributedSampler:
     """Distributed eval sampler: contiguous-free strided split, padded to equal length, no shuffle."""
 
-    def __init__(self, dataset, num_replicas=None, rank=None):
+    def __init__(self, dataset: Any, num_replicas: Optional[int] = None, rank: Optional[int] = None) -> None:
         num_replicas, rank = _dist_defaults(num_replicas, rank)
         self.dataset = dataset
         self.num_replicas = num_replicas
@@ -190,18 +192,20 @@ class OrderedDistributedSampler:
         return self.num_samples
 
 
-def create_loader(dataset, input_size, batch_size: int, is_training: bool = False, no_aug: bool = False,
-                  re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1, re_split: bool = False,
-                  train_crop_mode: Optional[str] = None, scale=None, ratio=None, hflip: float = 0.5,
-                  vflip: float = 0.0, color_jitter=0.4, color_jitter_prob=None, grayscale_prob: float = 0.0,
+def create_loader(dataset: Any, input_size: Union[int, Sequence[int]], batch_size: int, is_training: bool = False,
+                  no_aug: bool = False, re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1,
+                  re_split: bool = False, train_crop_mode: Optional[str] = None,
+                  scale: Optional[Sequence[float]] = None, ratio: Optional[Sequence[float]] = None, hflip: float = 0.5,
+                  vflip: float = 0.0, color_jitter: Optional[Union[float, Sequence[float]]] = 0.4,
+                  color_jitter_prob: Optional[float] = None, grayscale_prob: float = 0.0,
                   gaussian_blur_prob: float = 0.0, auto_augment: Optional[str] = None, num_aug_repeats: int = 0,
-                  num_aug_splits: int = 0, interpolation: str = "bilinear", mean=IMAGENET_DEFAULT_MEAN,
-                  std=IMAGENET_DEFAULT_STD, num_workers: int = 1, distributed: bool = False,
-                  crop_pct: Optional[float] = None, crop_mode: Optional[str] = None,
-                  crop_border_pixels: Optional[int] = None, collate_fn: Optional[Callable] = None,
-                  pin_memory: bool = False, img_dtype=np.float32, use_prefetcher: bool = True,
-                  persistent_workers: bool = True, tf_preprocessing: bool = False, seed=None,
-                  as_backend: bool = True, timeout: float = 0, **_ignored):
+                  num_aug_splits: int = 0, interpolation: str = "bilinear",
+                  mean: Sequence[float] = IMAGENET_DEFAULT_MEAN, std: Sequence[float] = IMAGENET_DEFAULT_STD,
+                  num_workers: int = 1, distributed: bool = False, crop_pct: Optional[float] = None,
+                  crop_mode: Optional[str] = None, crop_border_pixels: Optional[int] = None,
+                  collate_fn: Optional[Callable] = None, pin_memory: bool = False, img_dtype: Any = np.float32,
+                  use_prefetcher: bool = True, persistent_workers: bool = True, tf_preprocessing: bool = False,
+                  seed: Optional[int] = None, as_backend: bool = True, timeout: float = 0, **_ignored: Any) -> Any:
     """timm's ``create_loader`` on ``flowvision.backend.utils.data.DataLoader``.
 
     Sets ``dataset.transform`` from :func:`create_transform`; with ``use_prefetcher`` the samples stay

@@ -4,6 +4,8 @@ Imported lazily by ``flowvision.data`` (the augmentation part never loads the en
 """
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import flowvision.backend as fb
 import flowvision.backend.nn as nn
 import flowvision.backend.nn.functional as F
@@ -42,6 +44,9 @@ class LabelSmoothingCrossEntropy(nn.Module):
 class SoftTargetCrossEntropy(nn.Module):
     """``mean(sum(-t * log_softmax(x)))`` for Mixup/CutMix soft targets."""
 
+    def __init__(self) -> None:
+        super().__init__()
+
     def forward(self, x, target):
         target = _as_tensor(target)
         return fb.sum(-target * F.log_softmax(x, dim=-1), dim=-1).mean()
@@ -78,8 +83,9 @@ class JsdCrossEntropy(nn.Module):
 class BinaryCrossEntropy(nn.Module):
     """BCE-with-logits with one-hot (+ smoothing) from index targets, optional thresholding."""
 
-    def __init__(self, smoothing: float = 0.1, target_threshold=None, weight=None, reduction: str = "mean",
-                 sum_classes: bool = False, pos_weight=None, smooth_dense: bool = False):
+    def __init__(self, smoothing: float = 0.1, target_threshold: Optional[float] = None, weight: Any = None,
+                 reduction: str = "mean", sum_classes: bool = False, pos_weight: Any = None,
+                 smooth_dense: bool = False) -> None:
         super().__init__()
         if not 0.0 <= smoothing < 1.0:
             raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")

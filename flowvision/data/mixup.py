@@ -14,11 +14,13 @@ Numerics equal timm's: the same float32 expressions (``x*lam + x_flip*(1-lam)``)
 """
 from __future__ import annotations
 
+from typing import Any, Optional, Sequence, Tuple
+
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._arrays import as_numpy, from_numpy_like, kind_of
-from ._random import resolve_rng
+from ._random import RngLike, resolve_rng
 
 __all__ = ["Mixup", "FastCollateMixup", "mixup_target", "one_hot", "rand_bbox", "rand_bbox_minmax",
            "cutmix_bbox_and_lam"]
@@ -32,7 +34,7 @@ def _check_num_classes(num_classes) -> None:
         raise ValueError(f"num_classes must be a positive integer, got {num_classes!r}")
 
 
-def one_hot(x, num_classes: int, on_value: float = 1.0, off_value: float = 0.0) -> np.ndarray:
+def one_hot(x: Any, num_classes: int, on_value: float = 1.0, off_value: float = 0.0) -> np.ndarray:
     """One-hot (or smoothed) float32 targets for integer labels.
 
     Args:
@@ -58,7 +60,8 @@ def one_hot(x, num_classes: int, on_value: float = 1.0, off_value: float = 0.0) 
     return out
 
 
-def mixup_target(target, num_classes: int, lam=1.0, smoothing: float = 0.0, multi_label: bool = False):
+def mixup_target(target: Any, num_classes: int, lam: float = 1.0, smoothing: float = 0.0,
+                 multi_label: bool = False) -> Any:
     """Soft targets ``y*lam + y.flip(0)*(1-lam)`` with label smoothing (numpy in, numpy out)."""
     _check_num_classes(num_classes)
     target = np.asarray(target)
@@ -81,7 +84,8 @@ def mixup_target(target, num_classes: int, lam=1.0, smoothing: float = 0.0, mult
 # ----------------------------------------------------------------------------------------------
 # boxes
 # ----------------------------------------------------------------------------------------------
-def rand_bbox(img_shape, lam, margin: float = 0.0, count=None, rng=None):
+def rand_bbox(img_shape: Sequence[int], lam: float, margin: float = 0.0, count: Optional[int] = None,
+              rng: RngLike = None) -> Tuple[Any, Any, Any, Any]:
     """Square-ish CutMix box of side ratio sqrt(1-lam), random centre, clipped to the image."""
     rng = rng if rng is not None else resolve_rng()
     ratio = np.sqrt(1 - lam)
@@ -97,7 +101,8 @@ def rand_bbox(img_shape, lam, margin: float = 0.0, count=None, rng=None):
     return yl, yh, xl, xh
 
 
-def rand_bbox_minmax(img_shape, minmax, count=None, rng=None):
+def rand_bbox_minmax(img_shape: Sequence[int], minmax: Sequence[float], count: Optional[int] = None,
+                     rng: RngLike = None) -> Tuple[Any, Any, Any, Any]:
     """Box with sides uniform in [min, max) * image side (Darknet style)."""
     rng = rng if rng is not None else resolve_rng()
     if len(minmax) != 2:
@@ -110,7 +115,9 @@ def rand_bbox_minmax(img_shape, minmax, count=None, rng=None):
     return yl, yl + cut_h, xl, xl + cut_w
 
 
-def cutmix_bbox_and_lam(img_shape, lam, ratio_minmax=None, correct_lam: bool = True, count=None, rng=None):
+def cutmix_bbox_and_lam(img_shape: Sequence[int], lam: float, ratio_minmax: Optional[Sequence[float]] = None,
+                        correct_lam: bool = True, count: Optional[int] = None,
+                        rng: RngLike = None) -> Tuple[Tuple[Any, Any, Any, Any], float]:
     """The CutMix box and the mixing weight it implies (timm's).
 
     Args:
@@ -151,10 +158,11 @@ class Mixup:
     the batch-mode arithmetic over this many threads; 1 inside DataLoader workers).
     """
 
-    def __init__(self, mixup_alpha: float = 1.0, cutmix_alpha: float = 0.0, cutmix_minmax=None,
-                 prob: float = 1.0, switch_prob: float = 0.5, mode: str = "batch", correct_lam: bool = True,
-                 label_smoothing: float = 0.1, num_classes: int = 1000, multi_label: bool = False,
-                 rng=None, seed=None, num_threads: int = 1):
+    def __init__(self, mixup_alpha: float = 1.0, cutmix_alpha: float = 0.0,
+                 cutmix_minmax: Optional[Sequence[float]] = None, prob: float = 1.0, switch_prob: float = 0.5,
+                 mode: str = "batch", correct_lam: bool = True, label_smoothing: float = 0.1, num_classes: int = 1000,
+                 multi_label: bool = False, rng: RngLike = None, seed: Optional[int] = None,
+                 num_threads: int = 1) -> None:
         self.mixup_alpha = mixup_alpha
         self.cutmix_alpha = cutmix_alpha
         self.cutmix_minmax = cutmix_minmax

@@ -6,12 +6,14 @@ Runs **after normalisation**, in place, on numpy arrays, flowvision.backend tens
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import math
 
 import numpy as np
 
 from ._arrays import as_numpy
-from ._random import resolve_rng
+from ._random import RngLike, resolve_rng
 
 __all__ = ["RandomErasing"]
 
@@ -27,8 +29,9 @@ class RandomErasing:
     """
 
     def __init__(self, probability: float = 0.5, min_area: float = 0.02, max_area: float = 1 / 3,
-                 min_aspect: float = 0.3, max_aspect=None, mode: str = "const", min_count: int = 1,
-                 max_count=None, num_splits: int = 0, device: str = "cpu", rng=None, seed=None):
+                 min_aspect: float = 0.3, max_aspect: Optional[float] = None, mode: str = "const", min_count: int = 1,
+                 max_count: Optional[int] = None, num_splits: int = 0, device: str = "cpu", rng: RngLike = None,
+                 seed: Optional[int] = None) -> None:
         self.probability = probability
         self.min_area = min_area
         self.max_area = max_area

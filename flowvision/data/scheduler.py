@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -33,9 +33,10 @@ class Scheduler:
         initialize: store the groups' initial values as ``initial_<field>``.
     """
 
-    def __init__(self, optimizer, param_group_field: str, t_in_epochs: bool = True, noise_range_t=None,
-                 noise_type: str = "normal", noise_pct: float = 0.67, noise_std: float = 1.0,
-                 noise_seed: Optional[int] = None, initialize: bool = True):
+    def __init__(self, optimizer: Any, param_group_field: str, t_in_epochs: bool = True,
+                 noise_range_t: Optional[Union[float, Sequence[float]]] = None, noise_type: str = "normal",
+                 noise_pct: float = 0.67, noise_std: float = 1.0, noise_seed: Optional[int] = None,
+                 initialize: bool = True) -> None:
         self.optimizer = optimizer
         self.param_group_field = param_group_field
         self._initial_param_group_field = f"initial_{param_group_field}"
@@ -166,10 +167,11 @@ def _noise_kw(kw):
 class CosineLRScheduler(_Warmup):
     """Cosine decay with restarts (SGDR), warmup, cycle_mul / cycle_decay / cycle_limit and k-decay."""
 
-    def __init__(self, optimizer, t_initial: int, lr_min: float = 0.0, cycle_mul: float = 1.0,
+    def __init__(self, optimizer: Any, t_initial: int, lr_min: float = 0.0, cycle_mul: float = 1.0,
                  cycle_decay: float = 1.0, cycle_limit: int = 1, warmup_t: int = 0, warmup_lr_init: float = 0.0,
-                 warmup_prefix: bool = False, t_in_epochs: bool = True, noise_range_t=None, noise_pct: float = 0.67,
-                 noise_std: float = 1.0, noise_seed: int = 42, k_decay: float = 1.0, initialize: bool = True):
+                 warmup_prefix: bool = False, t_in_epochs: bool = True,
+                 noise_range_t: Optional[Union[float, Sequence[float]]] = None, noise_pct: float = 0.67,
+                 noise_std: float = 1.0, noise_seed: int = 42, k_decay: float = 1.0, initialize: bool = True) -> None:
         super().__init__(optimizer, "lr", **_noise_kw(locals()))
         if t_initial <= 0 or lr_min < 0:
             raise ValueError("t_initial must be > 0 and lr_min >= 0")
@@ -186,10 +188,11 @@ class PolyLRScheduler(_Warmup):
     warmup like timm's ``PolyLRScheduler``.
     """
 
-    def __init__(self, optimizer, t_initial: int, power: float = 0.5, lr_min: float = 0.0, cycle_mul: float = 1.0,
+    def __init__(self, optimizer: Any, t_initial: int, power: float = 0.5, lr_min: float = 0.0, cycle_mul: float = 1.0,
                  cycle_decay: float = 1.0, cycle_limit: int = 1, warmup_t: int = 0, warmup_lr_init: float = 0.0,
-                 warmup_prefix: bool = False, t_in_epochs: bool = True, noise_range_t=None, noise_pct: float = 0.67,
-                 noise_std: float = 1.0, noise_seed: int = 42, k_decay: float = 1.0, initialize: bool = True):
+                 warmup_prefix: bool = False, t_in_epochs: bool = True,
+                 noise_range_t: Optional[Union[float, Sequence[float]]] = None, noise_pct: float = 0.67,
+                 noise_std: float = 1.0, noise_seed: int = 42, k_decay: float = 1.0, initialize: bool = True) -> None:
         super().__init__(optimizer, "lr", **_noise_kw(locals()))
         if t_initial <= 0 or lr_min < 0:
             raise ValueError("t_initial must be > 0 and lr_min >= 0")
@@ -207,11 +210,11 @@ class TanhLRScheduler(_Warmup):
     (timm's ``TanhLRScheduler``).
     """
 
-    def __init__(self, optimizer, t_initial: int, lb: float = -7.0, ub: float = 3.0, lr_min: float = 0.0,
+    def __init__(self, optimizer: Any, t_initial: int, lb: float = -7.0, ub: float = 3.0, lr_min: float = 0.0,
                  cycle_mul: float = 1.0, cycle_decay: float = 1.0, cycle_limit: int = 1, warmup_t: int = 0,
                  warmup_lr_init: float = 0.0, warmup_prefix: bool = False, t_in_epochs: bool = True,
-                 noise_range_t=None, noise_pct: float = 0.67, noise_std: float = 1.0, noise_seed: int = 42,
-                 initialize: bool = True):
+                 noise_range_t: Optional[Union[float, Sequence[float]]] = None, noise_pct: float = 0.67,
+                 noise_std: float = 1.0, noise_seed: int = 42, initialize: bool = True) -> None:
         super().__init__(optimizer, "lr", **_noise_kw(locals()))
         if t_initial <= 0 or lr_min < 0 or not lb < ub or cycle_limit < 0 or warmup_t < 0 or warmup_lr_init < 0:
             raise ValueError("invalid TanhLRScheduler arguments")
@@ -231,10 +234,10 @@ class TanhLRScheduler(_Warmup):
 class StepLRScheduler(_Warmup):
     """Decay the learning rate by ``decay_rate`` every ``decay_t`` epochs, after an optional warmup (timm's)."""
 
-    def __init__(self, optimizer, decay_t: float, decay_rate: float = 1.0, warmup_t: int = 0,
+    def __init__(self, optimizer: Any, decay_t: float, decay_rate: float = 1.0, warmup_t: int = 0,
                  warmup_lr_init: float = 0.0, warmup_prefix: bool = True, t_in_epochs: bool = True,
-                 noise_range_t=None, noise_pct: float = 0.67, noise_std: float = 1.0, noise_seed: int = 42,
-                 initialize: bool = True):
+                 noise_range_t: Optional[Union[float, Sequence[float]]] = None, noise_pct: float = 0.67,
+                 noise_std: float = 1.0, noise_seed: int = 42, initialize: bool = True) -> None:
         super().__init__(optimizer, "lr", **_noise_kw(locals()))
         self.decay_t, self.decay_rate, self.warmup_prefix = decay_t, decay_rate, warmup_prefix
         self._init_warmup(warmup_t, warmup_lr_init)
@@ -250,10 +253,10 @@ class StepLRScheduler(_Warmup):
 class MultiStepLRScheduler(_Warmup):
     """Decay the learning rate by ``decay_rate`` at each epoch in ``decay_t``, after an optional warmup (timm's)."""
 
-    def __init__(self, optimizer, decay_t: List[int], decay_rate: float = 1.0, warmup_t: int = 0,
+    def __init__(self, optimizer: Any, decay_t: List[int], decay_rate: float = 1.0, warmup_t: int = 0,
                  warmup_lr_init: float = 0.0, warmup_prefix: bool = True, t_in_epochs: bool = True,
-                 noise_range_t=None, noise_pct: float = 0.67, noise_std: float = 1.0, noise_seed: int = 42,
-                 initialize: bool = True):
+                 noise_range_t: Optional[Union[float, Sequence[float]]] = None, noise_pct: float = 0.67,
+                 noise_std: float = 1.0, noise_seed: int = 42, initialize: bool = True) -> None:
         super().__init__(optimizer, "lr", **_noise_kw(locals()))
         self.decay_t, self.decay_rate, self.warmup_prefix = decay_t, decay_rate, warmup_prefix
         self._init_warmup(warmup_t, warmup_lr_init)
@@ -272,10 +275,11 @@ class MultiStepLRScheduler(_Warmup):
 class PlateauLRScheduler(Scheduler):
     """Decay by ``decay_rate`` when the metric plateaus (ReduceLROnPlateau semantics, rel threshold)."""
 
-    def __init__(self, optimizer, decay_rate: float = 0.1, patience_t: int = 10, threshold: float = 1e-4,
+    def __init__(self, optimizer: Any, decay_rate: float = 0.1, patience_t: int = 10, threshold: float = 1e-4,
                  cooldown_t: int = 0, warmup_t: int = 0, warmup_lr_init: float = 0.0, lr_min: float = 0.0,
-                 mode: str = "max", noise_range_t=None, noise_type: str = "normal", noise_pct: float = 0.67,
-                 noise_std: float = 1.0, noise_seed: Optional[int] = None, initialize: bool = True):
+                 mode: str = "max", noise_range_t: Optional[Union[float, Sequence[float]]] = None,
+                 noise_type: str = "normal", noise_pct: float = 0.67, noise_std: float = 1.0,
+                 noise_seed: Optional[int] = None, initialize: bool = True) -> None:
         super().__init__(optimizer, "lr", noise_range_t=noise_range_t, noise_type=noise_type, noise_pct=noise_pct,
                          noise_std=noise_std, noise_seed=noise_seed, initialize=initialize)
         if mode not in ("min", "max"):

@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import List, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 from PIL import Image
 
 from ._arrays import kind_of
-from ._random import resolve_rng
+from ._random import RngLike, resolve_rng
 
 __all__ = [
     "ToNumpy", "ToTensor", "MaybeToTensor", "MaybePILToTensor", "str_to_interp_mode", "str_to_pil_interp",
@@ -42,7 +42,7 @@ def _mode_enum():
     return InterpolationMode
 
 
-def str_to_pil_interp(mode_str: str):
+def str_to_pil_interp(mode_str: str) -> int:
     """The PIL resampling mode of an interpolation name (``"bicubic"`` -> ``Image.Resampling.BICUBIC``).
 
     Raises:
@@ -53,14 +53,14 @@ def str_to_pil_interp(mode_str: str):
     return _STR_TO_PIL[mode_str]
 
 
-def str_to_interp_mode(mode_str: str):
+def str_to_interp_mode(mode_str: str) -> Any:
     """'bilinear' -> ``flowvision.transforms.InterpolationMode.BILINEAR``."""
     if mode_str not in _STR_TO_PIL:
         raise ValueError(f"unknown interpolation {mode_str!r}; expected one of {sorted(_STR_TO_PIL)} or 'random'")
     return _mode_enum()(mode_str)
 
 
-def interp_mode_to_str(mode) -> str:
+def interp_mode_to_str(mode: Any) -> str:
     """The name (``"bilinear"``, ``"bicubic"``, ...) of a PIL resampling mode or interpolation name.
 
     Raises:
@@ -113,7 +113,7 @@ class ToNumpy:
 class ToTensor:
     """PIL image -> CHW backend tensor of ``dtype`` *without* rescaling (timm's ToTensor)."""
 
-    def __init__(self, dtype="float32"):
+    def __init__(self, dtype: Any = "float32") -> None:
         self.dtype = dtype
 
     def __call__(self, pil_img):
@@ -163,8 +163,9 @@ class MaybePILToTensor:
 class RandomResizedCropAndInterpolation:
     """RandomResizedCrop with a random choice of bilinear/bicubic when ``interpolation='random'``."""
 
-    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation="bilinear",
-                 rng=None, seed=None):
+    def __init__(self, size: Union[int, Sequence[int]], scale: Optional[Sequence[float]] = (0.08, 1.0),
+                 ratio: Optional[Sequence[float]] = (3.0 / 4.0, 4.0 / 3.0), interpolation: str = "bilinear",
+                 rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.size = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
         if (scale[0] > scale[1]) or (ratio[0] > ratio[1]):
             warnings.warn("range should be of kind (min, max)")
@@ -213,7 +214,8 @@ class RandomResizedCropAndInterpolation:
                 f"ratio={tuple(round(r, 4) for r in self.ratio)}, interpolation={interp})")
 
 
-def center_crop_or_pad(img, output_size: Union[int, List[int]], fill=0, padding_mode: str = "constant"):
+def center_crop_or_pad(img: Any, output_size: Union[int, List[int]], fill: Union[int, float, Sequence[float]] = 0,
+                       padding_mode: str = "constant") -> Any:
     """Center crop, padding with ``fill`` (or ``padding_mode``) where the image is smaller."""
     F = _F()
     crop_height, crop_width = _setup_size(output_size)
@@ -243,7 +245,8 @@ class CenterCropOrPad:
         padding_mode: ``constant``, ``edge``, ``reflect`` or ``symmetric``.
     """
 
-    def __init__(self, size, fill=0, padding_mode: str = "constant"):
+    def __init__(self, size: Union[int, Sequence[int]], fill: Union[int, float, Sequence[float]] = 0,
+                 padding_mode: str = "constant") -> None:
         self.size = _setup_size(size)
         self.fill = fill
         self.padding_mode = padding_mode
@@ -255,7 +258,8 @@ class CenterCropOrPad:
         return f"{self.__class__.__name__}(size={self.size})"
 
 
-def crop_or_pad(img, top: int, left: int, height: int, width: int, fill=0, padding_mode: str = "constant"):
+def crop_or_pad(img: Any, top: int, left: int, height: int, width: int, fill: Union[int, float, Sequence[float]] = 0,
+                padding_mode: str = "constant") -> Any:
     """Crop ``(top, left, height, width)``, padding where the box leaves the image."""
     F = _F()
     image_height, image_width = _hw(img)
@@ -275,7 +279,8 @@ def crop_or_pad(img, top: int, left: int, height: int, width: int, fill=0, paddi
 class RandomCropOrPad:
     """Crop and/or pad with a random placement inside the crop / pad margin."""
 
-    def __init__(self, size, fill=0, padding_mode: str = "constant", rng=None, seed=None):
+    def __init__(self, size: Union[int, Sequence[int]], fill: Union[int, float, Sequence[float]] = 0,
+                 padding_mode: str = "constant", rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.size = _setup_size(size)
         self.fill = fill
         self.padding_mode = padding_mode
@@ -310,7 +315,8 @@ class RandomPad:
         seed: seed of a new random source.
     """
 
-    def __init__(self, input_size, fill=0, rng=None, seed=None):
+    def __init__(self, input_size: Union[int, Sequence[int]], fill: Union[int, float, Sequence[float]] = 0,
+                 rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.input_size = input_size
         self.fill = fill
         self.rng = resolve_rng(rng, seed)
@@ -333,9 +339,11 @@ class ResizeKeepRatio:
     """Resize keeping the aspect ratio (``longest``: 0 fits the shortest side, 1 the longest),
     with optional random scale / aspect jitter."""
 
-    def __init__(self, size, longest: float = 0.0, interpolation="bilinear", random_scale_prob: float = 0.0,
-                 random_scale_range=(0.85, 1.05), random_scale_area: bool = False, random_aspect_prob: float = 0.0,
-                 random_aspect_range=(0.9, 1.11), rng=None, seed=None):
+    def __init__(self, size: Union[int, Sequence[int]], longest: float = 0.0, interpolation: str = "bilinear",
+                 random_scale_prob: float = 0.0, random_scale_range: Sequence[float] = (0.85, 1.05),
+                 random_scale_area: bool = False, random_aspect_prob: float = 0.0,
+                 random_aspect_range: Sequence[float] = (0.9, 1.11), rng: RngLike = None,
+                 seed: Optional[int] = None) -> None:
         self.size = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
         self.interpolation = _random_interpolation() if interpolation == "random" else str_to_interp_mode(interpolation)
         self.longest = float(longest)

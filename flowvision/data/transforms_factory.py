@@ -10,9 +10,9 @@ Not implemented (clear ``NotImplementedError``): ``tf_preprocessing``, NaFlex / 
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
-from ._random import resolve_rng
+from ._random import RngLike, resolve_rng
 from .auto_augment import create_auto_augment
 from .constants import DEFAULT_CROP_PCT, IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 from .random_erasing import RandomErasing
@@ -35,8 +35,9 @@ def _final(mean, std, use_prefetcher, normalize):
     return [MaybeToTensor(), T.Normalize(mean=tuple(mean), std=tuple(std))]
 
 
-def transforms_noaug_train(img_size=224, interpolation: str = "bilinear", mean=IMAGENET_DEFAULT_MEAN,
-                           std=IMAGENET_DEFAULT_STD, use_prefetcher: bool = False, normalize: bool = True):
+def transforms_noaug_train(img_size: Union[int, Tuple[int, int]] = 224, interpolation: str = "bilinear",
+                           mean: Sequence[float] = IMAGENET_DEFAULT_MEAN, std: Sequence[float] = IMAGENET_DEFAULT_STD,
+                           use_prefetcher: bool = False, normalize: bool = True) -> Any:
     """timm's training pipeline without augmentation: resize, center crop, to tensor, normalise.
 
     Args:
@@ -57,15 +58,19 @@ def transforms_noaug_train(img_size=224, interpolation: str = "bilinear", mean=I
     return T.Compose(tfl + _final(mean, std, use_prefetcher, normalize))
 
 
-def transforms_imagenet_train(img_size: Union[int, Tuple[int, int]] = 224, scale=None, ratio=None,
-                              train_crop_mode: Optional[str] = None, hflip: float = 0.5, vflip: float = 0.0,
-                              color_jitter=0.4, color_jitter_prob: Optional[float] = None,
-                              force_color_jitter: bool = False, grayscale_prob: float = 0.0,
-                              gaussian_blur_prob: float = 0.0, auto_augment: Optional[str] = None,
-                              interpolation: str = "random", mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD,
-                              re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1, re_num_splits: int = 0,
-                              use_prefetcher: bool = False, normalize: bool = True, separate: bool = False,
-                              naflex: bool = False, patchify: bool = False, rng=None, seed=None, **_ignored):
+def transforms_imagenet_train(img_size: Union[int, Tuple[int, int]] = 224, scale: Optional[Sequence[float]] = None,
+                              ratio: Optional[Sequence[float]] = None, train_crop_mode: Optional[str] = None,
+                              hflip: float = 0.5, vflip: float = 0.0,
+                              color_jitter: Optional[Union[float, Sequence[float]]] = 0.4,
+                              color_jitter_prob: Optional[float] = None, force_color_jitter: bool = False,
+                              grayscale_prob: float = 0.0, gaussian_blur_prob: float = 0.0,
+                              auto_augment: Optional[str] = None, interpolation: str = "random",
+                              mean: Sequence[float] = IMAGENET_DEFAULT_MEAN,
+                              std: Sequence[float] = IMAGENET_DEFAULT_STD, re_prob: float = 0.0, re_mode: str = "const",
+                              re_count: int = 1, re_num_splits: int = 0, use_prefetcher: bool = False,
+                              normalize: bool = True, separate: bool = False, naflex: bool = False,
+                              patchify: bool = False, rng: RngLike = None, seed: Optional[int] = None,
+                              **_ignored: Any) -> Any:
     """Train pipeline: primary (crop + flips) / secondary (auto-augment or colour) / final (tensor, norm, erase)."""
     if naflex or patchify:
         raise NotImplementedError("NaFlex / patchify pipelines are not implemented in flowvision.data")
@@ -138,9 +143,10 @@ def transforms_imagenet_train(img_size: Union[int, Tuple[int, int]] = 224, scale
 
 def transforms_imagenet_eval(img_size: Union[int, Tuple[int, int]] = 224, crop_pct: Optional[float] = None,
                              crop_mode: Optional[str] = None, crop_border_pixels: Optional[int] = None,
-                             interpolation: str = "bilinear", mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD,
-                             use_prefetcher: bool = False, normalize: bool = True, naflex: bool = False,
-                             patchify: bool = False, **_ignored):
+                             interpolation: str = "bilinear", mean: Sequence[float] = IMAGENET_DEFAULT_MEAN,
+                             std: Sequence[float] = IMAGENET_DEFAULT_STD, use_prefetcher: bool = False,
+                             normalize: bool = True, naflex: bool = False, patchify: bool = False,
+                             **_ignored: Any) -> Any:
     """Eval pipeline: resize to ``floor(size / crop_pct)`` then crop (center / squash / border)."""
     if naflex or patchify:
         raise NotImplementedError("NaFlex / patchify pipelines are not implemented in flowvision.data")
@@ -175,17 +181,21 @@ def transforms_imagenet_eval(img_size: Union[int, Tuple[int, int]] = 224, crop_p
 
 
 def create_transform(input_size: Union[int, Tuple[int, int], Tuple[int, int, int]] = 224, is_training: bool = False,
-                     no_aug: bool = False, train_crop_mode: Optional[str] = None, scale=None, ratio=None,
-                     hflip: float = 0.5, vflip: float = 0.0, color_jitter=0.4, color_jitter_prob: Optional[float] = None,
-                     grayscale_prob: float = 0.0, gaussian_blur_prob: float = 0.0, auto_augment: Optional[str] = None,
-                     interpolation: str = "bilinear", mean=IMAGENET_DEFAULT_MEAN, std=IMAGENET_DEFAULT_STD,
-                     re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1, re_num_splits: int = 0,
-                     crop_pct: Optional[float] = None, crop_mode: Optional[str] = None,
-                     crop_border_pixels: Optional[int] = None, tf_preprocessing: bool = False,
-                     use_prefetcher: bool = False, normalize: bool = True, separate: bool = False,
-                     naflex: bool = False, patch_size=16, max_seq_len: int = 576, patchify: bool = False,
-                     patchify_channels_last: bool = True, patchify_flatten: bool = True, force_color_jitter: bool = False,
-                     rng=None, seed=None):
+                     no_aug: bool = False, train_crop_mode: Optional[str] = None,
+                     scale: Optional[Sequence[float]] = None, ratio: Optional[Sequence[float]] = None,
+                     hflip: float = 0.5, vflip: float = 0.0,
+                     color_jitter: Optional[Union[float, Sequence[float]]] = 0.4,
+                     color_jitter_prob: Optional[float] = None, grayscale_prob: float = 0.0,
+                     gaussian_blur_prob: float = 0.0, auto_augment: Optional[str] = None,
+                     interpolation: str = "bilinear", mean: Sequence[float] = IMAGENET_DEFAULT_MEAN,
+                     std: Sequence[float] = IMAGENET_DEFAULT_STD, re_prob: float = 0.0, re_mode: str = "const",
+                     re_count: int = 1, re_num_splits: int = 0, crop_pct: Optional[float] = None,
+                     crop_mode: Optional[str] = None, crop_border_pixels: Optional[int] = None,
+                     tf_preprocessing: bool = False, use_prefetcher: bool = False, normalize: bool = True,
+                     separate: bool = False, naflex: bool = False, patch_size: Union[int, Tuple[int, int]] = 16,
+                     max_seq_len: int = 576, patchify: bool = False, patchify_channels_last: bool = True,
+                     patchify_flatten: bool = True, force_color_jitter: bool = False, rng: RngLike = None,
+                     seed: Optional[int] = None) -> Any:
     """timm's ``create_transform`` (same arguments and defaults; note ``interpolation='bilinear'``
     here while ``resolve_data_config`` defaults to 'bicubic', as in timm).  ``resolve_data_config``
     output can be splatted in: ``create_transform(**cfg, is_training=True)``."""

@@ -5,7 +5,7 @@ These work on flowvision.backend models/tensors (numpy-backed, updated in place 
 from __future__ import annotations
 
 from copy import deepcopy
-from typing import Optional
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
@@ -18,7 +18,7 @@ def _np(x):
     return as_numpy(x) if kind_of(x) != "other" else np.asarray(x)
 
 
-def accuracy(output, target, topk=(1,)):
+def accuracy(output: Any, target: Any, topk: Sequence[int] = (1,)) -> List[Any]:
     """Top-k accuracy in percent for each k (values of the input's container type; numpy -> floats)."""
     out = _np(output)
     tgt = _np(target).reshape(-1)
@@ -59,7 +59,7 @@ def _state_arrays(model):
 class ModelEmaV2:
     """EMA of every state_dict entry: ``ema = decay * ema + (1 - decay) * model`` (timm ModelEmaV2)."""
 
-    def __init__(self, model, decay: float = 0.9999, device=None):
+    def __init__(self, model: Any, decay: float = 0.9999, device: Any = None) -> None:
         self.module = deepcopy(model)
         self.module.eval()
         self.decay = decay
@@ -94,9 +94,9 @@ class ModelEmaV3:
     ``exclude_buffers``; float entries lerp towards the model, others are copied.  (bfloat16 stochastic
     rounding is not implemented: keep the EMA in float32 with ``dtype`` if the model is low precision.)"""
 
-    def __init__(self, model, decay: float = 0.9999, min_decay: float = 0.0, update_after_step: int = 0,
-                 use_warmup: bool = False, warmup_gamma: float = 1.0, warmup_power: float = 2 / 3, device=None,
-                 dtype=None, exclude_buffers: bool = False, **_ignored):
+    def __init__(self, model: Any, decay: float = 0.9999, min_decay: float = 0.0, update_after_step: int = 0,
+                 use_warmup: bool = False, warmup_gamma: float = 1.0, warmup_power: float = 2 / 3, device: Any = None,
+                 dtype: Any = None, exclude_buffers: bool = False, **_ignored: Any) -> None:
         self.module = deepcopy(model)
         self.module.eval()
         self.decay = decay
@@ -152,7 +152,7 @@ def _unitwise_norm(x, norm_type=2.0):
     return np.sum(np.abs(x) ** norm_type, axis=axes, keepdims=True) ** (1.0 / norm_type)
 
 
-def adaptive_clip_grad(parameters, clip_factor: float = 0.01, eps: float = 1e-3, norm_type: float = 2.0):
+def adaptive_clip_grad(parameters: Any, clip_factor: float = 0.01, eps: float = 1e-3, norm_type: float = 2.0) -> None:
     """AGC (NFNets): clip each unit's gradient to ``clip_factor * max(||w||, eps)``."""
     if kind_of(parameters) != "other":
         parameters = [parameters]
@@ -167,7 +167,7 @@ def adaptive_clip_grad(parameters, clip_factor: float = 0.01, eps: float = 1e-3,
         g[...] = np.where(grad_norm < max_norm, g, clipped).astype(g.dtype, copy=False)
 
 
-def dispatch_clip_grad(parameters, value: float, mode: str = "norm", norm_type: float = 2.0):
+def dispatch_clip_grad(parameters: Any, value: float, mode: str = "norm", norm_type: float = 2.0) -> Any:
     """'norm' (clip_grad_norm_), 'value' (clip_grad_value_) or 'agc'."""
     if mode == "agc":
         return adaptive_clip_grad(parameters, value, norm_type=norm_type)

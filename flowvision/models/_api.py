@@ -11,7 +11,7 @@ import enum
 import fnmatch
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Sequence, Type, Union
 
 from flowvision.backend import nn
 
@@ -25,10 +25,22 @@ class ImageClassification(nn.Module):
     """Resize the shorter side to ``resize_size``, center-crop ``crop_size``, to float in [0, 1], normalise.
 
     Accepts PIL images and (B)CHW tensors (uint8 or float), like torchvision's preset.
+
+    Args:
+        crop_size: side of the square center crop.
+        resize_size: the shorter side is resized to this first.
+        mean: per-channel mean subtracted after scaling to ``[0, 1]``.
+        std: per-channel standard deviation divided by.
+        interpolation: resize interpolation, an ``InterpolationMode`` or its value (``"bilinear"``, ``"bicubic"``...).
+        antialias: antialias when downsampling (as torchvision's ``antialias``).
+
+    Raises:
+        ValueError: if ``interpolation`` is a string that names no interpolation mode.
     """
 
-    def __init__(self, *, crop_size, resize_size=256, mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225),
-                 interpolation="bilinear", antialias=True):
+    def __init__(self, *, crop_size: int, resize_size: int = 256, mean: Sequence[float] = (0.485, 0.456, 0.406),
+                 std: Sequence[float] = (0.229, 0.224, 0.225), interpolation: Any = "bilinear",
+                 antialias: Optional[bool] = True) -> None:
         super().__init__()
         from flowvision.transforms import InterpolationMode
         if isinstance(interpolation, str):
@@ -164,7 +176,18 @@ def _load_subpackages():
             _BUILDER_WEIGHTS[n] = enums[n]
 
 
-def get_model_builder(name):
+def get_model_builder(name: str) -> Callable[..., nn.Module]:
+    """The builder function registered under a torchvision model name.
+
+    Args:
+        name: the model name (case-insensitive), e.g. ``"resnet50"``.
+
+    Returns:
+        The keyword-only builder, ``builder(*, weights=None, progress=True, **kwargs)``.
+
+    Raises:
+        ValueError: if no builder has that name (the message lists close matches).
+    """
     name = name.lower()
     if name not in _BUILDERS:
         _load_subpackages()
@@ -177,13 +200,34 @@ def get_model_builder(name):
         raise ValueError(f"Unknown model {name}{hint}") from None
 
 
-def get_model(name, **config):
-    """Build a torchvision-named model: ``get_model("resnet50", weights="DEFAULT")``."""
+def get_model(name: str, **config: Any) -> nn.Module:
+    """Build a torchvision-named model: ``get_model("resnet50", weights="DEFAULT")``.
+
+    Args:
+        name: the model name, as for :func:`get_model_builder`.
+        **config: keyword arguments of the builder (``weights``, ``progress``, ``num_classes``...).
+
+    Returns:
+        The built model.
+
+    Raises:
+        ValueError: if no builder has that name.
+    """
     return get_model_builder(name)(**config)
 
 
-def get_model_weights(name):
-    """The ``*_Weights`` enum class of a builder (given by name or as the builder function)."""
+def get_model_weights(name: Union[str, Callable[..., Any]]) -> Type["WeightsEnum"]:
+    """The ``*_Weights`` enum class of a builder (given by name or as the builder function).
+
+    Args:
+        name: the model name or the builder function itself.
+
+    Returns:
+        The builder's ``WeightsEnum`` subclass.
+
+    Raises:
+        ValueError: if the builder is not registered or has no weights enum.
+    """
     if callable(name):
         _load_subpackages()
         match = [k for k, v in _BUILDERS.items() if v is name]
@@ -199,8 +243,18 @@ def get_model_weights(name):
     return _BUILDER_WEIGHTS[name]
 
 
-def get_weight(name):
-    """``get_weight("ResNet50_Weights.IMAGENET1K_V2")`` -> the enum member."""
+def get_weight(name: str) -> "WeightsEnum":
+    """``get_weight("ResNet50_Weights.IMAGENET1K_V2")`` -> the enum member.
+
+    Args:
+        name: ``"<EnumName>.<MEMBER>"``.
+
+    Returns:
+        The weights enum member.
+
+    Raises:
+        ValueError: if ``name`` is not of that form or names no known enum or member.
+    """
     try:
         enum_name, value_name = name.split(".")
     except ValueError:

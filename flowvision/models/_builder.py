@@ -1,5 +1,6 @@
 """``build_model_with_cfg`` and pretrained-weight loading (through flowvision.hub)."""
 import logging
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
 
@@ -61,8 +62,28 @@ def _as_tuple(v):
     return (v,) if isinstance(v, str) else tuple(v)
 
 
-def load_pretrained(model, pretrained_cfg=None, num_classes=1000, in_chans=3, filter_fn=None, strict=True):
-    """Load the weights named by ``pretrained_cfg`` into ``model`` (timm's adaptation order)."""
+def load_pretrained(model: Any, pretrained_cfg: Optional[PretrainedCfg] = None, num_classes: int = 1000,
+                    in_chans: int = 3, filter_fn: Optional[Callable[[Dict[str, Any], Any], Dict[str, Any]]] = None,
+                    strict: bool = True) -> Any:
+    """Load the weights named by ``pretrained_cfg`` into ``model`` (timm's adaptation order).
+
+    The first conv is adapted to ``in_chans`` and the classifier dropped when ``num_classes`` differs from the
+    checkpoint's (both then load non-strictly).
+
+    Args:
+        model: the model (an ``nn.Module``).
+        pretrained_cfg: where the weights come from; default the model's ``pretrained_cfg_obj``.
+        num_classes: the model's number of classes.
+        in_chans: the model's input channels.
+        filter_fn: ``filter_fn(state_dict, model) -> state_dict`` applied before loading.
+        strict: require the keys to match exactly.
+
+    Returns:
+        ``model``, with the weights loaded.
+
+    Raises:
+        RuntimeError: if there is no pretrained cfg, or (strict) the keys do not match.
+    """
     from flowvision import hub
     cfg = pretrained_cfg or getattr(model, "pretrained_cfg_obj", None)
     if cfg is None:
@@ -102,8 +123,22 @@ def load_pretrained(model, pretrained_cfg=None, num_classes=1000, in_chans=3, fi
     return model
 
 
-def load_checkpoint(model, checkpoint_path, strict=True, filter_fn=None):
-    """Load a local checkpoint (safetensors / torch / npz) into ``model``; EMA weights preferred, like timm."""
+def load_checkpoint(model: Any, checkpoint_path: str, strict: bool = True,
+                    filter_fn: Optional[Callable[[Dict[str, Any], Any], Dict[str, Any]]] = None) -> Any:
+    """Load a local checkpoint (safetensors / torch / npz) into ``model``; EMA weights preferred, like timm.
+
+    Args:
+        model: the model (an ``nn.Module``).
+        checkpoint_path: path of the checkpoint file.
+        strict: require the keys to match exactly.
+        filter_fn: ``filter_fn(state_dict, model) -> state_dict`` applied before loading.
+
+    Returns:
+        ``load_state_dict``'s result (missing and unexpected keys).
+
+    Raises:
+        RuntimeError: if ``strict`` and the keys do not match.
+    """
     from flowvision import hub
     sd = hub.load_checkpoint(checkpoint_path)
     if filter_fn is not None:
@@ -124,10 +159,36 @@ def _check_kwargs(model_cls, variant, kwargs):
                         f"{', '.join(accepted)}")
 
 
-def build_model_with_cfg(model_cls, variant, pretrained=False, pretrained_cfg=None, pretrained_cfg_overlay=None,
-                         pretrained_filter_fn=None, pretrained_strict=True, feature_cfg=None, features_only=False,
-                         out_indices=None, **kwargs):
-    """Build ``model_cls(**kwargs)``, attach its pretrained cfg, load weights, and wrap for features."""
+def build_model_with_cfg(model_cls: Callable[..., Any], variant: str, pretrained: bool = False,
+                         pretrained_cfg: Optional[Union[str, Dict[str, Any], PretrainedCfg]] = None,
+                         pretrained_cfg_overlay: Optional[Dict[str, Any]] = None,
+                         pretrained_filter_fn: Optional[Callable[[Dict[str, Any], Any], Dict[str, Any]]] = None,
+                         pretrained_strict: bool = True, feature_cfg: Optional[Dict[str, Any]] = None,
+                         features_only: bool = False, out_indices: Optional[Union[int, Sequence[int]]] = None,
+                         **kwargs: Any) -> Any:
+    """Build ``model_cls(**kwargs)``, attach its pretrained cfg, load weights, and wrap for features.
+
+    Args:
+        model_cls: the model class (or constructor).
+        variant: the registered architecture name (its default cfg is looked up by it).
+        pretrained: load the pretrained weights.
+        pretrained_cfg: a tag, a cfg dict or a ``PretrainedCfg``; default the variant's default tag.
+        pretrained_cfg_overlay: fields that replace those of the resolved cfg.
+        pretrained_filter_fn: ``filter_fn(state_dict, model) -> state_dict`` applied before loading.
+        pretrained_strict: load the weights strictly.
+        feature_cfg: the family's feature-wrapper options (``feature_cls``, default ``out_indices``...).
+        features_only: return a feature extractor (``FeatureListNet`` / ``FeatureGetterNet``) instead.
+        out_indices: the feature levels to return (``features_only`` only).
+        **kwargs: constructor arguments of ``model_cls``.
+
+    Returns:
+        The model (or its feature wrapper), with ``pretrained_cfg`` attached.
+
+    Raises:
+        TypeError: for a keyword argument ``model_cls`` does not accept.
+        RuntimeError: if ``pretrained`` and the cfg has no weights.
+        ValueError: for an unknown ``feature_cls``, or ``out_indices`` without ``features_only``.
+    """
     cfg = resolve_pretrained_cfg(variant, pretrained_cfg, pretrained_cfg_overlay)
     kwargs.setdefault("num_classes", cfg.num_classes)
     if cfg.input_size is not None:

@@ -1,4 +1,6 @@
 """``features_only=True``: a wrapper returning the feature maps named by the model's ``feature_info``."""
+from typing import Any, Dict, List, Sequence, Union
+
 from flowvision.backend import nn
 
 __all__ = ["FeatureInfo", "FeatureListNet", "FeatureGetterNet", "feature_take_indices"]
@@ -29,9 +31,17 @@ def feature_take_indices(num_features, indices=None):
 
 
 class FeatureInfo:
-    """The selected entries of a model's ``feature_info`` with timm's accessors."""
+    """The selected entries of a model's ``feature_info`` with timm's accessors.
 
-    def __init__(self, feature_info, out_indices):
+    Args:
+        feature_info: the model's ``feature_info`` (one dict per level: ``num_chs``, ``reduction``, ``module``).
+        out_indices: the levels to keep; an int ``n`` keeps the last ``n``.
+
+    Raises:
+        ValueError: if ``out_indices`` is out of range.
+    """
+
+    def __init__(self, feature_info: List[Dict[str, Any]], out_indices: Union[int, Sequence[int]]) -> None:
         n = len(feature_info)
         if isinstance(out_indices, int):
             out_indices = tuple(range(n - out_indices, n)) if 0 < out_indices <= n else None
@@ -93,9 +103,17 @@ class FeatureListNet(nn.Module):
     Works for models whose forward is the sequence of their children (ResNet, EfficientNet, ...).
     Module names are the original model's, so its state_dict (minus the head and the levels after the last
     requested one) loads unchanged.
+
+    Args:
+        model: the model to wrap (its children run in order).
+        out_indices: the ``feature_info`` levels to return.
+
+    Raises:
+        ValueError: if the model has no ``feature_info`` or ``out_indices`` is out of range.
+        NotImplementedError: if the model does not support ``features_only``.
     """
 
-    def __init__(self, model, out_indices=(0, 1, 2, 3, 4)):
+    def __init__(self, model: nn.Module, out_indices: Union[int, Sequence[int]] = (0, 1, 2, 3, 4)) -> None:
         super().__init__()
         if not getattr(model, "feature_info", None):
             raise ValueError(f"{type(model).__name__} has no feature_info: features_only is not supported")
@@ -137,9 +155,21 @@ class FeatureGetterNet(nn.Module):
     As timm, the wrapped model is pruned first (blocks after the last requested one, the final norm unless
     ``norm=True``, and the head are dropped), and lives under ``model.`` so timm's features_only state_dict
     loads unchanged. Returns a list of NCHW maps (``output_fmt='NLC'``: token sequences).
+
+    Args:
+        model: the model to wrap; it must have ``forward_intermediates``.
+        out_indices: the blocks to return; an int ``n`` returns the last ``n``.
+        output_fmt: ``"NCHW"`` (feature maps) or ``"NLC"`` (token sequences).
+        norm: apply the final norm to the returned features (and keep it when pruning).
+        prune: drop the blocks after the last requested one, and the head.
+
+    Raises:
+        NotImplementedError: if the model has no ``forward_intermediates``.
+        ValueError: for another ``output_fmt`` or out-of-range ``out_indices``.
     """
 
-    def __init__(self, model, out_indices=4, output_fmt="NCHW", norm=False, prune=True):
+    def __init__(self, model: nn.Module, out_indices: Union[int, Sequence[int]] = 4, output_fmt: str = "NCHW",
+                 norm: bool = False, prune: bool = True) -> None:
         super().__init__()
         if not hasattr(model, "forward_intermediates"):
             raise NotImplementedError(f"{type(model).__name__} has no forward_intermediates")

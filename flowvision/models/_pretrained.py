@@ -86,15 +86,30 @@ class DefaultCfg:
         return tag, self.cfgs[tag]
 
 
-def split_model_name_tag(model_name, no_tag=""):
+def split_model_name_tag(model_name: str, no_tag: str = "") -> Tuple[str, str]:
+    """Split ``"arch.tag"`` into ``("arch", "tag")``.
+
+    Args:
+        model_name: a model name, with or without a ``.tag`` suffix.
+        no_tag: the tag returned when there is none.
+
+    Returns:
+        ``(architecture, tag)``.
+    """
     name, _, tag = model_name.partition(".")
     return name, tag or no_tag
 
 
-def generate_default_cfgs(cfgs):
+def generate_default_cfgs(cfgs: Dict[str, Union[Dict[str, Any], "PretrainedCfg"]]) -> Dict[str, "DefaultCfg"]:
     """``{'arch.tag': dict | PretrainedCfg}`` -> ``{'arch': DefaultCfg}`` keeping dict order as priority.
 
     A tag ending in ``*`` is moved to the front (the default for that arch).
+
+    Args:
+        cfgs: pretrained configurations by ``"arch.tag"``.
+
+    Returns:
+        One ``DefaultCfg`` (ordered tags and their cfgs) per architecture.
     """
     out = {}
     for key, cfg in cfgs.items():

@@ -13,6 +13,9 @@ __all__ = ["FeaturePyramidNetwork", "ExtraFPNBlock", "LastLevelMaxPool", "LastLe
 class ExtraFPNBlock(nn.Module):
     """Base class of the blocks run on the FPN output: ``forward(results, x, names) -> (results, names)``."""
 
+    def __init__(self) -> None:
+        super().__init__()
+
     def forward(self, results, x, names):
         raise NotImplementedError
 
@@ -100,9 +103,14 @@ class LastLevelMaxPool(ExtraFPNBlock):
 
 
 class LastLevelP6P7(ExtraFPNBlock):
-    """RetinaNet's P6 and P7 (from P5 when in_channels == out_channels, else from C5)."""
+    """RetinaNet's P6 and P7 (from P5 when in_channels == out_channels, else from C5).
 
-    def __init__(self, in_channels, out_channels):
+    Args:
+        in_channels: channels of the level P6 is computed from.
+        out_channels: channels of P6 and P7.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int) -> None:
         super().__init__()
         self.p6 = nn.Conv2d(in_channels, out_channels, 3, 2, 1)
         self.p7 = nn.Conv2d(out_channels, out_channels, 3, 2, 1)

@@ -2,7 +2,7 @@
 
 Constructor signatures, module structure and parameter names equal torchvision's, so its state_dicts load.
 """
-from typing import List
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 import flowvision.backend as flow
 from flowvision.backend import nn
@@ -11,9 +11,14 @@ __all__ = ["FrozenBatchNorm2d", "Conv2dNormActivation", "SqueezeExcitation", "ML
 
 
 class FrozenBatchNorm2d(nn.Module):
-    """BatchNorm2d with fixed statistics and affine parameters (buffers, never trained)."""
+    """BatchNorm2d with fixed statistics and affine parameters (buffers, never trained).
 
-    def __init__(self, num_features, eps=1e-5):
+    Args:
+        num_features: number of channels ``C`` of the ``(N, C, H, W)`` input.
+        eps: added to the running variance before the square root.
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5) -> None:
         super().__init__()
         self.eps = eps
         self.register_buffer("weight", flow.ones(num_features))
@@ -41,10 +46,28 @@ class FrozenBatchNorm2d(nn.Module):
 
 
 class Conv2dNormActivation(nn.Sequential):
-    """Conv2d -> norm_layer -> activation_layer (a Sequential: parameter names '0.weight', '1.weight', ...)."""
+    """Conv2d -> norm_layer -> activation_layer (a Sequential: parameter names '0.weight', '1.weight', ...).
 
-    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
-                 norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1, inplace=True, bias=None):
+    Args:
+        in_channels: input channels.
+        out_channels: output channels.
+        kernel_size: convolution kernel size.
+        stride: convolution stride.
+        padding: convolution padding; ``None`` gives ``(kernel_size - 1) // 2 * dilation`` ("same" for odd kernels).
+        groups: convolution groups.
+        norm_layer: normalization layer built as ``norm_layer(out_channels)``, or ``None`` for none.
+        activation_layer: activation built as ``activation_layer(inplace=inplace)``, or ``None`` for none.
+        dilation: convolution dilation.
+        inplace: ``inplace`` argument of the activation; ``None`` passes none.
+        bias: convolution bias; ``None`` gives a bias only when there is no norm layer.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Union[int, Tuple[int, ...]] = 3,
+                 stride: Union[int, Tuple[int, ...]] = 1, padding: Optional[Union[int, Tuple[int, ...], str]] = None,
+                 groups: int = 1, norm_layer: Optional[Callable[..., nn.Module]] = nn.BatchNorm2d,
+                 activation_layer: Optional[Callable[..., nn.Module]] = nn.ReLU,
+                 dilation: Union[int, Tuple[int, ...]] = 1, inplace: Optional[bool] = True,
+                 bias: Optional[bool] = None) -> None:
         if padding is None:
             if isinstance(kernel_size, int) and isinstance(dilation, int):
                 padding = (kernel_size - 1) // 2 * dilation
@@ -67,9 +90,17 @@ class Conv2dNormActivation(nn.Sequential):
 
 
 class SqueezeExcitation(nn.Module):
-    """Squeeze-and-Excitation block (fc1/fc2 are 1x1 convs, as torchvision)."""
+    """Squeeze-and-Excitation block (fc1/fc2 are 1x1 convs, as torchvision).
 
-    def __init__(self, input_channels, squeeze_channels, activation=nn.ReLU, scale_activation=nn.Sigmoid):
+    Args:
+        input_channels: channels of the input (and output).
+        squeeze_channels: channels of the squeezed representation.
+        activation: activation after ``fc1``, built without arguments.
+        scale_activation: activation giving the per-channel scale, built without arguments.
+    """
+
+    def __init__(self, input_channels: int, squeeze_channels: int, activation: Callable[..., nn.Module] = nn.ReLU,
+                 scale_activation: Callable[..., nn.Module] = nn.Sigmoid) -> None:
         super().__init__()
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.fc1 = nn.Conv2d(input_channels, squeeze_channels, 1)
@@ -89,10 +120,22 @@ class SqueezeExcitation(nn.Module):
 
 
 class MLP(nn.Sequential):
-    """Linear -> [norm] -> activation -> Dropout per hidden layer, then Linear -> Dropout."""
+    """Linear -> [norm] -> activation -> Dropout per hidden layer, then Linear -> Dropout.
 
-    def __init__(self, in_channels, hidden_channels, norm_layer=None, activation_layer=nn.ReLU, inplace=None,
-                 bias=True, dropout=0.0):
+    Args:
+        in_channels: input features.
+        hidden_channels: output features of each Linear layer; the last one is the output size.
+        norm_layer: normalization after each hidden Linear, built as ``norm_layer(features)``; ``None`` for none.
+        activation_layer: activation after each hidden layer.
+        inplace: ``inplace`` argument of the activation and dropout; ``None`` passes none.
+        bias: whether the Linear layers have a bias.
+        dropout: dropout probability.
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: Sequence[int],
+                 norm_layer: Optional[Callable[..., nn.Module]] = None,
+                 activation_layer: Callable[..., nn.Module] = nn.ReLU, inplace: Optional[bool] = None,
+                 bias: bool = True, dropout: float = 0.0) -> None:
         params = {} if inplace is None else {"inplace": inplace}
         layers = []
         in_dim = in_channels

@@ -1,5 +1,7 @@
 """MultiScaleRoIAlign with torchvision's LevelMapper (FPN paper eq. 1: canonical scale 224 at level 4)."""
 
+from typing import List, Tuple, Union
+
 import numpy as np
 
 import flowvision.backend as flow
@@ -62,9 +64,18 @@ def _setup_scales(features, image_shapes, canonical_scale, canonical_level):
 
 class MultiScaleRoIAlign(nn.Module):
     """RoIAlign over the FPN level each box maps to. ``forward(x: dict[str, Tensor], boxes: list[Tensor[N, 4]],
-    image_shapes: list[(H, W)])`` -> Tensor[K, C, *output_size]."""
+    image_shapes: list[(H, W)])`` -> Tensor[K, C, *output_size].
 
-    def __init__(self, featmap_names, output_size, sampling_ratio, *, canonical_scale=224, canonical_level=4):
+    Args:
+        featmap_names: keys of the feature maps of ``x`` to pool from.
+        output_size: ``(h, w)`` of the pooled output, or an int for a square one.
+        sampling_ratio: sampling points per bin (``<= 0``: adaptive), as in :func:`roi_align`.
+        canonical_scale: box size mapped to ``canonical_level`` (FPN paper's 224).
+        canonical_level: the FPN level of a box of ``canonical_scale``.
+    """
+
+    def __init__(self, featmap_names: List[str], output_size: Union[int, Tuple[int, int], List[int]],
+                 sampling_ratio: int, *, canonical_scale: int = 224, canonical_level: int = 4) -> None:
         super().__init__()
         if isinstance(output_size, int):
             output_size = (output_size, output_size)

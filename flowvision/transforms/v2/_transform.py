@@ -121,6 +121,9 @@ class Transform(_Module):
         _Module.__init__(self)
         return self
 
+    def __init__(self) -> None:
+        super().__init__()
+
     def _is_transformed_type(self, x):
         for t in self._transformed_types:
             if t == "tensor":
