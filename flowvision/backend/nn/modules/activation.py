@@ -14,9 +14,57 @@ def _F():
     return functional
 
 
-def _inplace_repr(inplace, prefix=""):
-    s = "inplace=True" if inplace else ""
-    return (prefix + (", " if prefix and s else "") + s) if prefix else s
+def _with_inplace(text: str, inplace: bool) -> str:
+    """``extra_repr`` text followed by ``inplace=True`` when the module works in place."""
+    return text + (", inplace=True" if inplace else "")
+
+
+class _InplaceActivation(Module):
+    """An activation whose only option is ``inplace``: ``forward`` calls ``nn.functional.<_function>``."""
+
+    _function: str
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return getattr(_F(), self._function)(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class _AlphaActivation(Module):
+    """ELU-style activation with an ``alpha`` and an ``inplace`` flag (``nn.functional.<_function>``)."""
+
+    _function: str
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return getattr(_F(), self._function)(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _with_inplace(f"alpha={self.alpha}", self.inplace)
+
+
+class _DimActivation(Module):
+    """An activation along one dimension ``dim`` (``nn.functional.<_function>``)."""
+
+    _function: str
+
+    def __init__(self, dim=None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return getattr(_F(), self._function)(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
 
 
 class Threshold(Module):
@@ -28,31 +76,15 @@ class Threshold(Module):
         return _F().threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
-        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+        return _with_inplace(f"threshold={self.threshold}, value={self.value}", self.inplace)
 
 
-class ReLU(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _F().relu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+class ReLU(_InplaceActivation):
+    _function = "relu"
 
 
-class ReLU6(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _F().relu6(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+class ReLU6(_InplaceActivation):
+    _function = "relu6"
 
 
 class RReLU(Module):
@@ -64,7 +96,7 @@ class RReLU(Module):
         return _F().rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+        return _with_inplace(f"lower={self.lower}, upper={self.upper}", self.inplace)
 
 
 class LeakyReLU(Module):
@@ -76,7 +108,7 @@ class LeakyReLU(Module):
         return _F().leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+        return _with_inplace(f"negative_slope={self.negative_slope}", self.inplace)
 
 
 class PReLU(Module):
@@ -98,40 +130,16 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class ELU(Module):
-    def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
-
-    def forward(self, input):
-        return _F().elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+class ELU(_AlphaActivation):
+    _function = "elu"
 
 
-class CELU(Module):
-    def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
-
-    def forward(self, input):
-        return _F().celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+class CELU(_AlphaActivation):
+    _function = "celu"
 
 
-class SELU(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _F().selu(input, self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+class SELU(_InplaceActivation):
+    _function = "selu"
 
 
 class GELU(Module):
@@ -148,28 +156,12 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _F().silu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+class SiLU(_InplaceActivation):
+    _function = "silu"
 
 
-class Mish(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _F().mish(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+class Mish(_InplaceActivation):
+    _function = "mish"
 
 
 class Sigmoid(Module):
@@ -182,22 +174,14 @@ class Tanh(Module):
         return input.tanh()
 
 
-class Hardsigmoid(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _F().hardsigmoid(input, self.inplace)
+class Hardsigmoid(_InplaceActivation):
+    _function = "hardsigmoid"
+    extra_repr = Module.extra_repr  # torch prints no options for these
 
 
-class Hardswish(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _F().hardswish(input, self.inplace)
+class Hardswish(_InplaceActivation):
+    _function = "hardswish"
+    extra_repr = Module.extra_repr  # torch prints no options for these
 
 
 class Hardtanh(Module):
@@ -218,7 +202,7 @@ class Hardtanh(Module):
         return _F().hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+        return _with_inplace(f"min_val={self.min_val}, max_val={self.max_val}", self.inplace)
 
 
 class Softplus(Module):
@@ -278,52 +262,23 @@ class LogSigmoid(Module):
         return _F().logsigmoid(input)
 
 
-class GLU(Module):
-    def __init__(self, dim=-1):
-        super().__init__()
-        self.dim = dim
+class GLU(_DimActivation):
+    _function = "glu"
 
-    def forward(self, input):
-        return _F().glu(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__(dim)
 
 
-class Softmax(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return _F().softmax(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+class Softmax(_DimActivation):
+    _function = "softmax"
 
 
-class Softmin(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return _F().softmin(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+class Softmin(_DimActivation):
+    _function = "softmin"
 
 
-class LogSoftmax(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return _F().log_softmax(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+class LogSoftmax(_DimActivation):
+    _function = "log_softmax"
 
 
 class Softmax2d(Module):
