@@ -22,9 +22,6 @@ def _ntuple(n):
     return parse
 
 
-_single, _pair = _ntuple(1), _ntuple(2)
-
-
 def _reverse_repeat_tuple(t, n):
     return tuple(x for x in reversed(t) for _ in range(n))
 
@@ -112,40 +109,36 @@ class _ConvNd(Module):
             self.padding_mode = "zeros"
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Convolution over ``_ndim`` spatial dimensions (``nn.functional.conv<_ndim>d``)."""
+
+    _ndim: int
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
-                         padding if isinstance(padding, str) else _single(padding), _single(dilation),
-                         False, _single(0), groups, bias, padding_mode, device, dtype)
+        tup = _ntuple(self._ndim)
+        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride),
+                         padding if isinstance(padding, str) else tup(padding), tup(dilation),
+                         False, tup(0), groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
         F = _F()
+        conv = getattr(F, f"conv{self._ndim}d")
         if self.padding_mode != "zeros":
-            return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                            weight, bias, self.stride, _single(0), self.dilation, self.groups)
-        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+            return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                        weight, bias, self.stride, (0,) * self._ndim, self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
 
 
-class Conv2d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
-                         padding if isinstance(padding, str) else _pair(padding), _pair(dilation),
-                         False, _pair(0), groups, bias, padding_mode, device, dtype)
+class Conv1d(_Conv):
+    _ndim = 1
 
-    def _conv_forward(self, input, weight, bias):
-        F = _F()
-        if self.padding_mode != "zeros":
-            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                            weight, bias, self.stride, _pair(0), self.dilation, self.groups)
-        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight, self.bias)
+class Conv2d(_Conv):
+    _ndim = 2
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -174,29 +167,29 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(output_size[d] - min_sizes[d] for d in range(num_spatial_dims))
 
 
-class ConvTranspose1d(_ConvTransposeNd):
+class _ConvTranspose(_ConvTransposeNd):
+    """Transposed convolution over ``_ndim`` spatial dimensions (``nn.functional.conv_transpose<_ndim>d``)."""
+
+    _ndim: int
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride), _single(padding),
-                         _single(dilation), True, _single(output_padding), groups, bias, padding_mode, device, dtype)
+        tup = _ntuple(self._ndim)
+        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride), tup(padding),
+                         tup(dilation), True, tup(output_padding), groups, bias, padding_mode, device, dtype)
 
     def forward(self, input, output_size=None):
-        op = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, 1, self.dilation)
-        return _F().conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
-                                     self.dilation)
+        op = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, self._ndim,
+                                  self.dilation)
+        return getattr(_F(), f"conv_transpose{self._ndim}d")(input, self.weight, self.bias, self.stride,
+                                                              self.padding, op, self.groups, self.dilation)
 
 
-class ConvTranspose2d(_ConvTransposeNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
-                         _pair(dilation), True, _pair(output_padding), groups, bias, padding_mode, device, dtype)
+class ConvTranspose1d(_ConvTranspose):
+    _ndim = 1
 
-    def forward(self, input, output_size=None):
-        op = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, 2, self.dilation)
-        return _F().conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
-                                     self.dilation)
+
+class ConvTranspose2d(_ConvTranspose):
+    _ndim = 2
