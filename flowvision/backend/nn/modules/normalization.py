@@ -21,17 +21,20 @@ def _affine_parameters(module, shape, affine, bias, dtype):
     module.register_parameter("bias", Parameter(C.empty(shape, dtype=dtype)) if affine and bias else None)
 
 
-def _reset_affine(module):
-    if module.weight is not None:
-        init.ones_(module.weight)
-    if module.bias is not None:
-        init.zeros_(module.bias)
+class _AffineNorm(Module):
+    """A norm whose affine weight and bias, where present, start at one and zero."""
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
 
 
-class LayerNorm(Module):
-    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+class _TrailingDimsNorm(_AffineNorm):
+    """Normalizes over the trailing ``normalized_shape`` dimensions (LayerNorm, RMSNorm)."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+    def __init__(self, normalized_shape, eps, elementwise_affine: bool, bias: bool, dtype) -> None:
         super().__init__()
         if isinstance(normalized_shape, numbers.Integral):
             normalized_shape = (normalized_shape,)
@@ -41,8 +44,12 @@ class LayerNorm(Module):
         _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
         self.reset_parameters()
 
-    def reset_parameters(self):
-        _reset_affine(self)
+
+class LayerNorm(_TrailingDimsNorm):
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        super().__init__(normalized_shape, eps, elementwise_affine, bias, dtype)
 
     def forward(self, input):
         return _F().layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -52,35 +59,18 @@ class LayerNorm(Module):
             **self.__dict__, use_bias=self.bias is not None)
 
 
-class RMSNorm(Module):
+class RMSNorm(_TrailingDimsNorm):
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
-        super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        _affine_parameters(self, self.normalized_shape, elementwise_affine, False, dtype)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_affine(self)
+        super().__init__(normalized_shape, eps, elementwise_affine, False, dtype)
 
     def forward(self, x):
-        F = _F()
-        if hasattr(F, "rms_norm"):
-            return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
-        import numpy as np
-        dims = tuple(range(-len(self.normalized_shape), 0))
-        eps = self.eps if self.eps is not None else float(np.finfo(x._compute().dtype).eps)
-        out = x * ((x * x).mean(dim=dims, keepdim=True) + eps).rsqrt()
-        return out * self.weight if self.weight is not None else out
+        return _F().rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
         return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
 
 
-class GroupNorm(Module):
+class GroupNorm(_AffineNorm):
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
@@ -93,9 +83,6 @@ class GroupNorm(Module):
         self.affine = affine
         _affine_parameters(self, (num_channels,), affine, bias, dtype)
         self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_affine(self)
 
     def forward(self, input):
         return _F().group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
