@@ -33,7 +33,34 @@ def _next_step(state):
     return float(st._data)
 
 
-class Adadelta(Optimizer):
+class _PerParameterOptimizer(Optimizer):
+    """An optimizer whose update visits each parameter with a gradient on its own.
+
+    Subclasses give ``_init_state(group, w)``: the state entries after ``step`` (created on a parameter's first
+    update, in the order returned), and ``_update_param(group, state, w, grad, step)``: one parameter's update,
+    ``step`` already counting it.
+    """
+
+    def step(self, closure=None):
+        return self._run_step(closure, self._update)
+
+    def _update(self) -> None:
+        for group in self.param_groups:
+            for p, w, grad in _params_with_grad(group):
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _step_tensor(0.0)
+                    state.update(self._init_state(group, w))
+                self._update_param(group, state, w, grad, _next_step(state))
+
+    def _init_state(self, group: dict, w: np.ndarray) -> dict:
+        raise NotImplementedError
+
+    def _update_param(self, group: dict, state: dict, w: np.ndarray, grad: np.ndarray, step: float) -> None:
+        raise NotImplementedError
+
+
+class Adadelta(_PerParameterOptimizer):
     """ADADELTA (Zeiler 2012): ``lr`` scales the unit-corrected step (torch's default lr=1.0)."""
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
@@ -44,33 +71,25 @@ class Adadelta(Optimizer):
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                                       capturable=capturable, foreach=foreach, differentiable=differentiable))
 
-    def step(self, closure=None):
-        return self._run_step(closure, self._update)
+    def _init_state(self, group, w):
+        return {"square_avg": _zeros_state(w), "acc_delta": _zeros_state(w)}
 
-    def _update(self):
-        for group in self.param_groups:
-            lr, rho, eps = group["lr"], group["rho"], group["eps"]
-            for p, w, grad in _params_with_grad(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0)
-                    state["square_avg"] = _zeros_state(w)
-                    state["acc_delta"] = _zeros_state(w)
-                _next_step(state)
-                grad = _decay(group, w, grad, lr, False)
-                sq, acc = state["square_avg"]._data, state["acc_delta"]._data
-                sq *= rho
-                sq += (1 - rho) * (grad * grad)
-                std = np.sqrt(sq + eps)
-                delta = np.sqrt(acc + eps)
-                delta /= std
-                delta *= grad
-                acc *= rho
-                acc += (1 - rho) * (delta * delta)
-                w += (-lr) * delta
+    def _update_param(self, group, state, w, grad, step):
+        lr, rho, eps = group["lr"], group["rho"], group["eps"]
+        grad = _decay(group, w, grad, lr, False)
+        sq, acc = state["square_avg"]._data, state["acc_delta"]._data
+        sq *= rho
+        sq += (1 - rho) * (grad * grad)
+        std = np.sqrt(sq + eps)
+        delta = np.sqrt(acc + eps)
+        delta /= std
+        delta *= grad
+        acc *= rho
+        acc += (1 - rho) * (delta * delta)
+        w += (-lr) * delta
 
 
-class Adamax(Optimizer):
+class Adamax(_PerParameterOptimizer):
     """Adam with the infinity norm (Kingma & Ba 2014, section 7)."""
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
@@ -80,29 +99,21 @@ class Adamax(Optimizer):
                                       foreach=foreach, maximize=maximize, differentiable=differentiable,
                                       capturable=capturable))
 
-    def step(self, closure=None):
-        return self._run_step(closure, self._update)
+    def _init_state(self, group, w):
+        return {"exp_avg": _zeros_state(w), "exp_inf": _zeros_state(w)}
 
-    def _update(self):
-        for group in self.param_groups:
-            (beta1, beta2), lr, eps = group["betas"], group["lr"], group["eps"]
-            for p, w, grad in _params_with_grad(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0)
-                    state["exp_avg"] = _zeros_state(w)
-                    state["exp_inf"] = _zeros_state(w)
-                step = _next_step(state)
-                grad = _decay(group, w, grad, lr, False)
-                exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_inf *= beta2
-                np.maximum(exp_inf, np.abs(grad) + eps, out=exp_inf)
-                clr = lr / (1 - beta1 ** step)
-                w += (-clr) * (exp_avg / exp_inf)
+    def _update_param(self, group, state, w, grad, step):
+        (beta1, beta2), lr, eps = group["betas"], group["lr"], group["eps"]
+        grad = _decay(group, w, grad, lr, False)
+        exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
+        _lerp_(exp_avg, grad, 1 - beta1)
+        exp_inf *= beta2
+        np.maximum(exp_inf, np.abs(grad) + eps, out=exp_inf)
+        clr = lr / (1 - beta1 ** step)
+        w += (-clr) * (exp_avg / exp_inf)
 
 
-class NAdam(Optimizer):
+class NAdam(_PerParameterOptimizer):
     """Adam with Nesterov momentum and torch's momentum-decay schedule (Dozat 2016)."""
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
@@ -115,39 +126,30 @@ class NAdam(Optimizer):
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable))
 
-    def step(self, closure=None):
-        return self._run_step(closure, self._update)
+    def _init_state(self, group, w):
+        return {"mu_product": _step_tensor(1.0), "exp_avg": _zeros_state(w), "exp_avg_sq": _zeros_state(w)}
 
-    def _update(self):
-        for group in self.param_groups:
-            (beta1, beta2), lr, eps, md = group["betas"], group["lr"], group["eps"], group["momentum_decay"]
-            for p, w, grad in _params_with_grad(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0)
-                    state["mu_product"] = _step_tensor(1.0)
-                    state["exp_avg"] = _zeros_state(w)
-                    state["exp_avg_sq"] = _zeros_state(w)
-                step = _next_step(state)
-                grad = _decay(group, w, grad, lr, group["decoupled_weight_decay"])
-                bias_correction2 = 1 - beta2 ** step
-                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
-                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
-                mp = state["mu_product"]._data
-                mp[...] = mp * np.float32(mu)
-                mu_product = float(mp)
-                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * (grad * grad)
-                denom = np.sqrt(exp_avg_sq / bias_correction2)
-                denom += eps
-                mu_product_next = mu_product * mu_next
-                w += (-lr * (1.0 - mu) / (1.0 - mu_product)) * (grad / denom)
-                w += ((-lr * mu_next) / (1.0 - mu_product_next)) * (exp_avg / denom)
+    def _update_param(self, group, state, w, grad, step):
+        (beta1, beta2), lr, eps, md = group["betas"], group["lr"], group["eps"], group["momentum_decay"]
+        grad = _decay(group, w, grad, lr, group["decoupled_weight_decay"])
+        bias_correction2 = 1 - beta2 ** step
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
+        mp = state["mu_product"]._data
+        mp[...] = mp * np.float32(mu)
+        mu_product = float(mp)
+        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        _lerp_(exp_avg, grad, 1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * (grad * grad)
+        denom = np.sqrt(exp_avg_sq / bias_correction2)
+        denom += eps
+        mu_product_next = mu_product * mu_next
+        w += (-lr * (1.0 - mu) / (1.0 - mu_product)) * (grad / denom)
+        w += ((-lr * mu_next) / (1.0 - mu_product_next)) * (exp_avg / denom)
 
 
-class RAdam(Optimizer):
+class RAdam(_PerParameterOptimizer):
     """Rectified Adam (Liu et al. 2019): plain momentum SGD until the variance estimate is tractable."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
@@ -157,38 +159,30 @@ class RAdam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
                                       foreach=foreach, capturable=capturable, differentiable=differentiable))
 
-    def step(self, closure=None):
-        return self._run_step(closure, self._update)
+    def _init_state(self, group, w):
+        return {"exp_avg": _zeros_state(w), "exp_avg_sq": _zeros_state(w)}
 
-    def _update(self):
-        for group in self.param_groups:
-            (beta1, beta2), lr, eps = group["betas"], group["lr"], group["eps"]
-            for p, w, grad in _params_with_grad(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0)
-                    state["exp_avg"] = _zeros_state(w)
-                    state["exp_avg_sq"] = _zeros_state(w)
-                step = _next_step(state)
-                grad = _decay(group, w, grad, lr, group["decoupled_weight_decay"])
-                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * (grad * grad)
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                corrected = exp_avg / bias_correction1
-                rho_inf = 2 / (1 - beta2) - 1
-                rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-                if rho_t > 5.0:
-                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                    adaptive = (bias_correction2 ** 0.5) / (np.sqrt(exp_avg_sq) + eps)
-                    w -= corrected * lr * adaptive * rect
-                else:
-                    w -= corrected * lr
+    def _update_param(self, group, state, w, grad, step):
+        (beta1, beta2), lr, eps = group["betas"], group["lr"], group["eps"]
+        grad = _decay(group, w, grad, lr, group["decoupled_weight_decay"])
+        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        _lerp_(exp_avg, grad, 1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * (grad * grad)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        corrected = exp_avg / bias_correction1
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+        if rho_t > 5.0:
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            adaptive = (bias_correction2 ** 0.5) / (np.sqrt(exp_avg_sq) + eps)
+            w -= corrected * lr * adaptive * rect
+        else:
+            w -= corrected * lr
 
 
-class ASGD(Optimizer):
+class ASGD(_PerParameterOptimizer):
     """Averaged SGD (Polyak & Juditsky 1992); the running average is ``state["ax"]``."""
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
@@ -198,34 +192,25 @@ class ASGD(Optimizer):
                                       foreach=foreach, maximize=maximize, differentiable=differentiable,
                                       capturable=capturable))
 
-    def step(self, closure=None):
-        return self._run_step(closure, self._update)
+    def _init_state(self, group, w):
+        return {"eta": _step_tensor(group["lr"]), "mu": _step_tensor(1.0), "ax": _zeros_state(w)}
 
-    def _update(self):
-        for group in self.param_groups:
-            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-            for p, w, grad in _params_with_grad(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0)
-                    state["eta"] = _step_tensor(lr)
-                    state["mu"] = _step_tensor(1.0)
-                    state["ax"] = _zeros_state(w)
-                step = _next_step(state)
-                grad = _decay(group, w, grad, lr, False)
-                eta = float(state["eta"]._data)
-                w *= 1 - lambd * eta
-                w += (-eta) * grad
-                ax, mu = state["ax"]._data, float(state["mu"]._data)
-                if mu != 1:
-                    ax += (w - ax) * mu
-                else:
-                    ax[...] = w
-                state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
-                state["mu"]._data[...] = 1 / max(1, step - t0)
+    def _update_param(self, group, state, w, grad, step):
+        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        grad = _decay(group, w, grad, lr, False)
+        eta = float(state["eta"]._data)
+        w *= 1 - lambd * eta
+        w += (-eta) * grad
+        ax, mu = state["ax"]._data, float(state["mu"]._data)
+        if mu != 1:
+            ax += (w - ax) * mu
+        else:
+            ax[...] = w
+        state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
+        state["mu"]._data[...] = 1 / max(1, step - t0)
 
 
-class Rprop(Optimizer):
+class Rprop(_PerParameterOptimizer):
     """Resilient backpropagation: per-element step sizes grown/shrunk by the sign agreement of gradients."""
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
@@ -236,24 +221,16 @@ class Rprop(Optimizer):
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))
 
-    def step(self, closure=None):
-        return self._run_step(closure, self._update)
+    def _init_state(self, group, w):
+        return {"prev": _zeros_state(w), "step_size": Tensor._wrap(np.full_like(w, group["lr"]))}
 
-    def _update(self):
-        for group in self.param_groups:
-            (etaminus, etaplus), (smin, smax) = group["etas"], group["step_sizes"]
-            for p, w, grad in _params_with_grad(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0)
-                    state["prev"] = _zeros_state(w)
-                    state["step_size"] = Tensor._wrap(np.full_like(w, group["lr"]))
-                _next_step(state)
-                prev, step_size = state["prev"]._data, state["step_size"]._data
-                s = np.sign(grad * prev)
-                factor = np.where(s > 0, etaplus, np.where(s < 0, etaminus, 1.0)).astype(w.dtype)
-                step_size *= factor
-                np.clip(step_size, smin, smax, out=step_size)
-                grad = np.where(factor == np.asarray(etaminus, w.dtype), 0, grad).astype(w.dtype)
-                w -= np.sign(grad) * step_size
-                prev[...] = grad
+    def _update_param(self, group, state, w, grad, step):
+        (etaminus, etaplus), (smin, smax) = group["etas"], group["step_sizes"]
+        prev, step_size = state["prev"]._data, state["step_size"]._data
+        s = np.sign(grad * prev)
+        factor = np.where(s > 0, etaplus, np.where(s < 0, etaminus, 1.0)).astype(w.dtype)
+        step_size *= factor
+        np.clip(step_size, smin, smax, out=step_size)
+        grad = np.where(factor == np.asarray(etaminus, w.dtype), 0, grad).astype(w.dtype)
+        w -= np.sign(grad) * step_size
+        prev[...] = grad
