@@ -106,3 +106,48 @@ def test_eigh_and_svd_gradients_exist():
     got, want = _grads(arr, lambda L, A: L.linalg.svd(A).S.sum() + (L.linalg.svd(A, full_matrices=False).U ** 2
                                                                     * L.arange(4.0)).sum())
     np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+# ---------------------------------------------------------------- CPU autocast's float32 list
+
+_VEC = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
+_SQ = (np.random.default_rng(4).standard_normal((4, 4)) + 4 * np.eye(4)).astype(np.float32)
+_IMG = np.random.default_rng(5).standard_normal((2, 3, 8, 8)).astype(np.float32)
+_AUTOCAST_OPS = {  # name -> (input, op); torch's CPU fp32 list, its lower-precision list and ops on neither
+    "softmax": (_VEC, lambda L, a: L.softmax(a, -1)), "log_softmax": (_VEC, lambda L, a: L.log_softmax(a, -1)),
+    "layer_norm": (_VEC, lambda L, a: L.nn.functional.layer_norm(a, (5,))),
+    "group_norm": (_IMG, lambda L, a: L.nn.functional.group_norm(a, 3)), "cumsum": (_VEC, lambda L, a: L.cumsum(a, 0)),
+    "prod": (_VEC, lambda L, a: a.prod(1)), "trace": (_SQ, lambda L, a: L.trace(a)),
+    "cdist": (_VEC, lambda L, a: L.cdist(a, a)), "sum": (_VEC, lambda L, a: a.sum()),
+    "mse_loss": (_VEC, lambda L, a: L.nn.functional.mse_loss(a, L.zeros(4, 5))),
+    "cross_entropy": (_VEC, lambda L, a: L.nn.functional.cross_entropy(a, L.tensor([0, 1, 2, 0]))),
+    "nll_loss": (_VEC, lambda L, a: L.nn.functional.nll_loss(a, L.tensor([0, 1, 2, 0]))),
+    "cosine_embedding_loss": (_VEC, lambda L, a: L.nn.functional.cosine_embedding_loss(a, a + 1, L.ones(4))),
+    "kl_div": (_VEC, lambda L, a: L.nn.functional.kl_div(a, L.zeros(4, 5) + 0.2, reduction="batchmean")),
+    "pad_reflect": (_IMG, lambda L, a: L.nn.functional.pad(a, (1, 1, 1, 1), mode="reflect")),
+    "pad_replicate": (_IMG, lambda L, a: L.nn.functional.pad(a[0], (1, 2), mode="replicate")),
+    "pad_circular": (_IMG, lambda L, a: L.nn.functional.pad(a, (1, 1, 1, 1), mode="circular")),
+    "grid_sample": (_IMG, lambda L, a: L.nn.functional.grid_sample(a, L.zeros(2, 4, 4, 2) + 0.3, align_corners=False)),
+    "fft.rfft": (_VEC, lambda L, a: L.fft.rfft(a)), "fft.fft2": (_VEC, lambda L, a: L.fft.fft2(a)),
+    "linalg.inv": (_SQ, lambda L, a: L.linalg.inv(a)), "linalg.solve": (_SQ, lambda L, a: L.linalg.solve(a, a)),
+    "linalg.svdvals": (_SQ, lambda L, a: L.linalg.svdvals(a)),
+    "linalg.eigvalsh": (_SQ, lambda L, a: L.linalg.eigvalsh(a + a.mT)),
+    "linalg.eigvals": (_SQ, lambda L, a: L.linalg.eigvals(a)), "linalg.qr": (_SQ, lambda L, a: L.linalg.qr(a).R),
+    "linalg.cholesky": (_SQ, lambda L, a: L.linalg.cholesky(a @ a.mT)),
+    "linalg.vecdot": (_VEC, lambda L, a: L.linalg.vecdot(a, a)), "matmul": (_SQ, lambda L, a: a @ a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_AUTOCAST_OPS))
+@pytest.mark.parametrize("bf16_input", [True, False])
+def test_cpu_autocast_output_dtypes_equal_torch(name, bf16_input):
+    arr, op = _AUTOCAST_OPS[name]
+    outs = []
+    for L in (torch, fb):
+        x = L.tensor(arr).to(L.bfloat16) if bf16_input else L.tensor(arr)
+        with L.autocast("cpu", dtype=L.bfloat16):
+            outs.append(op(L, x))
+    want, got = outs
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    if not (want.is_complex() or name in ("linalg.qr", "linalg.eigvals")):  # qr/eig: sign / order conventions
+        np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=3e-2, atol=3e-2)

@@ -1,6 +1,7 @@
 """torch top-level functions built from the engine's differentiable ops (no op of their own)."""
 from __future__ import annotations
 
+from . import _autocast_policy as _amp
 from ._tensor import Tensor
 
 __all__ = ["finfo", "iinfo", "cdist", "is_nonzero", "is_storage", "cosine_similarity",
@@ -77,6 +78,7 @@ class iinfo:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
+@_amp.fp32
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
           ) -> Tensor:
     """p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M) -> (..., P, R).

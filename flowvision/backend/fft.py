@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _autocast_policy as _amp
 from ._tensor import Tensor
 from .autograd.graph import Function
 
@@ -123,6 +124,8 @@ def _prep(input: Tensor, s, dim, name: str, default_all: bool, real_only: bool =
     if dt.is_complex:
         if real_only:
             raise RuntimeError(f"{name} expects a real input tensor, but got {dt}")
+    elif dt in (D.float16, D.bfloat16) and _amp.state.enabled:
+        input, dt = _amp.cast_fp32(input), D.float32  # fft.* are on CPU autocast's float32 list
     elif dt in (D.float16, D.bfloat16):
         raise RuntimeError(f"Unsupported dtype {dt.name.capitalize()} for fft.{name} on the CPU")
     elif not dt.is_floating_point:

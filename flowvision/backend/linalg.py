@@ -16,6 +16,7 @@ from ._tensor import Tensor
 from .autograd import Function
 from ._ops.linalg import matmul  # noqa: F401
 from ._ops.shape import diagonal as _diagonal, stack as _stack
+from . import _autocast_policy as _amp
 from . import _linalg_grad as _LG
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "qr",
@@ -108,6 +109,7 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     return _diagonal(A, offset, dim1, dim2)
 
 
+@_amp.lower_precision
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return (x * y).sum(dim)
 
@@ -165,12 +167,14 @@ class _Inv(Function):
         return -(Ainv.mT @ g @ Ainv.mT)
 
 
+@_amp.fp32
 def inv(A: Tensor) -> Tensor:
     """Matrix inverse; raises ``LinAlgError`` for a singular matrix."""
     _check_square(A, "inv")
     return _Inv.apply(A)
 
 
+@_amp.fp32
 def inv_ex(A: Tensor, *, check_errors: bool = False):
     """(inverse, info) with info 0 (a singular matrix raises ``LinAlgError`` instead of reporting info > 0)."""
     from ._creation import zeros
@@ -247,6 +251,7 @@ class _Solve(Function):
         return gA, gB, None
 
 
+@_amp.fp32
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A @ X = B (``left=False``: X @ A = B)."""
     _check_square(A, "solve")
@@ -282,6 +287,7 @@ def _eye_like(P):
     return eye(P.shape[-1], dtype=P.dtype)
 
 
+@_amp.fp32
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """Cholesky factor of a symmetric positive-definite matrix; ``LinAlgError`` otherwise."""
     _check_square(A, "cholesky")
@@ -308,26 +314,31 @@ def _forward_only(A: Tensor, name: str, *arrays):
     return outs[0] if len(outs) == 1 else outs
 
 
+@_amp.fp32
 def svd(A: Tensor, full_matrices: bool = True):
     """A = U diag(S) Vh; differentiable (torch's formula; with full_matrices the extra columns carry no gradient)."""
     return namedtuple("svd", "U S Vh")(*_LG.Svd.apply(A, full_matrices))
 
 
+@_amp.fp32
 def svdvals(A: Tensor) -> Tensor:
     """Singular values, descending; differentiable."""
     return _LG.Svdvals.apply(A)
 
 
+@_amp.fp32
 def eigh(A: Tensor, UPLO: str = "L"):
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix; differentiable."""
     return namedtuple("eigh", "eigenvalues eigenvectors")(*_LG.Eigh.apply(A, UPLO))
 
 
+@_amp.fp32
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """Eigenvalues of a symmetric matrix; differentiable."""
     return _LG.Eigvalsh.apply(A, UPLO)
 
 
+@_amp.fp32
 def qr(A: Tensor, mode: str = "reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
@@ -342,6 +353,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     return _LG.Pinv.apply(A, rcond, hermitian)
 
 
+@_amp.fp32
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     s = np.linalg.svd(A._data, compute_uv=False)
     smax = s.max(-1, keepdims=True) if s.size else s
@@ -352,6 +364,7 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> 
     return tensor((s > tol).sum(-1).astype(np.int64))
 
 
+@_amp.fp32
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     """Least-squares solution of A @ X = B (2-D A); forward only."""
     if A.ndim != 2:
@@ -363,6 +376,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         tensor(sv.astype(A._data.dtype)))
 
 
+@_amp.fp32
 def eig(A: Tensor):
     """Eigenvalues and eigenvectors of a general square matrix (complex results, LAPACK geev as torch uses);
     differentiable as in torch (a loss must not depend on the eigenvectors' phases)."""
@@ -370,6 +384,7 @@ def eig(A: Tensor):
     return namedtuple("eig", "eigenvalues eigenvectors")(*_LG.Eig.apply(A, A._dtype.to_complex()))
 
 
+@_amp.fp32
 def eigvals(A: Tensor) -> Tensor:
     """Eigenvalues of a general square matrix (complex); differentiable."""
     return eig(A).eigenvalues

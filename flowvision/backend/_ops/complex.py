@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _autocast_policy as _amp
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.graph import Function
@@ -161,6 +162,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return ViewAsReal.apply(input)
 
 
+@_amp.fp32
 def view_as_complex(input: Tensor) -> Tensor:
     """Complex tensor from a (..., 2) float32/float64 tensor of (real, imag) pairs."""
     if input._dtype not in (D.float32, D.float64):
@@ -179,6 +181,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - torch's name
     return MakeComplex.apply(real, imag)
 
 
+@_amp.fp32
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - torch's argument names
     """abs * (cos(angle) + i sin(angle))."""
     if abs._dtype is not angle._dtype or abs._dtype not in (D.float32, D.float64):

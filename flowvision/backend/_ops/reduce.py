@@ -4,6 +4,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import _autocast_policy as _amp
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.graph import Function
@@ -318,6 +319,7 @@ def _prod_others(x, axis):
     return left * np.flip(right, axis)
 
 
+@_amp.fp32
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     rd = D.as_dtype(dtype) if dtype is not None else (D.int64 if input._dtype.category < 2 else input._dtype)
     return Prod.apply(input, None if dim is None else wrap_dim(dim, input.ndim), keepdim, _dtype=rd)

@@ -1,6 +1,7 @@
 """Shape and data-movement ops: views, cat/stack, flips, gathers and scatters."""
 import numpy as np
 
+from .. import _autocast_policy as _amp
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.graph import Function
@@ -872,6 +873,7 @@ def diag(input, diagonal=0):
     return Diagonal.apply(input, diagonal, 0, 1)
 
 
+@_amp.fp32
 def trace(input):
     return diagonal(input).sum()
 

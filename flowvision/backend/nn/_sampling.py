@@ -5,6 +5,7 @@ torch. Attached to ``nn.functional`` by ``nn/__init__.py``.
 """
 from __future__ import annotations
 
+from .. import _autocast_policy as _amp
 from .. import _creation as C
 from .._tensor import Tensor
 
@@ -66,6 +67,7 @@ def _source_index(coord, size, padding_mode, align_corners):
     return x
 
 
+@_amp.fp32
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` (N, C, H, W) at ``grid`` (N, Ho, Wo, 2) locations in [-1, 1] -> (N, C, Ho, Wo).

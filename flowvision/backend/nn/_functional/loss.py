@@ -1,9 +1,12 @@
 """Loss functions with torch's arguments and reductions (including the legacy ``size_average``/``reduce``)."""
+from typing import Optional
+
 import numpy as np
 
 from ... import _dtype as D
 from ... import _autocast_policy as _amp
 from ..._ops import elementwise as E, reduce as R, shape as S
+from ..._tensor import Tensor
 from ..._xp import namespace
 from ...autograd.graph import Function
 from .common import _array, _check_float, _const
@@ -60,7 +63,35 @@ class _NllPick(Function):
 
 
 @_amp.fp32
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
+             ignore_index: int = -100, reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of class indices given log-probabilities, as ``torch.nn.functional.nll_loss``:
+    ``loss[n] = -weight[t[n]] * input[n, t[n]]``.
+
+    Args:
+        input: log-probabilities ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``.
+        target: class indices ``(N)``, ``(N, d1, ...)`` or ``()``, each in ``[0, C)`` or ``ignore_index``.
+        weight: optional ``(C,)`` per-class weight.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        ignore_index: targets equal to it contribute nothing (neither to the mean's denominator).
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
+        reduction: ``'none'``, ``'mean'`` (divided by the summed weights of the non-ignored targets) or ``'sum'``.
+
+    Returns:
+        A scalar, or the per-sample loss shaped like ``target`` with ``reduction='none'``. A mean over no
+        non-ignored target is NaN.
+
+    Raises:
+        ValueError: a 0-D input, a batch mismatch, or an unknown ``reduction``.
+        RuntimeError: floating-point targets.
+        IndexError: a target out of ``[0, C)``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.nll_loss(flow.tensor([[-0.5, -1.0], [-2.0, -0.1]]), flow.tensor([0, 1]))
+        tensor(0.3000)
+    """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if input.ndim < 1:
         raise ValueError("nll_loss(): input must have at least one dimension")
@@ -98,8 +129,38 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 
 @_amp.fp32
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                  size_average: Optional[bool] = None, ignore_index: int = -100, reduce: Optional[bool] = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy between logits and targets, as ``torch.nn.functional.cross_entropy``: :func:`nll_loss` of
+    ``log_softmax(input)`` over the class dim for class-index targets, ``-sum(target * log_softmax(input))`` for
+    class-probability targets.
+
+    Args:
+        input: unnormalised logits ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``; floating point.
+        target: class indices (shaped like ``input`` without the class dim) or class probabilities (shaped like
+            ``input``, floating point).
+        weight: optional ``(C,)`` per-class weight.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        ignore_index: index targets equal to it contribute nothing.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        label_smoothing: in ``[0, 1]``: the target becomes ``(1 - s) * target + s / C``.
+
+    Returns:
+        A scalar, or the per-sample loss with ``reduction='none'``.
+
+    Raises:
+        TypeError: the input is not a floating-point tensor.
+        ValueError: ``label_smoothing`` outside ``[0, 1]``, mismatched shapes, or an unknown ``reduction``.
+        IndexError: a class index out of range.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.cross_entropy(flow.tensor([[0.0, 0.0]]), flow.tensor([1]))
+        tensor(0.6931)
+    """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_float(input, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
@@ -145,20 +206,77 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 @_amp.fp32
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+             reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
+    """Mean squared error ``(input - target)^2``, as ``torch.nn.functional.mse_loss``.
+
+    Args:
+        input: predictions, any shape.
+        target: targets, shaped like ``input``.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
+        reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
+        weight: accepted for torch compatibility (unused).
+
+    Returns:
+        A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
+
+    Raises:
+        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.mse_loss(flow.tensor([1.0, 2.0]), flow.tensor([1.0, 4.0]))
+        tensor(2.)
+    """
     _check_target_shape(input, target, "mse_loss")
     d = input - target
     return _reduce(d * d, _legacy_reduction(size_average, reduce, reduction))
 
 
 @_amp.fp32
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+            reduction: str = "mean") -> Tensor:
+    """Mean absolute error ``|input - target|``, as ``torch.nn.functional.l1_loss``.
+
+    Args:
+        input: predictions, any shape.
+        target: targets, shaped like ``input``.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
+        reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
+
+    Returns:
+        A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
+
+    Raises:
+        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+    """
     _check_target_shape(input, target, "l1_loss")
     return _reduce(E.abs(input - target), _legacy_reduction(size_average, reduce, reduction))
 
 
 @_amp.fp32
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
+                   reduce: Optional[bool] = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Smooth L1 loss: ``0.5 * d^2 / beta`` where ``d = |input - target| < beta``, else ``d - 0.5 * beta``, as ``torch.nn.functional.smooth_l1_loss``.
+
+    Args:
+        input: predictions, any shape.
+        target: targets, shaped like ``input``.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
+        reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
+        beta: the switch point between the quadratic and linear parts (0 gives the L1 loss).
+
+    Returns:
+        A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
+
+    Raises:
+        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+        RuntimeError: ``beta`` is negative.
+    """
     _check_target_shape(input, target, "smooth_l1_loss")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -171,7 +289,23 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 @_amp.fp32
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Optional[Tensor] = None) -> Tensor:
+    """Huber loss: ``0.5 * d^2`` where ``d = |input - target| < delta``, else ``delta * (d - 0.5 * delta)``, as ``torch.nn.functional.huber_loss``.
+
+    Args:
+        input: predictions, any shape.
+        target: targets, shaped like ``input``.
+        reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
+        delta: the switch point between the quadratic and linear parts.
+        weight: accepted for torch compatibility (unused).
+
+    Returns:
+        A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
+
+    Raises:
+        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+    """
     _check_target_shape(input, target, "huber_loss")
     d = E.abs(input - target)
     loss = E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
@@ -202,7 +336,26 @@ class _BCE(Function):
 
 
 @_amp.fp32
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                         size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                         reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of probabilities: ``-(t * log(x) + (1 - t) * log(1 - x))``, the logs clamped at -100, as ``torch.nn.functional.binary_cross_entropy``.
+
+    Args:
+        input: predictions, any shape.
+        target: targets, shaped like ``input``.
+        weight: optional rescaling, broadcastable to ``input``.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
+        reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
+
+    Returns:
+        A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
+
+    Raises:
+        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+        RuntimeError: an input value outside ``[0, 1]``.
+    """
     _check_target_shape(input, target, "binary_cross_entropy")
     x = input._compute()
     if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
@@ -214,8 +367,32 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 
 @_amp.fp32
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
-                                     pos_weight=None):
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                                     size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                                     reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> Tensor:
+    """Binary cross-entropy of logits, ``binary_cross_entropy(sigmoid(input), target)`` computed stably, as ``torch.nn.functional.binary_cross_entropy_with_logits``.
+
+    Args:
+        input: predictions, any shape.
+        target: targets, shaped like ``input``.
+        weight: optional rescaling, broadcastable to ``input``.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
+        reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
+        pos_weight: optional weight of the positive term, broadcastable to ``input`` (one per class).
+
+    Returns:
+        A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
+
+    Raises:
+        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.binary_cross_entropy_with_logits(flow.tensor([0.0]), flow.tensor([1.0]))
+        tensor(0.6931)
+    """
     _check_target_shape(input, target, "binary_cross_entropy_with_logits")
     # (1 - t) * x + (1 + (pw - 1) * t) * log(1 + exp(-x)), written stably with softplus(-x)
     sp = E.log1p(E.exp(-E.abs(input))) + E.clamp_min(-input, 0)
@@ -230,7 +407,26 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 @_amp.fp32
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+def kl_div(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence ``target * (log(target) - input)`` with ``input`` given as log-probabilities, as
+    ``torch.nn.functional.kl_div`` (0 where ``target`` is 0).
+
+    Args:
+        input: log-probabilities, any shape.
+        target: probabilities (log-probabilities with ``log_target``), shaped like ``input``.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
+        reduction: ``'none'``, ``'mean'`` (over all elements), ``'batchmean'`` (sum / batch size: the true KL
+            divergence) or ``'sum'``.
+        log_target: ``target`` holds log-probabilities.
+
+    Returns:
+        A scalar, or the per-element loss with ``reduction='none'``.
+
+    Raises:
+        ValueError: an unknown ``reduction``.
+    """
     if log_target:
         loss = E.exp(target) * (target - input)
     else:
@@ -243,20 +439,73 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
-def soft_margin_loss(input, target, reduction="mean"):
+def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Two-class logistic loss ``log(1 + exp(-target * input))``, as ``torch.nn.functional.soft_margin_loss``.
+
+    Args:
+        input: scores, any shape.
+        target: labels 1 or -1, shaped like ``input``.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        A scalar, or the per-element loss with ``reduction='none'``.
+    """
     return _reduce(E.log1p(E.exp(-target * input)), reduction)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: str = "mean") -> Tensor:
+    """Ranking loss ``max(0, -target * (input1 - input2) + margin)``, as ``torch.nn.functional.margin_ranking_loss``.
+
+    Args:
+        input1: scores of the first items.
+        input2: scores of the second items.
+        target: 1 where ``input1`` should rank higher, -1 where ``input2`` should.
+        margin: the required score gap.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        A scalar, or the per-pair loss with ``reduction='none'``.
+    """
     return _reduce(E.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+@_amp.fp32
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: str = "mean") -> Tensor:
+    """Cosine embedding loss, as ``torch.nn.functional.cosine_embedding_loss``: ``1 - cos(x1, x2)`` for ``target == 1``,
+    ``max(0, cos(x1, x2) - margin)`` for ``target == -1`` (cosine similarity over dim 1).
+
+    Args:
+        input1: ``(N, D)`` embeddings.
+        input2: ``(N, D)`` embeddings.
+        target: ``(N,)`` labels 1 (similar) or -1 (dissimilar).
+        margin: the cosine below which dissimilar pairs cost nothing.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        A scalar, or the per-pair loss with ``reduction='none'``.
+    """
     cos = F.cosine_similarity(input1, input2, 1)
     loss = E.where(target > 0, 1 - cos, E.clamp_min(cos - margin, 0))
     return _reduce(loss, reduction)
 
 
-def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduction="mean"):
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, eps: float = 1e-8,
+                     reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of a Poisson target, as ``torch.nn.functional.poisson_nll_loss``: ``exp(input) - target
+    * input`` with ``log_input``, else ``input - target * log(input + eps)``.
+
+    Args:
+        input: the expectation (its log with ``log_input``).
+        target: observed counts, shaped like ``input``.
+        log_input: ``input`` is the log of the rate.
+        full: accepted for torch compatibility; the Stirling term is not added.
+        eps: keeps the log finite when ``log_input`` is False.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        A scalar, or the per-element loss with ``reduction='none'``.
+    """
     loss = E.exp(input) - target * input if log_input else input - target * E.log(input + eps)
     return _reduce(loss, reduction)
