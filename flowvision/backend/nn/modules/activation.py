@@ -227,34 +227,28 @@ class Tanhshrink(Module):
         return _F().tanhshrink(input)
 
 
-class Softshrink(Module):
-    def __init__(self, lambd=0.5):
+class _Shrink(Module):
+    """Soft / hard shrinkage with threshold ``lambd`` (``nn.functional.<_function>``)."""
+
+    _function: str
+
+    def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
         self.lambd = lambd
 
     def forward(self, input):
-        fn = getattr(_F(), "softshrink", None)
-        if fn is not None:
-            return fn(input, self.lambd)
-        return input - input.clamp(-self.lambd, self.lambd)
+        return getattr(_F(), self._function)(input, self.lambd)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return str(self.lambd)
 
 
-class Hardshrink(Module):
-    def __init__(self, lambd=0.5):
-        super().__init__()
-        self.lambd = lambd
+class Softshrink(_Shrink):
+    _function = "softshrink"
 
-    def forward(self, input):
-        fn = getattr(_F(), "hardshrink", None)
-        if fn is not None:
-            return fn(input, self.lambd)
-        return input * (input.abs() > self.lambd).to(input.dtype)
 
-    def extra_repr(self):
-        return f"{self.lambd}"
+class Hardshrink(_Shrink):
+    _function = "hardshrink"
 
 
 class LogSigmoid(Module):

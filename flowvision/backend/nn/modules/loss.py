@@ -12,20 +12,10 @@ def _F():
     return functional
 
 
-def _legacy_reduction(size_average, reduce, reduction):
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
-
-
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        self.reduction = _legacy_reduction(size_average, reduce, reduction)
+        self.reduction = _F()._legacy_reduction(size_average, reduce, reduction)
 
 
 class _WeightedLoss(_Loss):

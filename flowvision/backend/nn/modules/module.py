@@ -89,6 +89,21 @@ def _size_str(shape):
     return f"flowvision.Size([{', '.join(str(int(s)) for s in shape)}])"
 
 
+def _check_new_entry(module, kind, table, name):
+    """torch's checks (and messages) before ``module`` registers a ``kind`` ("buffer" / "parameter") called
+    ``name`` in its dict attribute ``table``."""
+    if table not in module.__dict__:
+        raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in module.__dict__[table]:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
 class Module:
     """Base class for all neural network modules (same semantics as ``torch.nn.Module``)."""
 
@@ -124,16 +139,7 @@ class Module:
 
     # ------------------------------------------------------------------ registration
     def register_buffer(self, name, tensor, persistent=True):
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_entry(self, "buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -146,16 +152,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name, param):
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_entry(self, "parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
             return

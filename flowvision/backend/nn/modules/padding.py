@@ -67,43 +67,32 @@ class ZeroPad2d(ConstantPad2d):
         return f"{self.padding}"
 
 
-class ReflectionPad1d(_PadNd):
+class _EdgePad(_PadNd):
+    """Reflect / replicate / circular padding: no fill value."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
+
+class ReflectionPad1d(_EdgePad):
     _mode, _n = "reflect", 2
 
-    def __init__(self, padding):
-        super().__init__(padding)
 
-
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_EdgePad):
     _mode = "reflect"
 
-    def __init__(self, padding):
-        super().__init__(padding)
 
-
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_EdgePad):
     _mode, _n = "replicate", 2
 
-    def __init__(self, padding):
-        super().__init__(padding)
 
-
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_EdgePad):
     _mode = "replicate"
 
-    def __init__(self, padding):
-        super().__init__(padding)
 
-
-class CircularPad1d(_PadNd):
+class CircularPad1d(_EdgePad):
     _mode, _n = "circular", 2
 
-    def __init__(self, padding):
-        super().__init__(padding)
 
-
-class CircularPad2d(_PadNd):
+class CircularPad2d(_EdgePad):
     _mode = "circular"
-
-    def __init__(self, padding):
-        super().__init__(padding)
