@@ -210,15 +210,16 @@ void destroy_stream(void* s) {
 void* current_stream() { return tls_stream; }
 void set_current_stream(void* s) { tls_stream = s; }
 void stream_synchronize(void* s) { check(cudaStreamSynchronize(static_cast<cudaStream_t>(s)), "cudaStreamSynchronize"); }
-bool stream_query(void* s) {
-    cudaError_t e = cudaStreamQuery(static_cast<cudaStream_t>(s));
+// The answer of a cudaStreamQuery / cudaEventQuery: not ready is no error (it is cleared), anything else throws.
+static bool completed(cudaError_t e, const char* what) {
     if (e == cudaErrorNotReady) {
         cudaGetLastError();
         return false;
     }
-    check(e, "cudaStreamQuery");
+    check(e, what);
     return true;
 }
+bool stream_query(void* s) { return completed(cudaStreamQuery(static_cast<cudaStream_t>(s)), "cudaStreamQuery"); }
 void device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 void* create_event(bool timing) {
     cudaEvent_t e;
@@ -235,15 +236,7 @@ void stream_wait_event(void* s, void* e) {
     check(cudaStreamWaitEvent(static_cast<cudaStream_t>(s), static_cast<cudaEvent_t>(e), 0), "cudaStreamWaitEvent");
 }
 void event_synchronize(void* e) { check(cudaEventSynchronize(static_cast<cudaEvent_t>(e)), "cudaEventSynchronize"); }
-bool event_query(void* e) {
-    cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(e));
-    if (r == cudaErrorNotReady) {
-        cudaGetLastError();
-        return false;
-    }
-    check(r, "cudaEventQuery");
-    return true;
-}
+bool event_query(void* e) { return completed(cudaEventQuery(static_cast<cudaEvent_t>(e)), "cudaEventQuery"); }
 float event_elapsed_ms(void* a, void* b) {
     float ms = 0.f;
     check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(a), static_cast<cudaEvent_t>(b)), "cudaEventElapsedTime");
