@@ -1,6 +1,6 @@
 """flowvision CUDA vs PyTorch (cuDNN) on one GPU, side by side in one run.
 
-    python benchmarks/bench_cuda.py                         # the issue-10 table: resnet50 / vit_base / swin_tiny,
+    python benchmarks/bench_cuda.py                         # the default table: resnet50 / vit_base / swin_tiny,
                                                             # batch 1/32/128, fp32 + fp16 + bf16, R50 train b64
     python benchmarks/bench_cuda.py --models resnet50 --batches 128 --precisions fp32 --repeat 20
     python benchmarks/bench_cuda.py --tf32                  # flowvision fp32 convs/matmuls on TF32 tensor cores
@@ -10,7 +10,7 @@ Both frameworks run the identical timm architecture with the same weights. PyTor
 (cudnn.benchmark on; cuDNN may use TF32 for fp32 convolutions unless --torch-strict-fp32). Mixed precision is
 autocast in both (torch.autocast("cuda", dtype) / flowvision.backend.cuda.autocast(dtype)). Each timing is
 the median of --repeat runs measured with CUDA events after --warmup runs; throughput = batch / time.
-ratio = flowvision throughput / torch throughput (the issue's targets: R50 b128 >= 0.7 fp32, >= 0.5 mixed,
+ratio = flowvision throughput / torch throughput (the targets: R50 b128 >= 0.7 fp32, >= 0.5 mixed,
 training step >= 0.5). The training step is forward + cross-entropy + backward + SGD (momentum 0.9) update.
 Needs an NVIDIA GPU, a CUDA build of flowvision and a CUDA build of torch; exits with a message otherwise.
 """

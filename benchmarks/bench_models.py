@@ -7,7 +7,7 @@
     python benchmarks/bench_models.py --onnx --openvino --no-eager --no-rss   # captured vs ORT vs OpenVINO vs torch
     python benchmarks/bench_models.py --no-rss              # skip the per-process peak-RSS measurement
     python benchmarks/bench_models.py --isa avx2 --onnx     # AVX2 kernels (flowvision and torch) on an AVX-512 CPU
-    python benchmarks/bench_models.py --threads 1 --cpu-time --onnx   # the issue-4 table (docs/benchmarks.md)
+    python benchmarks/bench_models.py --threads 1 --cpu-time --onnx   # the 1-thread table of docs/benchmarks.md
     python benchmarks/bench_models.py --threads 1 --batches 1,8 --cpu-time --no-rss --repeat 3 --min-time 0 \
         --compare-executors                                 # captured: native (C++) vs Python plan executor
 

@@ -15,8 +15,8 @@ def _run(code):
 
 
 def test_roi_pool_backward_ignores_out_of_range_argmax():
-    # argmax is caller supplied: entries outside [0, H*W) used to be written out of bounds
-    # (heap-buffer-overflow in roi_pool_backward); like max_pool2d_backward they are now skipped.
+    # argmax is caller supplied: entries outside [0, H*W) are skipped, like max_pool2d_backward does, so no
+    # write lands outside the gradient buffer.
     _run("""
         for threads in (1, 2, 3):
             _C.set_num_threads(threads)
