@@ -5,6 +5,7 @@ from ... import _C, _dtype as D
 from ... import _autocast_policy as _amp
 from ..._kernels import FLOAT_DTYPES
 from ..._ops import elementwise as E, shape as S, traits as _traits
+from ..._tensor import Tensor
 from ...autograd.graph import Function
 from ...random import _rng
 from .common import _check_float, _const, _kin
@@ -156,9 +157,25 @@ class _RRelu(Function):
         return ctx.xp.where(keep, g, g * slope).astype(g.dtype), None
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """torch.nn.functional.rrelu: slopes drawn uniformly from [lower, upper] per element while training (on the
-    input's device), the mean slope (lower + upper) / 2 otherwise."""
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU, as ``torch.nn.functional.rrelu``: ``x`` where ``x > 0``, else ``a * x``, with ``a`` drawn
+    uniformly from ``[lower, upper]`` per element while ``training`` and ``(lower + upper) / 2`` otherwise.
+
+    Args:
+        input: a floating-point tensor of any shape.
+        lower: lower bound of the slope.
+        upper: upper bound of the slope.
+        training: draw random slopes.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        TypeError: the input is not a floating-point tensor.
+        ValueError: ``lower > upper``.
+    """
     _check_float(input, "rrelu")
     if not lower <= upper:
         raise ValueError(f"rrelu: lower bound {lower} must not exceed upper bound {upper}")
@@ -170,7 +187,18 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return _maybe_inplace(input, lambda x: _RRelu.apply(x, slope, _dtype=x._dtype), inplace)
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place :func:`rrelu`: ``input`` is overwritten and returned.
+
+    Args:
+        input: a floating-point tensor of any shape.
+        lower: lower bound of the slope.
+        upper: upper bound of the slope.
+        training: draw random slopes.
+
+    Returns:
+        ``input``.
+    """
     return F.rrelu(input, lower, upper, training, inplace=True)
 
 
@@ -196,22 +224,74 @@ def _pointwise_in_storage(input, kind, lo=0.0, hi=0.0):
     return input
 
 
-def relu(input, inplace=False):
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Rectified linear unit ``max(x, 0)`` elementwise, as ``torch.nn.functional.relu``.
+
+    Args:
+        input: a tensor of any shape.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.relu(flow.tensor([-1.0, 0.0, 2.0]))
+        tensor([0., 0., 2.])
+    """
     _check_float(input, "relu") if input._dtype.is_floating_point else None
     if inplace and _pointwise_in_storage(input, "relu") is not None:
         return input
     return _maybe_inplace(input, lambda t: _Relu.apply(t), inplace)
 
 
-def relu_(input):
+def relu_(input: Tensor) -> Tensor:
+    """In-place :func:`relu`: ``input`` is overwritten with ``max(input, 0)`` and returned, as ``torch.nn.functional.relu_``.
+
+    Args:
+        input: a tensor of any shape.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return F.relu(input, inplace=True)
 
 
-def relu6(input, inplace=False):
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)`` elementwise, as ``torch.nn.functional.relu6``.
+
+    Args:
+        input: a tensor of any shape.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.relu6(flow.tensor([-1.0, 3.0, 8.0]))
+        tensor([0., 3., 6.])
+    """
     return F.hardtanh(input, 0.0, 6.0, inplace)
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` clamped to ``[min_val, max_val]`` elementwise, as ``torch.nn.functional.hardtanh``.
+
+    Args:
+        input: a tensor of any shape.
+        min_val: lower bound.
+        max_val: upper bound.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        ValueError: ``min_val > max_val``.
+    """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace and _pointwise_in_storage(input, "clamp", float(min_val), float(max_val)) is not None:
@@ -219,94 +299,293 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return _maybe_inplace(input, lambda t: _Hardtanh.apply(t, float(min_val), float(max_val)), inplace)
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x``, as ``torch.nn.functional.leaky_relu``.
+
+    Args:
+        input: a tensor of any shape.
+        negative_slope: slope of the negative part.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.leaky_relu(flow.tensor([-2.0, 3.0]), 0.1)
+        tensor([-0.2000,  3.0000])
+    """
     return _maybe_inplace(input, lambda t: _LeakyRelu.apply(t, float(negative_slope)), inplace)
 
 
-def elu(input, alpha=1.0, inplace=False):
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Exponential linear unit: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``, as ``torch.nn.functional.elu``.
+
+    Args:
+        input: a tensor of any shape.
+        alpha: saturation value of the negative part.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return _maybe_inplace(input, lambda t: _Elu.apply(t, float(alpha), 1.0, 1.0), inplace)
 
 
-def selu(input, inplace=False):
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Scaled ELU: ``scale * elu(x, alpha)`` with ``alpha = 1.6732632423543772``, ``scale = 1.0507009873554805``, as ``torch.nn.functional.selu``.
+
+    Args:
+        input: a tensor of any shape.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return _maybe_inplace(input, lambda t: _Elu.apply(t, 1.6732632423543772, 1.0507009873554805, 1.0), inplace)
 
 
-def celu(input, alpha=1.0, inplace=False):
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Continuously differentiable ELU: ``x`` where ``x > 0``, else ``alpha * (exp(x / alpha) - 1)``, as ``torch.nn.functional.celu``.
+
+    Args:
+        input: a tensor of any shape.
+        alpha: saturation value of the negative part (not 0).
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return _maybe_inplace(input, lambda t: _Elu.apply(t, float(alpha), 1.0, 1.0 / alpha), inplace)
 
 
-def gelu(input, approximate="none"):
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit ``x * Phi(x)`` (``Phi`` the standard normal CDF), as ``torch.nn.functional.gelu``.
+
+    Args:
+        input: a tensor of any shape.
+        approximate: ``'none'`` (exact, with erf) or ``'tanh'`` (the tanh approximation).
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        ValueError: ``approximate`` is neither ``'none'`` nor ``'tanh'``.
+        TypeError: the input is not a floating-point tensor.
+    """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
     _check_float(input, "gelu")
     return _Gelu.apply(input, approximate)
 
 
-def silu(input, inplace=False):
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Sigmoid linear unit (swish) ``x * sigmoid(x)``, as ``torch.nn.functional.silu``.
+
+    Args:
+        input: a tensor of any shape.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        TypeError: the input is not a floating-point tensor.
+    """
     _check_float(input, "silu")
     return _maybe_inplace(input, lambda t: _Silu.apply(t), inplace)
 
 
-def mish(input, inplace=False):
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))`` elementwise, as ``torch.nn.functional.mish``.
+
+    Args:
+        input: a tensor of any shape.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return _maybe_inplace(input, lambda t: _Mish.apply(t), inplace)
 
 
-def hardswish(input, inplace=False):
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6`` elementwise, as ``torch.nn.functional.hardswish``.
+
+    Args:
+        input: a tensor of any shape.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     if inplace and _pointwise_in_storage(input, "hardswish") is not None:
         return input
     return _maybe_inplace(input, lambda t: _Hardswish.apply(t), inplace)
 
 
-def hardsigmoid(input, inplace=False):
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6`` elementwise, as ``torch.nn.functional.hardsigmoid``.
+
+    Args:
+        input: a tensor of any shape.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     if inplace and _pointwise_in_storage(input, "hardsigmoid") is not None:
         return input
     return _maybe_inplace(input, lambda t: _Hardsigmoid.apply(t), inplace)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta`` elementwise, ``x`` itself where ``beta * x > threshold``, as ``torch.nn.functional.softplus``.
+
+    Args:
+        input: a tensor of any shape.
+        beta: sharpness.
+        threshold: above it the function is linear (numerical stability).
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return _Softplus.apply(input, float(beta), float(threshold))
 
 
-def logsigmoid(input):
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))`` elementwise, computed stably, as ``torch.nn.functional.logsigmoid``.
+
+    Args:
+        input: a tensor of any shape.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return _LogSigmoid.apply(input)
 
 
-def softsign(input):
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)`` elementwise, as ``torch.nn.functional.softsign``.
+
+    Args:
+        input: a tensor of any shape.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return _Softsign.apply(input)
 
 
-def tanhshrink(input):
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)`` elementwise, as ``torch.nn.functional.tanhshrink``.
+
+    Args:
+        input: a tensor of any shape.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return input - E.tanh(input)
 
 
-def threshold(input, threshold, value, inplace=False):
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``, as ``torch.nn.functional.threshold``.
+
+    Args:
+        input: a tensor of any shape.
+        threshold: the threshold.
+        value: replacement for elements at or below it.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return _maybe_inplace(input, lambda t: _Threshold.apply(t, float(threshold), float(value)), inplace)
 
 
-def sigmoid(input):
+def sigmoid(input: Tensor) -> Tensor:
+    """Logistic function ``1 / (1 + exp(-x))`` elementwise, as ``torch.nn.functional.sigmoid``.
+
+    Args:
+        input: a tensor of any shape.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return E.sigmoid(input)
 
 
-def tanh(input):
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent elementwise, as ``torch.nn.functional.tanh``.
+
+    Args:
+        input: a tensor of any shape.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return E.tanh(input)
 
 
 @_amp.lower_precision
-def prelu(input, weight):
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """Parametric ReLU, as ``torch.nn.functional.prelu``: ``x`` where ``x > 0``, else ``weight * x``, with one learnable
+    slope, or one per channel (dim 1).
+
+    Args:
+        input: ``(N, C, *)`` (or any shape with a single slope).
+        weight: ``(1,)`` or ``(C,)`` slopes.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     w = weight if weight.numel() == 1 or input.ndim < 2 else S.reshape(weight, (-1,) + (1,) * (input.ndim - 2))
     return E.where(input > 0, input, input * w)
 
 
-def glu(input, dim=-1):
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit, as ``torch.nn.functional.glu``: ``input`` is split in halves ``a, b`` along ``dim`` and
+    ``a * sigmoid(b)`` returned.
+
+    Args:
+        input: a tensor whose size along ``dim`` is even.
+        dim: the dim to split.
+
+    Returns:
+        The input's shape with ``dim`` halved.
+    """
     a, b = S.chunk(input, 2, dim)
     return a * E.sigmoid(b)
 
 
-def softshrink(input, lambd=0.5):
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """Soft shrinkage: ``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 in between, as ``torch.nn.functional.softshrink``.
+
+    Args:
+        input: a tensor of any shape.
+        lambd: the threshold (non-negative).
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        RuntimeError: ``lambd`` is negative.
+    """
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return E.where(input > lambd, input - lambd, E.where(input < -lambd, input + lambd, input * 0))
 
 
-def hardshrink(input, lambd=0.5):
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """Hard shrinkage: ``x`` where ``|x| > lambd``, else 0, as ``torch.nn.functional.hardshrink``.
+
+    Args:
+        input: a tensor of any shape.
+        lambd: the threshold.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return E.where(E.abs(input) > lambd, input, input * 0)

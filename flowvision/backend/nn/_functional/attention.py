@@ -1,5 +1,6 @@
 """``scaled_dot_product_attention``: a fused CPU kernel where it applies, else the composed formula."""
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -11,8 +12,37 @@ from .. import functional as F
 
 
 @_amp.lower_precision
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: Optional[float] = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """Attention ``softmax(query @ key^T * scale + mask) @ value``, as
+    ``torch.nn.functional.scaled_dot_product_attention``.
+
+    Args:
+        query: ``(*, L, E)``.
+        key: ``(*, S, E)``.
+        value: ``(*, S, Ev)``.
+        attn_mask: broadcastable to ``(*, L, S)``: a bool mask (False positions are excluded) or a float bias added
+            to the scores.
+        dropout_p: dropout probability applied to the attention weights.
+        is_causal: mask out the future (position ``j > i``); excludes ``attn_mask``.
+        scale: the score scale; ``None`` means ``1 / sqrt(E)``.
+        enable_gqa: grouped-query attention: ``key``/``value`` with fewer heads (dim -3) are repeated to match
+            ``query``'s.
+
+    Returns:
+        ``(*, L, Ev)``.
+
+    Raises:
+        RuntimeError: mismatched embedding dims or sequence lengths, or ``attn_mask`` with ``is_causal``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> q = k = v = flow.ones(2, 4, 5, 8)
+        >>> F.scaled_dot_product_attention(q, k, v, is_causal=True).shape
+        flowvision.Size([2, 4, 5, 8])
+    """
     if query.shape[-1] != key.shape[-1]:
         raise RuntimeError(f"scaled_dot_product_attention: query {list(query.shape)} and key {list(key.shape)} must "
                            "have the same embedding dimension")

@@ -1,4 +1,6 @@
 """Argument normalisation, dtype/shape checks and array helpers shared by the functional ops."""
+from typing import Any, Optional, Tuple
+
 import numpy as np
 
 from ..._tensor import Tensor
@@ -6,7 +8,7 @@ from ..._xp import namespace
 from ..._ops import shape as S
 
 
-def _pair(v, n=2, name="argument"):
+def _pair(v: Any, n: int = 2, name: str = "argument") -> Tuple[int, ...]:
     if isinstance(v, (list, tuple)):
         if len(v) == 1:
             return tuple(int(v[0]) for _ in range(n))
@@ -26,14 +28,14 @@ def _kin(a):
     return np.asarray(a, order="C")  # unlike ascontiguousarray, keeps 0-d arrays 0-d
 
 
-def _opt(a, like=None):
+def _opt(a: Any, like: Any = None) -> Any:
     if a is None:
         return None
     a = _kin(a)
     return a.astype(like.dtype, copy=False) if like is not None else a
 
 
-def _const(arr, dtype):
+def _const(arr: Any, dtype: Any) -> Tensor:
     """A constant tensor of ``dtype`` from a numpy array holding values of its compute dtype (bfloat16: float32)."""
     from ..._creation import tensor
     return tensor(arr, dtype=dtype)
@@ -48,20 +50,20 @@ class ShapeError(ValueError, RuntimeError):
     """An input too small or of the wrong shape for the op: a ValueError, and a RuntimeError as in torch."""
 
 
-def _check_float(x, name):
+def _check_float(x: object, name: str) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if not x._dtype.is_floating_point:
         raise DTypeError(f"{name}(): expected a floating-point input, got {x._dtype}")
 
 
-def _check_same_dtype(name, *ts):
+def _check_same_dtype(name: str, *ts: Optional[Tensor]) -> None:
     dts = {t._dtype for t in ts if isinstance(t, Tensor)}
     if len(dts) > 1:
         raise DTypeError(f"{name}(): expected all tensors to have the same dtype, got {sorted(d.name for d in dts)}")
 
 
-def _batchify(x, want, name):
+def _batchify(x: Tensor, want: int, name: str) -> Tuple[Tensor, bool]:
     """Accept unbatched input (one dim fewer) like torch; returns (batched, was_unbatched)."""
     if x.ndim == want - 1:
         return S.unsqueeze(x, 0), True
@@ -71,12 +73,12 @@ def _batchify(x, want, name):
     return x, False
 
 
-def _array(t):
+def _array(t: Tensor) -> Any:
     """A tensor's values as an array of its own device's namespace, in the compute dtype (no host copy)."""
     return t._compute() if t._data.__class__ is np.ndarray else t._data
 
 
-def _ema_(stat, new, momentum):
+def _ema_(stat: Tensor, new: Any, momentum: float) -> None:
     """running statistic <- (1 - momentum) * running + momentum * new, in place (any float storage dtype), computed
     in float64 on the host (float32 on a device)."""
     xp = namespace(stat._data)

@@ -1,4 +1,6 @@
 """Convolutions (1-D/2-D, transposed) and the im2col pair ``unfold`` / ``fold``."""
+from typing import Optional, Sequence, Union
+
 import numpy as np
 
 from ... import _C
@@ -47,7 +49,40 @@ def _same_padding(kernel, dilation):
 
 
 @_amp.lower_precision
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Union[int, Sequence[int]] = 1,
+           padding: Union[int, Sequence[int], str] = 0, dilation: Union[int, Sequence[int]] = 1,
+           groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation) of a batch of images with a filter bank, as ``torch.nn.functional.conv2d``.
+
+    ``out[n, o] = bias[o] + sum_c weight[o, c] * input[n, g * C/groups + c]`` over each kernel window, where ``g`` is
+    the group of output channel ``o``. Output size per spatial dim:
+    ``floor((size + 2 * padding - dilation * (k - 1) - 1) / stride) + 1``.
+
+    Args:
+        input: ``(N, C_in, H, W)``, or ``(C_in, H, W)`` unbatched; a floating-point tensor.
+        weight: ``(C_out, C_in / groups, kH, kW)``.
+        bias: optional ``(C_out,)``.
+        stride: step of the kernel window, one int or ``(sH, sW)``.
+        padding: implicit zero padding on both sides, an int, ``(pH, pW)``, ``'valid'`` (none) or ``'same'`` (output
+            as large as the input; stride must be 1).
+        dilation: spacing between kernel elements.
+        groups: number of channel groups; ``C_in`` and ``C_out`` must both be divisible by it.
+
+    Returns:
+        ``(N, C_out, H_out, W_out)`` (``(C_out, H_out, W_out)`` for unbatched input), of the input's dtype.
+
+    Raises:
+        TypeError: the input is not a floating-point tensor, or input, weight and bias differ in dtype.
+        ValueError: the channels do not match ``weight`` and ``groups``, the padded input is smaller than the
+            kernel, or ``padding`` is an unknown string.
+        RuntimeError: ``weight`` or ``bias`` has the wrong shape, or ``padding='same'`` with a stride.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.conv2d(flow.ones(1, 3, 5, 5), flow.ones(2, 3, 3, 3), padding=1).shape
+        flowvision.Size([1, 2, 5, 5])
+    """
     _check_float(input, "conv2d")
     _check_same_dtype("conv2d", input, weight, bias)
     x, unbatched = _batchify(input, 4, "conv2d")
@@ -111,7 +146,31 @@ def _direct_conv_ok(x, w, groups):
 
 
 @_amp.lower_precision
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Union[int, Sequence[int]] = 1,
+           padding: Union[int, Sequence[int], str] = 0, dilation: Union[int, Sequence[int]] = 1, groups: int = 1) -> Tensor:
+    """1-D convolution over a batch of sequences, as ``torch.nn.functional.conv1d`` (computed as a ``conv2d`` of height 1).
+
+    Args:
+        input: ``(N, C_in, L)``, or ``(C_in, L)`` unbatched.
+        weight: ``(C_out, C_in / groups, kW)``.
+        bias: optional ``(C_out,)``.
+        stride: step of the kernel window.
+        padding: implicit zero padding on both ends, an int, ``'valid'`` or ``'same'``.
+        dilation: spacing between kernel elements.
+        groups: number of channel groups.
+
+    Returns:
+        ``(N, C_out, L_out)`` with ``L_out = floor((L + 2 * padding - dilation * (kW - 1) - 1) / stride) + 1``.
+
+    Raises:
+        RuntimeError: ``weight`` is not 3-D (and the errors of :func:`conv2d`).
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.conv1d(flow.ones(2, 4, 10), flow.ones(8, 4, 3)).shape
+        flowvision.Size([2, 8, 8])
+    """
     x, unbatched = _batchify(input, 3, "conv1d")
     if weight.ndim != 3:
         raise RuntimeError(f"conv1d(): weight must be 3-D (out_channels, in_channels/groups, kW), got {list(weight.shape)}")
@@ -175,7 +234,40 @@ def _overlap(full, padding, out_hw):
 
 
 @_amp.lower_precision
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
+                     stride: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0,
+                     output_padding: Union[int, Sequence[int]] = 0, groups: int = 1,
+                     dilation: Union[int, Sequence[int]] = 1) -> Tensor:
+    """2-D transposed convolution ("deconvolution"), the gradient of :func:`conv2d` with respect to its input, as
+    ``torch.nn.functional.conv_transpose2d``.
+
+    Output size per spatial dim:
+    ``(size - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+    Args:
+        input: ``(N, C_in, H, W)``, or ``(C_in, H, W)`` unbatched; a floating-point tensor.
+        weight: ``(C_in, C_out / groups, kH, kW)``.
+        bias: optional ``(C_out,)``.
+        stride: stride of the corresponding convolution.
+        padding: ``dilation * (k - 1) - padding`` zeros are added to both sides of the input.
+        output_padding: extra size added to one side of the output (smaller than ``stride`` or ``dilation``).
+        groups: number of channel groups.
+        dilation: spacing between kernel elements.
+
+    Returns:
+        ``(N, C_out, H_out, W_out)`` (unbatched: ``(C_out, H_out, W_out)``).
+
+    Raises:
+        TypeError: the input is not a floating-point tensor.
+        ValueError: the computed output size is negative.
+        RuntimeError: the weight does not match the input channels, or ``output_padding`` is too large.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.conv_transpose2d(flow.ones(1, 4, 3, 3), flow.ones(4, 2, 2, 2), stride=2).shape
+        flowvision.Size([1, 2, 6, 6])
+    """
     _check_float(input, "conv_transpose2d")
     x, unbatched = _batchify(input, 4, "conv_transpose2d")
     if weight.ndim != 4 or x.shape[1] != weight.shape[0]:
@@ -198,7 +290,25 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 @_amp.lower_precision
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
+                     stride: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0,
+                     output_padding: Union[int, Sequence[int]] = 0, groups: int = 1,
+                     dilation: Union[int, Sequence[int]] = 1) -> Tensor:
+    """1-D transposed convolution, as ``torch.nn.functional.conv_transpose1d`` (a :func:`conv_transpose2d` of height 1).
+
+    Args:
+        input: ``(N, C_in, L)``.
+        weight: ``(C_in, C_out / groups, kW)``.
+        bias: optional ``(C_out,)``.
+        stride: stride of the corresponding convolution.
+        padding: padding of the corresponding convolution.
+        output_padding: extra size added to one end of the output.
+        groups: number of channel groups.
+        dilation: spacing between kernel elements.
+
+    Returns:
+        ``(N, C_out, L_out)`` with ``L_out = (L - 1) * stride - 2 * padding + dilation * (kW - 1) + output_padding + 1``.
+    """
     y = F.conv_transpose2d(S.unsqueeze(input, -2), S.unsqueeze(weight, 2), bias, (1, _pair(stride, 1)[0]),
                          (0, _pair(padding, 1)[0]), (0, _pair(output_padding, 1)[0]), groups,
                          (1, _pair(dilation, 1)[0]))
@@ -229,13 +339,54 @@ class _Fold(Function):
         return (_C.im2col(_kin(g), k, d, p, s),)
 
 
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+def unfold(input: Tensor, kernel_size: Union[int, Sequence[int]], dilation: Union[int, Sequence[int]] = 1,
+           padding: Union[int, Sequence[int]] = 0, stride: Union[int, Sequence[int]] = 1) -> Tensor:
+    """Extract sliding local blocks (im2col), as ``torch.nn.functional.unfold``.
+
+    Args:
+        input: ``(N, C, H, W)``, or ``(C, H, W)`` unbatched.
+        kernel_size: size of each block.
+        dilation: spacing between the elements of a block.
+        padding: implicit zero padding on both sides of the input.
+        stride: step between blocks.
+
+    Returns:
+        ``(N, C * kH * kW, L)``, one column per block, ``L`` the number of block positions.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.unfold(flow.ones(1, 2, 4, 4), 2, stride=2).shape
+        flowvision.Size([1, 8, 4])
+    """
     x, unbatched = _batchify(input, 4, "unfold")
     y = _Unfold.apply(x, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
     return S.squeeze(y, 0) if unbatched else y
 
 
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+def fold(input: Tensor, output_size: Union[int, Sequence[int]], kernel_size: Union[int, Sequence[int]],
+         dilation: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0,
+         stride: Union[int, Sequence[int]] = 1) -> Tensor:
+    """Combine sliding local blocks into an image (col2im, overlapping values summed), the inverse layout of
+    :func:`unfold`, as ``torch.nn.functional.fold``.
+
+    Args:
+        input: ``(N, C * kH * kW, L)``, or ``(C * kH * kW, L)`` unbatched.
+        output_size: spatial size ``(H, W)`` of the result.
+        kernel_size: size of each block.
+        dilation: spacing between the elements of a block.
+        padding: implicit zero padding on both sides of the output.
+        stride: step between blocks.
+
+    Returns:
+        ``(N, C, H, W)`` (unbatched: ``(C, H, W)``).
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.fold(flow.ones(1, 8, 4), (4, 4), 2, stride=2).shape
+        flowvision.Size([1, 2, 4, 4])
+    """
     x, unbatched = _batchify(input, 3, "fold")
     y = _Fold.apply(x, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
     return S.squeeze(y, 0) if unbatched else y

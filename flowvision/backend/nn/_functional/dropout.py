@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 from ... import _dtype as D
+from ..._tensor import Tensor
 from ...random import _rng
 from .common import _const
 
@@ -19,7 +20,28 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Dropout, as ``torch.nn.functional.dropout``: while ``training``, each element is zeroed with probability ``p``
+    and the kept ones are scaled by ``1 / (1 - p)`` (the expectation is unchanged).
+
+    Args:
+        input: a tensor of any shape.
+        p: probability of zeroing an element, in ``[0, 1]``.
+        training: apply dropout; when False the input is returned as is.
+        inplace: write the result into ``input``.
+
+    Returns:
+        A tensor shaped like ``input`` (``input`` itself when not training, ``p == 0`` or ``inplace``).
+
+    Raises:
+        ValueError: ``p`` is outside ``[0, 1]``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.dropout(flow.ones(4), 0.5, training=False)
+        tensor([1., 1., 1., 1.])
+    """
     _check_p(p)
     if not training or p == 0.0:
         return input
@@ -45,19 +67,80 @@ def _channel_dropout(input, p, training, inplace, keep_dims):
     return out
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout, as ``torch.nn.functional.dropout2d``: while ``training``, each whole channel of each sample is
+    zeroed with probability ``p`` and the kept channels are scaled by ``1 / (1 - p)``.
+
+    Args:
+        input: ``(N, C, H, W)``, or ``(C, H, W)`` unbatched (then every channel is one unit).
+        p: probability of zeroing a channel, in ``[0, 1]``.
+        training: apply dropout; when False the input is returned as is.
+        inplace: write the result into ``input``.
+
+    Returns:
+        A tensor shaped like ``input`` (``input`` itself when not training, ``p == 0`` or ``inplace``).
+
+    Raises:
+        ValueError: ``p`` is outside ``[0, 1]``.
+    """
     return _channel_dropout(input, p, training, inplace, 2 if input.ndim == 4 else 1)
 
 
-def dropout1d(input, p=0.5, training=True, inplace=False):
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout, as ``torch.nn.functional.dropout1d``: while ``training``, each whole channel of each sample is
+    zeroed with probability ``p`` and the kept channels are scaled by ``1 / (1 - p)``.
+
+    Args:
+        input: ``(N, C, L)``, or ``(C, L)`` unbatched (then every channel is one unit).
+        p: probability of zeroing a channel, in ``[0, 1]``.
+        training: apply dropout; when False the input is returned as is.
+        inplace: write the result into ``input``.
+
+    Returns:
+        A tensor shaped like ``input`` (``input`` itself when not training, ``p == 0`` or ``inplace``).
+
+    Raises:
+        ValueError: ``p`` is outside ``[0, 1]``.
+    """
     return _channel_dropout(input, p, training, inplace, 2 if input.ndim == 3 else 1)
 
 
-def dropout3d(input, p=0.5, training=True, inplace=False):
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout, as ``torch.nn.functional.dropout3d``: while ``training``, each whole channel of each sample is
+    zeroed with probability ``p`` and the kept channels are scaled by ``1 / (1 - p)``.
+
+    Args:
+        input: ``(N, C, D, H, W)``, or ``(C, D, H, W)`` unbatched (then every channel is one unit).
+        p: probability of zeroing a channel, in ``[0, 1]``.
+        training: apply dropout; when False the input is returned as is.
+        inplace: write the result into ``input``.
+
+    Returns:
+        A tensor shaped like ``input`` (``input`` itself when not training, ``p == 0`` or ``inplace``).
+
+    Raises:
+        ValueError: ``p`` is outside ``[0, 1]``.
+    """
     return _channel_dropout(input, p, training, inplace, 2 if input.ndim == 5 else 1)
 
 
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout for self-normalising (SELU) networks, as ``torch.nn.functional.alpha_dropout``: while ``training``,
+    dropped elements are set to SELU's negative saturation value and the result is affinely rescaled so the mean and
+    variance of the input are kept.
+
+    Args:
+        input: a tensor of any shape.
+        p: probability of dropping an element, in ``[0, 1]``.
+        training: apply dropout; when False (the default) the input is returned as is.
+        inplace: accepted for torch compatibility; the result is a new tensor.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        ValueError: ``p`` is outside ``[0, 1]``.
+    """
     _check_p(p)
     if not training or p == 0:
         return input

@@ -1,4 +1,6 @@
 """``linear`` (one packed GEMM at inference, matmul + add under autograd) and ``bilinear``."""
+from typing import Any, Optional
+
 import numpy as np
 
 from ... import _C
@@ -9,7 +11,27 @@ from ...autograd.graph import Function
 
 
 @_amp.lower_precision
-def linear(input, weight, bias=None):
+def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """Affine map ``y = input @ weight.T + bias`` over the last dim, as ``torch.nn.functional.linear``.
+
+    Args:
+        input: ``(*, in_features)``.
+        weight: ``(out_features, in_features)``.
+        bias: optional ``(out_features,)``.
+
+    Returns:
+        ``(*, out_features)``.
+
+    Raises:
+        RuntimeError: ``input``'s last dim differs from ``in_features``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.linear(flow.ones(2, 3), flow.ones(4, 3), flow.zeros(4))
+        tensor([[3., 3., 3., 3.],
+                [3., 3., 3., 3.]])
+    """
     if input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(f"linear(): mat1 and mat2 shapes cannot be multiplied (input {list(input.shape)}, "
                            f"weight {list(weight.shape)}: in_features {weight.shape[-1]} != {input.shape[-1]})")
@@ -29,7 +51,7 @@ class Linear(Function):
     """y = x @ w.T + b. On the CPU it is matmul and add (what capture fuses); a device runs one GEMM with the bias
     in its epilogue (and autocast lowers it as one op)."""
 
-    decomposition = staticmethod(_linear_ops)
+    decomposition: Any = staticmethod(_linear_ops)
 
     @staticmethod
     def forward_cuda(ctx, x, w, b):
@@ -66,6 +88,18 @@ def _linear_fast_ok(x, w, b, conv=False):
             and x._device == w._device)
 
 
-def bilinear(input1, input2, weight, bias=None):
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """Bilinear map ``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``, as
+    ``torch.nn.functional.bilinear``.
+
+    Args:
+        input1: ``(*, in1_features)``.
+        input2: ``(*, in2_features)``.
+        weight: ``(out_features, in1_features, in2_features)``.
+        bias: optional ``(out_features,)``.
+
+    Returns:
+        ``(*, out_features)``.
+    """
     out = L.einsum("...i,oij,...j->...o", input1, weight, input2)
     return out + bias if bias is not None else out

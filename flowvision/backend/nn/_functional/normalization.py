@@ -1,10 +1,12 @@
 """Batch, layer, group, instance, RMS and local-response normalisation, and ``normalize``."""
 import numbers
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ... import _C
 from ..._ops import elementwise as E, reduce as R, shape as S
+from ..._tensor import Tensor
 from ..._xp import namespace
 from ...autograd.graph import Function
 from ...autograd.grad_mode import no_grad
@@ -66,7 +68,42 @@ class BatchNormEval(Function):
         return gx.reshape(shape), None, None, gw if w is not None else None, gb if has_b else None
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
+               weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Batch normalisation over dim 1, as ``torch.nn.functional.batch_norm``:
+    ``y = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c]``.
+
+    While ``training``, mean and (biased) variance are the batch statistics over every dim but 1, and the running
+    statistics, when given, are updated in place: ``running = (1 - momentum) * running + momentum * batch`` (the
+    unbiased variance for ``running_var``). Otherwise the running statistics normalise.
+
+    Args:
+        input: ``(N, C, *)``; a floating-point tensor.
+        running_mean: ``(C,)`` or None (training only).
+        running_var: ``(C,)`` or None (training only).
+        weight: optional ``(C,)`` scale.
+        bias: optional ``(C,)`` shift.
+        training: normalise with the batch statistics (and update the running ones).
+        momentum: weight of the batch statistics in the running update.
+        eps: added to the variance for stability.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        TypeError: the input is not a floating-point tensor.
+        ValueError: fewer than 2 dims, or one value per channel while training.
+        RuntimeError: a statistic/affine tensor is not ``(C,)``, or running statistics are missing in eval mode.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> x = flow.tensor([[1.0, 2.0], [3.0, 6.0]])
+        >>> F.batch_norm(x, flow.zeros(2), flow.ones(2), training=True)
+        tensor([[-1.0000, -1.0000],
+                [ 1.0000,  1.0000]])
+    """
     _check_float(input, "batch_norm")
     if input.ndim < 2:
         raise ValueError(f"batch_norm(): expected at least 2D input (got {input.ndim}D input)")
@@ -126,9 +163,38 @@ class LayerNorm(Function):
                 gb.reshape(nshape) if has_b and gb is not None else None)
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def _normalized_shape(normalized_shape: Any) -> Tuple[Any, ...]:
+    """``normalized_shape`` (an int for the last dim, or a shape) as a tuple."""
+    return (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+
+
+def layer_norm(input: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, eps: float = 1e-5) -> Tensor:
+    """Layer normalisation over the trailing ``normalized_shape`` dims, as ``torch.nn.functional.layer_norm``:
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias`` with the (biased) statistics of each trailing block.
+
+    Args:
+        input: ``(*, *normalized_shape)``; a floating-point tensor.
+        normalized_shape: the trailing shape to normalise over (an int for the last dim).
+        weight: optional elementwise scale of shape ``normalized_shape``.
+        bias: optional elementwise shift of shape ``normalized_shape``.
+        eps: added to the variance for stability.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        TypeError: the input is not a floating-point tensor.
+        RuntimeError: the input's trailing shape, ``weight`` or ``bias`` do not match ``normalized_shape``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.layer_norm(flow.tensor([[1.0, 3.0]]), (2,))
+        tensor([[-1.0000,  1.0000]])
+    """
     _check_float(input, "layer_norm")
-    nshape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+    nshape = _normalized_shape(normalized_shape)
     if tuple(input.shape[input.ndim - len(nshape):]) != nshape or len(nshape) > input.ndim:
         raise RuntimeError(f"Given normalized_shape={list(nshape)}, expected input with shape [*, "
                            f"{', '.join(map(str, nshape))}], but got input of size{list(input.shape)}")
@@ -164,7 +230,31 @@ class GroupNorm(Function):
         return gx.reshape(shape), gw if w is not None else None, gb if has_b else None
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+def group_norm(input: Tensor, num_groups: int, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
+               eps: float = 1e-5) -> Tensor:
+    """Group normalisation, as ``torch.nn.functional.group_norm``: the channels are split into ``num_groups`` groups,
+    each ``(sample, group)`` is normalised by its own mean and (biased) variance, then scaled and shifted per channel.
+
+    Args:
+        input: ``(N, C, *)``; a floating-point tensor, ``C`` divisible by ``num_groups``.
+        num_groups: number of channel groups.
+        weight: optional ``(C,)`` scale.
+        bias: optional ``(C,)`` shift.
+        eps: added to the variance for stability.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        TypeError: the input is not a floating-point tensor.
+        RuntimeError: fewer than 2 dims, or ``C`` not divisible by ``num_groups``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.group_norm(flow.randn(2, 4, 3, 3), 2).shape
+        flowvision.Size([2, 4, 3, 3])
+    """
     _check_float(input, "group_norm")
     if input.ndim < 2:
         raise RuntimeError(f"group_norm(): expected at least 2D input, got {list(input.shape)}")
@@ -174,8 +264,32 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return GroupNorm.apply(input, weight, bias, int(num_groups), eps)
 
 
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
-                  momentum=0.1, eps=1e-5):
+def instance_norm(input: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None,
+                  weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Instance normalisation: each ``(sample, channel)`` is normalised over its spatial dims, as
+    ``torch.nn.functional.instance_norm``.
+
+    With ``use_input_stats`` (default) the per-instance statistics normalise and the running statistics, when given,
+    are updated in place with their mean over the batch; otherwise the running statistics normalise (as
+    :func:`batch_norm` in eval mode).
+
+    Args:
+        input: ``(N, C, *)``; a floating-point tensor.
+        running_mean: optional ``(C,)``.
+        running_var: optional ``(C,)``.
+        weight: optional ``(C,)`` scale.
+        bias: optional ``(C,)`` shift.
+        use_input_stats: normalise with each instance's own statistics.
+        momentum: weight of the new statistics in the running update.
+        eps: added to the variance for stability.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        TypeError: the input is not a floating-point tensor.
+    """
     _check_float(input, "instance_norm")
     if not use_input_stats:
         return F.batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
@@ -191,19 +305,65 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return F.group_norm(input, c, weight, bias, eps)
 
 
-def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
-    """torch's F.local_response_norm for 3-D and higher inputs (one implementation, shared with the module)."""
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """Local response normalisation across channels, as ``torch.nn.functional.local_response_norm``:
+    ``y = x / (k + alpha / size * sum of x^2 over the size neighbouring channels) ** beta``.
+
+    Args:
+        input: ``(N, C, *)``, at least 3-D.
+        size: number of neighbouring channels summed.
+        alpha: multiplicative factor.
+        beta: exponent.
+        k: additive factor.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     from ..modules.extra import _local_response_norm
     return _local_response_norm(input, size, alpha, beta, k)
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Optional[Tensor] = None) -> Tensor:
+    """Divide by the ``p``-norm along ``dim``: ``x / max(||x||_p, eps)``, as ``torch.nn.functional.normalize``.
+
+    Args:
+        input: a tensor of any shape.
+        p: exponent of the norm.
+        dim: dim to normalise over.
+        eps: lower bound of the norm (avoids division by zero).
+        out: accepted for torch compatibility and ignored; the result is returned.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.normalize(flow.tensor([[3.0, 4.0]]))
+        tensor([[0.6000, 0.8000]])
+    """
     denom = E.clamp_min(R.norm(input, p, dim, keepdim=True), eps)
     return input / S.expand_as(denom, input)
 
 
-def rms_norm(input, normalized_shape, weight=None, eps=None):
-    nshape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+def rms_norm(input: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
+             eps: Optional[float] = None) -> Tensor:
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` dims, as ``torch.nn.functional.rms_norm``:
+    ``y = x / sqrt(mean(x^2) + eps) * weight``.
+
+    Args:
+        input: ``(*, *normalized_shape)``.
+        normalized_shape: the trailing shape to normalise over (an int for the last dim).
+        weight: optional elementwise scale of shape ``normalized_shape``.
+        eps: added to the mean square; ``None`` means the machine epsilon of the input's dtype.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        RuntimeError: the input's trailing shape does not match ``normalized_shape``.
+    """
+    nshape = _normalized_shape(normalized_shape)
     if tuple(input.shape[input.ndim - len(nshape):]) != nshape:
         raise RuntimeError(f"Given normalized_shape={list(nshape)}, expected input with shape [*, "
                            f"{', '.join(map(str, nshape))}], but got input of size{list(input.shape)}")

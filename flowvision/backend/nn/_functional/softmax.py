@@ -1,9 +1,12 @@
 """``softmax``, ``log_softmax``, ``softmin`` and ``gumbel_softmax``."""
+from typing import Optional
+
 import numpy as np
 
-from ... import _C
+from ... import _C, _dtype as D
 from ..._ops import reduce as R, shape as S
 from ..._ops._util import wrap_dim
+from ..._tensor import Tensor
 from ...autograd.graph import Function
 from ...random import _rng
 from .common import _check_float, _const, _kin
@@ -50,7 +53,28 @@ def _softmax_dim(input, dim):
     return wrap_dim(dim, input.ndim) if input.ndim else 0
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[D.dtype] = None) -> Tensor:
+    """Softmax along ``dim``, as ``torch.nn.functional.softmax``: ``exp(x_i) / sum_j exp(x_j)`` (the values along ``dim`` sum to 1).
+
+    Args:
+        input: a floating-point tensor of any shape.
+        dim: the dim to normalise over; ``None`` picks torch's legacy default (0 for 0-, 1- and 3-D input, else 1).
+        _stacklevel: accepted for torch compatibility (unused).
+        dtype: cast the input to this dtype first.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        TypeError: the (cast) input is not a floating-point tensor.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.softmax(flow.tensor([[0.0, 0.0], [0.0, 2.0]]), dim=1)
+        tensor([[0.5000, 0.5000],
+                [0.1192, 0.8808]])
+    """
     if dtype is not None:
         input = input.to(dtype)
     _check_float(input, "softmax")
@@ -59,7 +83,21 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _Softmax.apply(input, _softmax_dim(input, dim), False)
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[D.dtype] = None) -> Tensor:
+    """Logarithm of the softmax along ``dim``, as ``torch.nn.functional.log_softmax``: ``x_i - log(sum_j exp(x_j))``, computed stably.
+
+    Args:
+        input: a floating-point tensor of any shape.
+        dim: the dim to normalise over; ``None`` picks torch's legacy default (0 for 0-, 1- and 3-D input, else 1).
+        _stacklevel: accepted for torch compatibility (unused).
+        dtype: cast the input to this dtype first.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    Raises:
+        TypeError: the (cast) input is not a floating-point tensor.
+    """
     if dtype is not None:
         input = input.to(dtype)
     _check_float(input, "log_softmax")
@@ -68,11 +106,35 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _Softmax.apply(input, _softmax_dim(input, dim), True)
 
 
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
+def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[D.dtype] = None) -> Tensor:
+    """Softmin along ``dim``, as ``torch.nn.functional.softmin``: ``softmax(-x)``.
+
+    Args:
+        input: a floating-point tensor of any shape.
+        dim: the dim to normalise over; ``None`` picks torch's legacy default (0 for 0-, 1- and 3-D input, else 1).
+        _stacklevel: accepted for torch compatibility (unused).
+        dtype: cast the input to this dtype first.
+
+    Returns:
+        A tensor shaped like ``input``.
+    """
     return F.softmax(-input, dim, dtype=dtype)
 
 
-def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """Sample from the Gumbel-softmax (concrete) distribution, as ``torch.nn.functional.gumbel_softmax``:
+    ``softmax((logits + g) / tau)`` with i.i.d. Gumbel(0, 1) noise ``g``.
+
+    Args:
+        logits: unnormalised log-probabilities, ``(*, num_classes)``.
+        tau: temperature (> 0).
+        hard: return one-hot samples (the argmax) whose gradient is that of the soft sample (straight-through).
+        eps: accepted for torch compatibility (unused).
+        dim: the class dim.
+
+    Returns:
+        A tensor shaped like ``logits``: probabilities summing to 1 along ``dim`` (one-hot with ``hard``).
+    """
     gumbels = _const(-np.log(_rng().exponential(size=tuple(logits.shape))).astype(logits._compute().dtype),
                      logits._dtype)
     y = F.softmax((logits + gumbels) / tau, dim)

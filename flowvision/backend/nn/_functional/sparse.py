@@ -1,4 +1,6 @@
 """Index lookups: ``embedding`` and ``one_hot``."""
+from typing import Optional
+
 import numpy as np
 
 from ... import _dtype as D
@@ -23,7 +25,33 @@ class _Embedding(Function):
         return gw, None, None
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Look up rows of an embedding table, ``weight[input]``, as ``torch.nn.functional.embedding``.
+
+    Args:
+        input: integer indices of any shape, each in ``[0, num_embeddings)``.
+        weight: ``(num_embeddings, embedding_dim)``.
+        padding_idx: the row at this index gets no gradient (a negative index counts from the end).
+        max_norm: rows looked up whose ``norm_type``-norm exceeds it are renormalised to it, in place in ``weight``.
+        norm_type: the ``p`` of the norm for ``max_norm``.
+        scale_grad_by_freq: accepted for torch compatibility (unused).
+        sparse: accepted for torch compatibility (the gradient is dense).
+
+    Returns:
+        ``(*input.shape, embedding_dim)``.
+
+    Raises:
+        RuntimeError: ``input`` is not an integer tensor.
+        IndexError: an index is out of range.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.embedding(flow.tensor([[0, 2]]), flow.arange(6.0).reshape(3, 2))
+        tensor([[[0., 1.],
+                 [4., 5.]]])
+    """
     if not isinstance(input, Tensor) or input._dtype.is_floating_point:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
                            f"Int; but got {getattr(input, 'dtype', type(input).__name__)} instead")
@@ -44,7 +72,26 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return _Embedding.apply(weight, idx, padding_idx)
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """One-hot encode int64 class indices, as ``torch.nn.functional.one_hot``.
+
+    Args:
+        tensor: int64 indices of any shape.
+        num_classes: number of classes; -1 means ``max(tensor) + 1``.
+
+    Returns:
+        An int64 tensor ``(*tensor.shape, num_classes)`` with a 1 at each index.
+
+    Raises:
+        RuntimeError: ``tensor`` is not int64, or an index is negative or not below ``num_classes``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.one_hot(flow.tensor([0, 2]), 3)
+        tensor([[1, 0, 0],
+                [0, 0, 1]])
+    """
     if not isinstance(tensor, Tensor) or tensor._dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     idx = tensor._data
