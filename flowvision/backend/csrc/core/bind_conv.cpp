@@ -125,7 +125,7 @@ py::object col2im_impl(py::handle c_, std::vector<int64_t> out_hw, std::vector<i
     need_ndim(cols, 3, fn, "cols");
     auto k = pair(kernel, fn, "kernel_size");
     auto o = pair(out_hw, fn, "output_size");
-    if (k[0] < 1 || k[1] < 1)  // before the modulo below (kernel_size 0 was an integer division by zero)
+    if (k[0] < 1 || k[1] < 1)  // checked before the modulo below (kernel_size 0 would divide by zero)
         fail(std::string(fn) + ": kernel_size must be positive, got " + vstr(k));
     if (cols.shape(1) % (k[0] * k[1]) != 0)
         fail(std::string(fn) + ": cols shape " + shp(cols) + " dim 1 is not divisible by kernel size " + vstr(k));
@@ -339,7 +339,7 @@ void conv_nhwc_compute(const PackedConv& pk, const fv::ConvNhwcParams& p, const 
         const float* xa = x;
         if (conv_nhwc_gathers(pk, p)) {
             float* g = gathered;
-            // threaded over output rows, like the GEMM that follows (it was the one serial part of the op)
+            // threaded over output rows, like the GEMM that follows (otherwise the one serial part of the op)
             const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, p.OW * p.C));
             fv::parallel_for(0, p.N * p.OH, grain, [&](int64_t r0, int64_t r1) {
                 for (int64_t r = r0; r < r1; ++r) {
