@@ -151,3 +151,50 @@ def test_cpu_autocast_output_dtypes_equal_torch(name, bf16_input):
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
     if not (want.is_complex() or name in ("linalg.qr", "linalg.eigvals")):  # qr/eig: sign / order conventions
         np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=3e-2, atol=3e-2)
+
+
+# ---------------------------------------------------------------- channels_last propagation
+
+_CL_OPS = {
+    "conv2d": lambda L, a: L.nn.functional.conv2d(a, L.ones(6, 8, 3, 3) * 0.1, L.arange(6.0), padding=1),
+    "conv2d_depthwise": lambda L, a: L.nn.functional.conv2d(a, L.ones(8, 1, 3, 3) * 0.1, stride=2, groups=8),
+    "batch_norm_eval": lambda L, a: L.nn.functional.batch_norm(a, L.arange(8.0), L.ones(8) * 2),
+    "batch_norm_train": lambda L, a: L.nn.functional.batch_norm(a, None, None, training=True),
+    "relu": lambda L, a: L.nn.functional.relu(a), "relu_method": lambda L, a: a.relu(),
+    "relu_module_inplace": lambda L, a: L.nn.ReLU(inplace=True)(a.clone()),
+    "max_pool2d": lambda L, a: L.nn.functional.max_pool2d(a, 3, 2, 1),
+    "max_pool2d_indices": lambda L, a: L.nn.functional.max_pool2d(a, 2, return_indices=True)[0],
+    "avg_pool2d": lambda L, a: L.nn.functional.avg_pool2d(a, 2),
+    "adaptive_avg_pool2d": lambda L, a: L.nn.functional.adaptive_avg_pool2d(a, 3),
+    "add": lambda L, a: a + a, "iadd": lambda L, a: a.clone().__iadd__(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CL_OPS))
+def test_channels_last_kept_as_torch(name):
+    x = np.random.default_rng(6).standard_normal((2, 8, 10, 10)).astype(np.float32)
+    outs = []
+    for L in (torch, fb):
+        outs.append(_CL_OPS[name](L, L.tensor(x).contiguous(memory_format=L.channels_last)))
+    want, got = outs
+    assert want.is_contiguous(memory_format=torch.channels_last)
+    assert got.is_contiguous(memory_format=fb.channels_last)
+    assert got.stride() == want.stride()
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_channels_last_resnet18_forward_and_backward_equal_torch():
+    ref, ours = _tv_pair("resnet18")
+    ref, ours = ref.to(memory_format=torch.channels_last), ours.to(memory_format=fb.channels_last)
+    img = np.random.default_rng(7).standard_normal((2, 3, 64, 64)).astype(np.float32)
+    xt = torch.tensor(img).contiguous(memory_format=torch.channels_last).requires_grad_()
+    xf = fb.tensor(img).contiguous(memory_format=fb.channels_last).requires_grad_()
+    feats_t = tfe.create_feature_extractor(ref, ["layer1.1.relu_1", "maxpool"])(xt)
+    feats_f = ffe.create_feature_extractor(ours, ["layer1.1.relu_1", "maxpool"], example_input=xf[:1])(xf)
+    for k in feats_t:
+        assert feats_f[k].is_contiguous(memory_format=fb.channels_last), k
+        np.testing.assert_allclose(feats_f[k].detach().numpy(), feats_t[k].detach().numpy(), rtol=1e-4, atol=1e-4)
+    ref(xt).sum().backward()
+    ours(xf).sum().backward()
+    np.testing.assert_allclose(xf.grad.numpy(), xt.grad.numpy(), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(ours.conv1.weight.grad.numpy(), ref.conv1.weight.grad.numpy(), rtol=1e-3, atol=1e-3)

@@ -4,8 +4,12 @@ A tensor's strides are its array's strides, so ``contiguous(memory_format=channe
 keeps the logical NCHW shape: ``stride()`` then equals torch's ``(H*W*C, 1, W*C, C)`` and ``is_contiguous(
 memory_format=...)`` follows torch's rule (sizes of 1 are ignored).  Every op reads arrays through their strides, so
 results are equal in either format; elementwise ops keep the input's layout as numpy does (and as torch does).
+The image ops whose kernels write NCHW (convolution, normalization, activations, pooling, resampling, padding) are
+wrapped by ``follows_channels_last``, so a channels_last input gives a channels_last output as in torch.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -130,3 +134,34 @@ def like_format(src: Tensor, out: Tensor, memory_format) -> Tensor:
     fresh = Tensor._wrap(arr, out._dtype)
     fresh.requires_grad_flag = out.requires_grad_flag
     return fresh
+
+
+def _suggests_channels_last(t) -> bool:
+    return isinstance(t, Tensor) and t._data.__class__ is np.ndarray and t._data.ndim == 4 and \
+        suggest(t._data) == "channels_last"
+
+
+def _as_channels_last(out):
+    if isinstance(out, Tensor) and out._data.__class__ is np.ndarray and out._data.ndim == 4:
+        return to_format(out, "channels_last")
+    if isinstance(out, tuple):  # (values, indices) of the pooling ops
+        return type(out)(*(_as_channels_last(o) for o in out)) if hasattr(out, "_fields") else \
+            tuple(_as_channels_last(o) for o in out)
+    return out
+
+
+def follows_channels_last(fn=None, *, weight: bool = False):
+    """Wrap an op ``fn(input, ...)`` so that its 4-D outputs are channels_last-strided when ``input`` (or, with
+    ``weight``, the second argument, as for torch's convolutions) is channels_last; values are unchanged, and the
+    relayout is a no-op for outputs already in that format (in-place results)."""
+    if fn is None:
+        return functools.partial(follows_channels_last, weight=weight)
+
+    @functools.wraps(fn)
+    def inner(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        second = (args[0] if args else kwargs.get("weight")) if weight else None
+        if _suggests_channels_last(input) or _suggests_channels_last(second):
+            return _as_channels_last(out)
+        return out
+    return inner

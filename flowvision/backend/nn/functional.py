@@ -48,6 +48,15 @@ from ._functional.loss import (  # noqa: F401
     _BCE, _check_target_shape, _legacy_reduction, _NllPick, _reduce
 )
 
+# torch's CPU kernels for these return channels_last outputs for channels_last inputs; the engine's write NCHW
+from .._memory_format import follows_channels_last as _follows_cl  # noqa: E402
+conv2d, conv_transpose2d = _follows_cl(conv2d, weight=True), _follows_cl(conv_transpose2d, weight=True)
+batch_norm, group_norm = _follows_cl(batch_norm), _follows_cl(group_norm)
+relu, relu6, hardswish, hardsigmoid, silu, gelu, sigmoid, dropout = (
+    _follows_cl(f) for f in (relu, relu6, hardswish, hardsigmoid, silu, gelu, sigmoid, dropout))
+max_pool2d, avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d, interpolate, pad = (
+    _follows_cl(f) for f in (max_pool2d, avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d, interpolate, pad))
+
 __all__ = [
     "conv1d", "conv2d", "conv_transpose2d", "linear", "bilinear", "max_pool1d", "max_pool2d", "avg_pool1d",
     "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
