@@ -68,6 +68,12 @@ int parse_isa(const std::string& s) {
 void init_dispatch() {
     std::string why;
     g_supported = detect_isa(why);
+#ifdef FV_NO_AVX512
+    if (g_supported > kAvx2) {  // a build without the AVX-512 kernel copy (the sanitizer build)
+        g_supported = kAvx2;
+        why += "; this build has no AVX-512 kernels";
+    }
+#endif
     g_tables[kPortable].isa = kIsaNames[kPortable];
     fv::portable::fill_table(g_tables[kPortable]);
 #ifndef FV_PORTABLE_ONLY
@@ -75,10 +81,12 @@ void init_dispatch() {
         g_tables[kAvx2].isa = kIsaNames[kAvx2];
         fv::avx2::fill_table(g_tables[kAvx2]);
     }
+#ifndef FV_NO_AVX512
     if (g_supported >= kAvx512) {
         g_tables[kAvx512].isa = kIsaNames[kAvx512];
         fv::avx512::fill_table(g_tables[kAvx512]);
     }
+#endif
 #endif
     int chosen = g_supported;
     g_isa_reason = why;
