@@ -103,7 +103,8 @@ if __name__ == "__main__":
 # modules whose every public callable is typed: mypy checks them (default strictness: annotated functions are
 # type-checked, imports outside the list are followed silently, third-party packages without stubs are Any)
 TYPED_PATHS = ["flowvision/hub", "flowvision/utils/__init__.py", "flowvision/io", "flowvision/models/_availability.py",
-               "flowvision/models/_predict_inputs.py", "flowvision/models/_predict_tasks.py"]
+               "flowvision/models/_predict_inputs.py", "flowvision/models/_predict_tasks.py",
+               "flowvision/transforms"]
 # modules whose docstring examples run as doctests
 DOCTEST_MODULES = ["flowvision.utils", "flowvision.io.image", "flowvision.data.mixup", "flowvision.hub._env", "flowvision.hub.download", "flowvision.hub.hf",
                    "flowvision.backend._capture", "flowvision.models._registry", "flowvision.models._factory"]

@@ -33,7 +33,7 @@ def _build(name: str, pretrained: bool, checkpoint: Optional[str]) -> Tuple[Any,
     from ._api import get_model, get_model_weights
 
     if pretrained and not checkpoint:
-        weights = get_model_weights(name).DEFAULT
+        weights = get_model_weights(name)["DEFAULT"]
         model = get_model(name, weights=weights)
         categories = list(weights.meta["categories"])
     else:

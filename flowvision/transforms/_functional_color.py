@@ -196,8 +196,8 @@ def rgb_to_grayscale(img: Image.Image | np.ndarray | Tensor, num_output_channels
         ValueError: if ``num_output_channels`` is neither 1 nor 3.
         TypeError: if a tensor has fewer than 3 dimensions or neither 1 nor 3 channels.
     """
-    kind = _kind(img)
-    if kind == "pil":
+    _kind(img)
+    if isinstance(img, Image.Image):
         return F_pil.to_grayscale(img, num_output_channels)
     if num_output_channels not in (1, 3):
         raise ValueError("num_output_channels should be either 1 or 3")
@@ -347,9 +347,9 @@ def gaussian_blur(img: Image.Image | np.ndarray | Tensor, kernel_size: int | Seq
     for s in sigma:
         if s <= 0.0:
             raise ValueError(f"sigma should have positive values. Got {sigma}")
-    kind = _kind(img)
+    _kind(img)
     _check_nonempty(img)
-    if kind == "pil":
+    if isinstance(img, Image.Image):
         arr = np.asarray(img)
         out = F_np.gaussian_blur(arr.reshape(arr.shape[0], arr.shape[1], -1), list(kernel_size), list(sigma))
         return _pil_from(out, img.mode)

@@ -29,11 +29,11 @@ def to_tensor(pic: Image.Image | np.ndarray) -> Tensor:
         TypeError: if ``pic`` is neither a PIL Image nor an ndarray.
         ValueError: if the ndarray is not 2- or 3-dimensional.
     """
-    if not (_is_pil_image(pic) or _is_numpy(pic)):
+    if not isinstance(pic, (Image.Image, np.ndarray)):
         raise TypeError(f"pic should be PIL Image or ndarray. Got {type(pic)}")
-    if _is_numpy(pic) and pic.ndim not in (2, 3):
+    if isinstance(pic, np.ndarray) and pic.ndim not in (2, 3):
         raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
-    if _is_pil_image(pic):
+    if isinstance(pic, Image.Image):
         mode_np = {"I": np.int32, "I;16": np.int16, "I;16B": np.int16, "F": np.float32}
         if pic.mode in mode_np:
             arr = np.array(pic, mode_np[pic.mode], copy=True)
@@ -147,20 +147,21 @@ def to_pil_image(pic: np.ndarray | Tensor, mode: str | None = None) -> Image.Ima
         TypeError: if ``pic`` is not a tensor or ndarray, or its dtype has no PIL mode.
         ValueError: if ``pic`` is not 2/3-dimensional, has more than 4 channels, or ``mode`` does not fit it.
     """
+    npimg: np.ndarray
     if _is_tensor(pic):
-        a = F_t.to_numpy(pic)
-        if a.ndim == 3:
-            a = a.transpose(1, 2, 0)
-        pic = a
-    elif not _is_numpy(pic):
+        npimg = F_t.to_numpy(pic)
+        if npimg.ndim == 3:
+            npimg = npimg.transpose(1, 2, 0)
+    elif isinstance(pic, np.ndarray):
+        npimg = pic
+    else:
         raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
-    if pic.ndim == 2:
-        pic = pic[:, :, None]
-    if pic.ndim != 3:
-        raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
-    if pic.shape[-1] > 4:
-        raise ValueError(f"pic should not have > 4 channels. Got {pic.shape[-1]} channels.")
-    npimg = pic
+    if npimg.ndim == 2:
+        npimg = npimg[:, :, None]
+    if npimg.ndim != 3:
+        raise ValueError(f"pic should be 2/3 dimensional. Got {npimg.ndim} dimensions.")
+    if npimg.shape[-1] > 4:
+        raise ValueError(f"pic should not have > 4 channels. Got {npimg.shape[-1]} channels.")
     if np.issubdtype(npimg.dtype, np.floating) and mode != "F":
         npimg = (npimg * 255).astype(np.uint8)
     c = npimg.shape[2]

@@ -31,7 +31,7 @@ class InterpolationMode(Enum):
     LANCZOS = "lanczos"
 
 
-def _interpolation_modes_from_int(i):
+def _interpolation_modes_from_int(i: int) -> InterpolationMode:
     table = {0: InterpolationMode.NEAREST, 2: InterpolationMode.BILINEAR, 3: InterpolationMode.BICUBIC,
              4: InterpolationMode.BOX, 5: InterpolationMode.HAMMING, 1: InterpolationMode.LANCZOS}
     return table[i]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import numpy as np
 from PIL import Image
@@ -49,7 +49,7 @@ def _compute_resized_output_size(image_size, size, max_size=None, allow_size_non
     return [new_h, new_w]
 
 
-def _check_interpolation(interpolation):
+def _check_interpolation(interpolation: InterpolationMode | int) -> InterpolationMode:
     if isinstance(interpolation, int) and not isinstance(interpolation, bool):
         return _interpolation_modes_from_int(interpolation)
     if not isinstance(interpolation, InterpolationMode):
@@ -202,9 +202,9 @@ def crop(img: Image.Image | np.ndarray | Tensor, top: int, left: int, height: in
     return _apply_array(F_np.crop, img, int(top), int(left), int(height), int(width))
 
 
-def _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size."):
-    if isinstance(size, numbers.Number):
-        return int(size), int(size)
+def _setup_size(size: Any, error_msg: str = "Please provide only two dimensions (h, w) for size.") -> tuple[int, int]:
+    if isinstance(size, numbers.Number):  # typeshed's Number has no __int__; the ints/floats passed here do
+        return int(size), int(size)  # type: ignore[call-overload]
     if isinstance(size, (tuple, list)) and len(size) == 1:
         return size[0], size[0]
     if len(size) != 2:
@@ -226,11 +226,11 @@ def center_crop(img: Image.Image | np.ndarray | Tensor, output_size: int | Seque
     Raises:
         ValueError: if the crop size is not positive.
     """
-    if isinstance(output_size, numbers.Number):
-        output_size = (int(output_size), int(output_size))
-    elif isinstance(output_size, (tuple, list)) and len(output_size) == 1:
-        output_size = (output_size[0], output_size[0])
-    crop_height, crop_width = output_size
+    if isinstance(output_size, (tuple, list)):
+        crop_hw = list(output_size) * 2 if len(output_size) == 1 else list(output_size)
+    else:
+        crop_hw = [int(output_size)] * 2  # type: ignore[arg-type]  # a number: sequences took the branch above
+    crop_height, crop_width = crop_hw
     if crop_height <= 0 or crop_width <= 0:
         raise ValueError(f"crop size should be positive, got {output_size}")
     _, image_height, image_width = get_dimensions(img)
@@ -522,9 +522,8 @@ def affine(img: Image.Image | np.ndarray | Tensor, angle: float, translate: Sequ
         raise TypeError("Shear should be either a single value or a sequence of two values")
     angle = float(angle)
     translate = list(translate)
-    if isinstance(shear, numbers.Number):
-        shear = [shear, 0.0]
-    shear = list(shear)
+    # a single number or a sequence (checked above)
+    shear = [cast(float, shear), 0.0] if isinstance(shear, numbers.Number) else list(shear)
     if len(shear) == 1:
         shear = [shear[0], shear[0]]
     if len(shear) != 2:
@@ -572,11 +571,11 @@ def elastic_transform(img: Image.Image | np.ndarray | Tensor, displacement: Tens
         disp = displacement
     else:
         raise TypeError("Argument displacement should be a Tensor")
-    kind = _kind(img)
+    _kind(img)
     _, h, w = get_dimensions(img)
     if tuple(disp.shape) != (1, h, w, 2):
         raise ValueError(f"Argument displacement shape should be {(1, h, w, 2)}, but given {tuple(disp.shape)}")
-    if kind == "pil":
+    if isinstance(img, Image.Image):
         out = F_np.elastic_transform(np.asarray(img).reshape(h, w, -1), disp, interpolation.value, fill)
         return _pil_from(out, img.mode)
     return _apply_array(F_np.elastic_transform, img, disp, interpolation.value, fill)

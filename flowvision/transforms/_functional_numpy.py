@@ -65,7 +65,7 @@ def _cv2_ok(img):
     return img.ndim == 3 and img.shape[-1] <= 4 and img.dtype in (np.uint8, np.float32) and img.size > 0
 
 
-_PERM = {}
+_PERM: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 def hwc_to_chw(a):

@@ -7,10 +7,11 @@ The source is ``flowvision.backend``'s default generator, so ``flowvision.backen
 seeds transforms the way ``torch.manual_seed`` seeds torchvision's.
 """
 import os
+from typing import Any, Dict
 
 import numpy as np
 
-_state = {"pid": os.getpid(), "local": None}
+_state: Dict[str, Any] = {"pid": os.getpid(), "local": None}
 
 
 def _fb_random():

@@ -140,13 +140,15 @@ class GaussianBlur(Transform):
         for ks in self.kernel_size:
             if ks <= 0 or ks % 2 == 0:
                 raise ValueError("Kernel size value should be an odd and positive number.")
-        if isinstance(sigma, numbers.Number):
+        if isinstance(sigma, Sequence):
+            if len(sigma) != 2:
+                raise ValueError("sigma should be a single number or a list/tuple with length 2.")
+            if not 0.0 < sigma[0] <= sigma[1]:
+                raise ValueError("sigma values should be positive and of the form (min, max).")
+        elif isinstance(sigma, numbers.Number):
             if sigma <= 0:
                 raise ValueError("If sigma is a single number, it must be positive.")
             sigma = (sigma, sigma)
-        elif isinstance(sigma, Sequence) and len(sigma) == 2:
-            if not 0.0 < sigma[0] <= sigma[1]:
-                raise ValueError("sigma values should be positive and of the form (min, max).")
         else:
             raise ValueError("sigma should be a single number or a list/tuple with length 2.")
         self.sigma = sigma

@@ -41,7 +41,7 @@ class RandomErasing(_RandomApplyTransform):
         super().__init__(p=p)
         self.scale, self.ratio, self.value, self.inplace = v1.scale, v1.ratio, value, inplace
         if isinstance(value, (int, float)):
-            self._fill = [float(value)]
+            self._fill: list[float] | None = [float(value)]
         elif isinstance(value, str):
             self._fill = None
         else:

@@ -3,7 +3,7 @@ wrapping the v1 implementations.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .. import autoaugment as AA
 from . import functional as F
@@ -13,7 +13,7 @@ from ._color import _ColorTransform
 
 
 class _V1ImageWrapper(_ColorTransform):
-    _v1_cls = None
+    _v1_cls: Callable[..., Any]  # the v1 class this transform runs (set by each subclass)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._v1 = self._v1_cls(*args, **kwargs)

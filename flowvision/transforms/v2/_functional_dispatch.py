@@ -15,7 +15,8 @@ from ..functional import InterpolationMode
 from . import tv_tensors
 from .tv_tensors import BoundingBoxes, Mask, TVTensor, Video
 
-_KERNELS = {}
+# dispatcher name -> {input type: kernel}
+_KERNELS: dict[str, dict[type, Callable[..., Any]]] = {}
 
 
 def register_kernel(functional: Callable[..., Any] | str, tv_tensor_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

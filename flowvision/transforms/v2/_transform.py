@@ -1,5 +1,7 @@
 """v2 ``Transform`` base: flatten any (nested) tuple/list/dict sample, draw one set of parameters,
 apply the per-type kernel to every transformable leaf, rebuild the sample."""
+from typing import Tuple, Union
+
 import numpy as np
 from PIL import Image as _PILImage
 
@@ -114,7 +116,7 @@ class Transform(_Module):
     ``super().__init__()``."""
 
     # what the transform touches; the rest passes through
-    _transformed_types = (tv_tensors.Image, Video, Mask, BoundingBoxes, _PILImage.Image, np.ndarray, "tensor")
+    _transformed_types: Tuple[Union[type, str], ...] = (tv_tensors.Image, Video, Mask, BoundingBoxes, _PILImage.Image, np.ndarray, "tensor")
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)

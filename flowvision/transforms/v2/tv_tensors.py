@@ -135,6 +135,11 @@ def _parse_format(format):
 class BoundingBoxes(TVTensor):
     """(N, 4) boxes with ``format`` (XYXY / XYWH / CXCYWH) and ``canvas_size`` = (H, W)."""
 
+    # set per instance by _from_array (the metadata travels with the tensor through the kernels)
+    format: "BoundingBoxFormat"
+    canvas_size: "tuple[int, int]"
+    clamping_mode: "str | None"
+
     def __new__(cls, data, *, format, canvas_size, clamping_mode="soft", dtype=None, device=None,
                 requires_grad=None):
         arr = _as_array(data, dtype)
