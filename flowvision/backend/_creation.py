@@ -1,6 +1,7 @@
 """Tensor creation: from data, filled, ranges and random."""
 import math
 import numbers
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -8,7 +9,7 @@ from . import _dtype as D
 from ._bf16 import f32_to_bf16, bf16_to_f32
 from ._tensor import Tensor
 from ._device import device as Device
-from .random import _rng
+from .random import Generator, _rng
 
 
 def _size(size):
@@ -90,8 +91,34 @@ def _to_array(data):
     return np.asarray(data)
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Copy ``data`` into a new tensor (torch.tensor)."""
+def tensor(data: Any, *, dtype: Optional[Union[D.dtype, str]] = None, device: Optional[Union[Device, str]] = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Copy ``data`` into a new tensor, as ``torch.tensor``.
+
+    The dtype is inferred as torch does: tensors and numpy arrays keep theirs, Python bools give ``bool``, ints
+    ``int64``, floats the default dtype and complex numbers its complex counterpart.
+
+    Args:
+        data: a number, a (nested) sequence, a numpy array, a tensor, or any DLPack producer (e.g. a torch tensor).
+        dtype: the dtype; ``None`` infers it from ``data``.
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+        pin_memory: accepted for torch compatibility (host memory is always directly usable).
+
+    Returns:
+        The new tensor (never sharing memory with ``data``).
+
+    Raises:
+        TypeError: a string, ragged or non-numeric data, or data whose dtype cannot be inferred.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.tensor([[1, 2], [3, 4]])
+        tensor([[1, 2],
+                [3, 4]])
+        >>> flow.tensor([0.5]).dtype
+        flowvision.backend.float32
+    """
     if isinstance(data, str):
         raise TypeError("new(): invalid data type 'str'")
     if hasattr(data, "__dlpack__") and not isinstance(data, (np.ndarray, Tensor)):
@@ -106,8 +133,30 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _finish(arr, dt, requires_grad, device)
 
 
-def as_tensor(data, dtype=None, device=None):
-    """Share memory with ``data`` when it already is an array of the right dtype (torch.as_tensor)."""
+def as_tensor(data: Any, dtype: Optional[Union[D.dtype, str]] = None,
+              device: Optional[Union[Device, str]] = None) -> Tensor:
+    """Convert ``data`` to a tensor, sharing memory when possible, as ``torch.as_tensor`` (also ``asarray``).
+
+    A tensor is returned as is (cast if ``dtype`` differs), a numpy array of the right dtype and a DLPack producer
+    are wrapped without a copy; anything else is copied as by :func:`tensor`.
+
+    Args:
+        data: a tensor, numpy array, DLPack producer, number or (nested) sequence.
+        dtype: the dtype; ``None`` keeps or infers it.
+        device: where to create it when a copy is made.
+
+    Returns:
+        A tensor, possibly sharing memory with ``data``.
+
+    Example:
+        >>> import numpy as np
+        >>> import flowvision.backend as flow
+        >>> a = np.zeros(3, np.float32)
+        >>> t = flow.as_tensor(a)
+        >>> a[0] = 1.0
+        >>> t
+        tensor([1., 0., 0.])
+    """
     if isinstance(data, Tensor):
         return data if dtype is None or D.as_dtype(dtype) is data._dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or D.as_dtype(dtype).np == data.dtype) and data.dtype != object:
@@ -121,14 +170,42 @@ def as_tensor(data, dtype=None, device=None):
 asarray = as_tensor
 
 
-def from_numpy(ndarray):
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with a numpy array (same dtype and shape), as ``torch.from_numpy``.
+
+    Args:
+        ndarray: the array; writes through either object are seen by the other.
+
+    Returns:
+        The tensor.
+
+    Raises:
+        TypeError: ``ndarray`` is not a numpy array.
+
+    Example:
+        >>> import numpy as np
+        >>> import flowvision.backend as flow
+        >>> flow.from_numpy(np.arange(3))
+        tensor([0, 1, 2])
+    """
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     return Tensor._wrap(ndarray, D.from_numpy_dtype(ndarray.dtype))
 
 
-def from_dlpack(ext_tensor):
-    """Zero-copy import of any DLPack producer (torch, numpy, ...) on the CPU."""
+def from_dlpack(ext_tensor: Any) -> Tensor:
+    """Zero-copy import of a CPU DLPack producer (a torch tensor, a numpy array, ...), as ``torch.from_dlpack``.
+
+    Args:
+        ext_tensor: an object with ``__dlpack__`` (a flowvision tensor is returned as is). torch ``bfloat16``
+            tensors are imported through their bit pattern.
+
+    Returns:
+        A tensor sharing memory with ``ext_tensor``.
+
+    Raises:
+        TypeError: the producer cannot be imported on the CPU (device memory, or a dtype numpy lacks).
+    """
     if isinstance(ext_tensor, Tensor):
         return ext_tensor
     if str(getattr(ext_tensor, "dtype", "")) == "torch.bfloat16" and hasattr(ext_tensor, "view"):
@@ -151,17 +228,90 @@ def _filled(size, value, dtype, requires_grad, device):
 
 
 @_size_kw
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def zeros(*size: Union[int, Sequence[int]], dtype: Optional[Union[D.dtype, str]] = None,
+          device: Optional[Union[Device, str]] = None, requires_grad: bool = False, out: Optional[Tensor] = None,
+          layout: Optional[Any] = None) -> Tensor:
+    """A tensor of the given shape filled with 0, as ``torch.zeros``.
+
+    Args:
+        *size: the shape, as separate ints or one sequence (also accepted as the ``size=`` keyword).
+        dtype: the dtype; ``None`` means the default dtype (float32 unless changed).
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+        out: accepted for torch compatibility (a new tensor is returned).
+        layout: accepted for torch compatibility (strided only).
+
+    Returns:
+        The new tensor.
+
+    Raises:
+        TypeError: a size that is not an int.
+        RuntimeError: a negative size.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.zeros(2, 3).shape
+        flowvision.Size([2, 3])
+    """
     return _filled(size, 0, dtype, requires_grad, device)
 
 
 @_size_kw
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def ones(*size: Union[int, Sequence[int]], dtype: Optional[Union[D.dtype, str]] = None,
+         device: Optional[Union[Device, str]] = None, requires_grad: bool = False, out: Optional[Tensor] = None,
+         layout: Optional[Any] = None) -> Tensor:
+    """A tensor of the given shape filled with 1, as ``torch.ones``.
+
+    Args:
+        *size: the shape, as separate ints or one sequence (also accepted as the ``size=`` keyword).
+        dtype: the dtype; ``None`` means the default dtype (float32 unless changed).
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+        out: accepted for torch compatibility (a new tensor is returned).
+        layout: accepted for torch compatibility (strided only).
+
+    Returns:
+        The new tensor.
+
+    Raises:
+        TypeError: a size that is not an int.
+        RuntimeError: a negative size.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.ones(2, 3).shape
+        flowvision.Size([2, 3])
+    """
     return _filled(size, 1, dtype, requires_grad, device)
 
 
 @_size_kw
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None, pin_memory=False):
+def empty(*size: Union[int, Sequence[int]], dtype: Optional[Union[D.dtype, str]] = None,
+          device: Optional[Union[Device, str]] = None, requires_grad: bool = False, memory_format: Optional[Any] = None,
+          layout: Optional[Any] = None, pin_memory: bool = False) -> Tensor:
+    """A tensor of the given shape with uninitialised values, as ``torch.empty``.
+
+    Args:
+        *size: the shape, as separate ints or one sequence (also accepted as the ``size=`` keyword).
+        dtype: the dtype; ``None`` means the default dtype (float32 unless changed).
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+        memory_format: ``channels_last`` lays a 4-D tensor out as NHWC.
+        layout: accepted for torch compatibility (strided only).
+        pin_memory: accepted for torch compatibility.
+
+    Returns:
+        The new tensor.
+
+    Raises:
+        TypeError: a size that is not an int.
+        RuntimeError: a negative size.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.empty(2, 3).shape
+        flowvision.Size([2, 3])
+    """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     out = _finish(np.empty(_size(size), _compute_np(dt)), dt, requires_grad, device)
     if memory_format is not None:
@@ -170,7 +320,27 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
     return out
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full(size: Union[int, Sequence[int]], fill_value: Union[bool, int, float, complex, Tensor], *,
+         dtype: Optional[Union[D.dtype, str]] = None, device: Optional[Union[Device, str]] = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value``, as ``torch.full``.
+
+    Args:
+        size: the shape (an int for 1-D).
+        fill_value: the value (a 0-d tensor's value is taken).
+        dtype: the dtype; ``None`` infers it from ``fill_value`` (bool, int64, the default float or complex dtype).
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+
+    Returns:
+        The new tensor.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.full((2, 2), 7)
+        tensor([[7, 7],
+                [7, 7]])
+    """
     if dtype is None:
         dtype = D.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) else fill_value._dtype
     if isinstance(fill_value, Tensor):
@@ -194,27 +364,110 @@ def _laid_out(input, out, memory_format):
     return like_format(input, out, memory_format)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def zeros_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None,
+               device: Optional[Union[Device, str]] = None, requires_grad: bool = False,
+               memory_format: Optional[Any] = None) -> Tensor:
+    """A tensor shaped like ``input`` filled with 0, as ``torch.zeros_like``.
+
+    Args:
+        input: the tensor whose shape (and by default dtype, device and memory format) is taken.
+        dtype: the dtype; ``None`` means ``input``'s.
+        device: where to create it; ``None`` means ``input``'s device.
+        requires_grad: record operations on it for autograd.
+        memory_format: ``None`` or ``preserve_format`` keep ``input``'s layout (channels-last stays channels-last).
+
+    Returns:
+        The new tensor.
+    """
     return _laid_out(input, _filled(tuple(input.shape), 0, _like(input, dtype), requires_grad,
                                     _like_device(input, device)), memory_format)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def ones_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None,
+              device: Optional[Union[Device, str]] = None, requires_grad: bool = False,
+              memory_format: Optional[Any] = None) -> Tensor:
+    """A tensor shaped like ``input`` filled with 1, as ``torch.ones_like``.
+
+    Args:
+        input: the tensor whose shape (and by default dtype, device and memory format) is taken.
+        dtype: the dtype; ``None`` means ``input``'s.
+        device: where to create it; ``None`` means ``input``'s device.
+        requires_grad: record operations on it for autograd.
+        memory_format: ``None`` or ``preserve_format`` keep ``input``'s layout (channels-last stays channels-last).
+
+    Returns:
+        The new tensor.
+    """
     return _laid_out(input, _filled(tuple(input.shape), 1, _like(input, dtype), requires_grad,
                                     _like_device(input, device)), memory_format)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None,
+               device: Optional[Union[Device, str]] = None, requires_grad: bool = False,
+               memory_format: Optional[Any] = None) -> Tensor:
+    """A tensor shaped like ``input`` with uninitialised values, as ``torch.empty_like``.
+
+    Args:
+        input: the tensor whose shape (and by default dtype, device and memory format) is taken.
+        dtype: the dtype; ``None`` means ``input``'s.
+        device: where to create it; ``None`` means ``input``'s device.
+        requires_grad: record operations on it for autograd.
+        memory_format: ``None`` or ``preserve_format`` keep ``input``'s layout (channels-last stays channels-last).
+
+    Returns:
+        The new tensor.
+    """
     return _laid_out(input, empty(tuple(input.shape), dtype=_like(input, dtype), requires_grad=requires_grad,
                                   device=_like_device(input, device)), memory_format)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def full_like(input: Tensor, fill_value: Union[bool, int, float, complex], *,
+              dtype: Optional[Union[D.dtype, str]] = None, device: Optional[Union[Device, str]] = None,
+              requires_grad: bool = False, memory_format: Optional[Any] = None) -> Tensor:
+    """A tensor shaped like ``input`` filled with ``fill_value``, as ``torch.full_like``.
+
+    Args:
+        input: the tensor whose shape (and by default dtype, device and memory format) is taken.
+        fill_value: the value.
+        dtype: the dtype; ``None`` means ``input``'s.
+        device: where to create it; ``None`` means ``input``'s device.
+        requires_grad: record operations on it for autograd.
+        memory_format: ``None`` or ``preserve_format`` keep ``input``'s layout (channels-last stays channels-last).
+
+    Returns:
+        The new tensor.
+    """
     return _laid_out(input, _filled(tuple(input.shape), fill_value, _like(input, dtype), requires_grad,
                                     _like_device(input, device)), memory_format)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(start: Union[int, float, Tensor], end: Optional[Union[int, float, Tensor]] = None,
+           step: Union[int, float, Tensor] = 1, *, dtype: Optional[Union[D.dtype, str]] = None,
+           device: Optional[Union[Device, str]] = None, requires_grad: bool = False) -> Tensor:
+    """Values ``start, start + step, ...`` up to but excluding ``end``, as ``torch.arange``; ``arange(n)`` is
+    ``0, 1, ..., n - 1``.
+
+    Args:
+        start: the first value (the end, from 0, when ``end`` is omitted).
+        end: the bound, excluded.
+        step: the spacing, not 0; ``ceil((end - start) / step)`` values are produced.
+        dtype: the dtype; ``None`` means int64 when every argument is an int, else the default dtype.
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+
+    Returns:
+        A 1-D tensor.
+
+    Raises:
+        RuntimeError: ``step`` is 0 or points away from ``end``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.arange(5)
+        tensor([0, 1, 2, 3, 4])
+        >>> flow.arange(1, 2, 0.25)
+        tensor([1.0000, 1.2500, 1.5000, 1.7500])
+    """
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -236,10 +489,38 @@ def range_(start, end, step=1, *, dtype=None):
     return arange(start, end + step, step, dtype=dtype or D.get_default_dtype())
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start: float, end: float, steps: int, *, dtype: Optional[Union[D.dtype, str]] = None,
+             device: Optional[Union[Device, str]] = None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, as ``torch.linspace`` (bit-identical to
+    torch: computed from both ends toward the middle).
+
+    Args:
+        start: the first value.
+        end: the last value.
+        steps: the number of values (non-negative).
+        dtype: the dtype; ``None`` means the default dtype (an integer dtype truncates the values).
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+
+    Returns:
+        A 1-D tensor of ``steps`` values.
+
+    Raises:
+        RuntimeError: ``steps`` is negative.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.linspace(0, 1, 5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    return _finish(_linspace_values(start, end, steps, dt), dt, requires_grad, device)
+
+
+def _linspace_values(start, end, steps, dt):
+    """torch.linspace's values of dtype ``dt`` (in its compute dtype), bit for bit."""
     # torch computes from both ends toward the middle: start + step*i below steps//2, end - step*(steps-1-i)
     # above, with a fused multiply-add in the dtype's own precision (float16: plain float32 arithmetic).
     # The fma is emulated exactly by doing the product and sum in a wider type and rounding once.
@@ -249,7 +530,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
         i = np.arange(steps).astype(np.longdouble)
         step = np.longdouble((end - start) / (steps - 1) if steps > 1 else 0.0)
         arr = np.trunc(np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(np.float64))
-        return _finish(arr.astype(_compute_np(dt)), dt, requires_grad, device)
+        return arr.astype(_compute_np(dt))
     npd, wide = {"float64": (np.float64, np.longdouble), "float16": (np.float32, np.float32)}.get(
         dt.name, (np.float32, np.float64))
     if dt is D.float16:
@@ -262,30 +543,85 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     lo = wide(s0) + wide(step) * i.astype(wide)
     hi = wide(e0) - wide(step) * (steps - 1 - i).astype(wide)
     arr = np.where(i < half, lo, hi).astype(npd)
-    return _finish(arr.astype(_compute_np(dt)), dt, requires_grad, device)
+    return arr.astype(_compute_np(dt))
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None):
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *,
+             dtype: Optional[Union[D.dtype, str]] = None) -> Tensor:
+    """``steps`` values ``base ** x`` for ``x`` evenly spaced from ``start`` to ``end`` inclusive, as
+    ``torch.logspace``.
+
+    Args:
+        start: the first exponent.
+        end: the last exponent.
+        steps: the number of values.
+        base: the base.
+        dtype: the dtype; ``None`` means the default dtype.
+
+    Returns:
+        A 1-D tensor of ``steps`` values.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.logspace(0, 2, 3)
+        tensor([  1.,  10., 100.])
+    """
     lin = linspace(start, end, steps, dtype=D.float64)
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     return _finish((base ** lin._data).astype(_compute_np(dt)), dt)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n: int, m: Optional[int] = None, *, dtype: Optional[Union[D.dtype, str]] = None,
+        device: Optional[Union[Device, str]] = None, requires_grad: bool = False) -> Tensor:
+    """A 2-D tensor with ones on the diagonal and zeros elsewhere, as ``torch.eye``.
+
+    Args:
+        n: the number of rows.
+        m: the number of columns; ``None`` means ``n``.
+        dtype: the dtype; ``None`` means the default dtype.
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+
+    Returns:
+        An ``(n, m)`` tensor.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.eye(2)
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     return _finish(np.eye(n, m if m is not None else n, dtype=_compute_np(dt)), dt, requires_grad, device)
 
 
-def meshgrid(*tensors, indexing="ij"):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+def meshgrid(*tensors: Union[Tensor, Sequence[Tensor]], indexing: str = "ij") -> Tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors, as ``torch.meshgrid``: output ``i`` holds ``tensors[i]``'s values broadcast
+    along its own dim of the grid.
+
+    Args:
+        *tensors: 1-D tensors (or 0-d, counted as size 1), as separate arguments or one sequence.
+        indexing: ``'ij'`` (matrix: the grid is ``(len(t0), len(t1), ...)``) or ``'xy'`` (Cartesian: the first two
+            dims swapped).
+
+    Returns:
+        One tensor per input, each of the grid's shape (expanded views, not copies).
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> gy, gx = flow.meshgrid(flow.arange(2), flow.arange(3), indexing="ij")
+        >>> gx
+        tensor([[0, 1, 2],
+                [0, 1, 2]])
+    """
+    ts: Tuple[Any, ...] = tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     from ._ops.shape import expand, reshape
-    n = len(tensors)
-    shape = tuple(t.numel() for t in tensors)
+    n = len(ts)
+    shape = tuple(t.numel() for t in ts)
     if indexing == "xy" and n >= 2:
         shape = (shape[1], shape[0]) + shape[2:]
     out = []
-    for i, t in enumerate(tensors):
+    for i, t in enumerate(ts):
         pos = i
         if indexing == "xy" and n >= 2 and i < 2:
             pos = 1 - i
@@ -311,7 +647,29 @@ def _complex_draw(draw, size, dt, scale):
 
 
 @_size_kw
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*size: Union[int, Sequence[int]], generator: Optional[Generator] = None,
+         dtype: Optional[Union[D.dtype, str]] = None, device: Optional[Union[Device, str]] = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of the given shape filled with uniform random values from ``[0, 1)``, as ``torch.rand``.
+
+    Args:
+        *size: the shape, as separate ints or one sequence (also accepted as the ``size=`` keyword).
+        generator: the random generator; ``None`` means the global one (seeded by ``manual_seed``).
+        dtype: a floating-point or complex dtype; ``None`` means the default dtype.
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+
+    Returns:
+        The new tensor.
+
+    Raises:
+        RuntimeError: a non-floating-point dtype, or a negative size.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.rand(2, 3).shape
+        flowvision.Size([2, 3])
+    """
     dt = _random_dtype(dtype)
     if dt.is_complex:
         return _finish(_complex_draw(_rng(generator).random, _size(size), dt, 1.0), dt, requires_grad, device)
@@ -320,7 +678,30 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 
 @_size_kw
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*size: Union[int, Sequence[int]], generator: Optional[Generator] = None,
+          dtype: Optional[Union[D.dtype, str]] = None, device: Optional[Union[Device, str]] = None,
+          requires_grad: bool = False) -> Tensor:
+    """A tensor of the given shape filled with standard normal random values (complex dtypes: each part with
+    variance 1/2), as ``torch.randn``.
+
+    Args:
+        *size: the shape, as separate ints or one sequence (also accepted as the ``size=`` keyword).
+        generator: the random generator; ``None`` means the global one (seeded by ``manual_seed``).
+        dtype: a floating-point or complex dtype; ``None`` means the default dtype.
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+
+    Returns:
+        The new tensor.
+
+    Raises:
+        RuntimeError: a non-floating-point dtype, or a negative size.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.randn(2, 3).shape
+        flowvision.Size([2, 3])
+    """
     dt = _random_dtype(dtype)
     if dt.is_complex:
         return _finish(_complex_draw(_rng(generator).standard_normal, _size(size), dt, np.sqrt(0.5)), dt,
@@ -329,7 +710,33 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     return _finish(arr.astype(_compute_np(dt), copy=False), dt, requires_grad, device)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(low: int = 0, high: Optional[int] = None, size: Optional[Union[int, Sequence[int]]] = None, *,
+            generator: Optional[Generator] = None, dtype: Optional[Union[D.dtype, str]] = None,
+            device: Optional[Union[Device, str]] = None, requires_grad: bool = False) -> Tensor:
+    """Uniform random integers from ``[low, high)``, as ``torch.randint``; ``randint(high, size)`` draws from
+    ``[0, high)``.
+
+    Args:
+        low: the lowest value (``high`` when ``high`` is omitted).
+        high: one above the highest value (``randint(high, size)`` is also accepted).
+        size: the shape.
+        generator: the random generator; ``None`` means the global one.
+        dtype: the dtype; ``None`` means int64.
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+
+    Returns:
+        The new tensor.
+
+    Raises:
+        TypeError: no ``size``.
+        RuntimeError: ``high <= low``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.randint(0, 10, (2, 3)).shape
+        flowvision.Size([2, 3])
+    """
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
@@ -343,26 +750,99 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     return _finish(arr.astype(_compute_np(dt)), dt, requires_grad, device)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None):
+def randint_like(input: Tensor, low: int = 0, high: Optional[int] = None, *,
+                 dtype: Optional[Union[D.dtype, str]] = None, generator: Optional[Generator] = None,
+                 device: Optional[Union[Device, str]] = None) -> Tensor:
+    """Uniform random integers from ``[low, high)`` shaped like ``input``, as ``torch.randint_like``.
+
+    Args:
+        input: the tensor whose shape (and by default dtype and device) is taken.
+        low: the lowest value (``high`` when ``high`` is omitted).
+        high: one above the highest value.
+        dtype: the dtype; ``None`` means ``input``'s.
+        generator: the random generator; ``None`` means the global one (seeded by ``manual_seed``).
+        device: where to create it; ``None`` means ``input``'s device.
+
+    Returns:
+        The new tensor.
+    """
     return randint(low, high, tuple(input.shape), dtype=dtype or input._dtype, generator=generator,
                    device=_like_device(input, device))
 
 
-def rand_like(input, *, dtype=None, generator=None, device=None):
+def rand_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None, generator: Optional[Generator] = None,
+              device: Optional[Union[Device, str]] = None) -> Tensor:
+    """Uniform random values from ``[0, 1)`` shaped like ``input``, as ``torch.rand_like``.
+
+    Args:
+        input: the tensor whose shape (and by default dtype and device) is taken.
+        dtype: the dtype; ``None`` means ``input``'s.
+        generator: the random generator; ``None`` means the global one (seeded by ``manual_seed``).
+        device: where to create it; ``None`` means ``input``'s device.
+
+    Returns:
+        The new tensor.
+    """
     return rand(tuple(input.shape), dtype=dtype or input._dtype, generator=generator, device=_like_device(input, device))
 
 
-def randn_like(input, *, dtype=None, generator=None, device=None):
+def randn_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None, generator: Optional[Generator] = None,
+               device: Optional[Union[Device, str]] = None) -> Tensor:
+    """Standard normal random values shaped like ``input``, as ``torch.randn_like``.
+
+    Args:
+        input: the tensor whose shape (and by default dtype and device) is taken.
+        dtype: the dtype; ``None`` means ``input``'s.
+        generator: the random generator; ``None`` means the global one (seeded by ``manual_seed``).
+        device: where to create it; ``None`` means ``input``'s device.
+
+    Returns:
+        The new tensor.
+    """
     return randn(tuple(input.shape), dtype=dtype or input._dtype, generator=generator,
                  device=_like_device(input, device))
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n: int, *, generator: Optional[Generator] = None, dtype: Optional[Union[D.dtype, str]] = None,
+             device: Optional[Union[Device, str]] = None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0, ..., n - 1``, as ``torch.randperm``.
+
+    Args:
+        n: the number of values.
+        generator: the random generator; ``None`` means the global one.
+        dtype: the dtype; ``None`` means int64.
+        device: where to create it; ``None`` means the CPU.
+        requires_grad: record operations on it for autograd.
+
+    Returns:
+        A 1-D tensor of ``n`` values.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> flow.randperm(4).sort().values
+        tensor([0, 1, 2, 3])
+    """
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
     return _finish(_rng(generator).permutation(n).astype(_compute_np(dt)), dt, requires_grad, device)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None):
+def normal(mean: Union[float, Tensor] = 0.0, std: Union[float, Tensor] = 1.0, size: Optional[Sequence[int]] = None, *,
+           generator: Optional[Generator] = None, dtype: Optional[Union[D.dtype, str]] = None) -> Tensor:
+    """Normal random values with the given mean and standard deviation, as ``torch.normal``.
+
+    Args:
+        mean: the mean, a number or a tensor of per-element means.
+        std: the standard deviation (non-negative), a number or a tensor.
+        size: the shape; ``None`` means the broadcast shape of ``mean`` and ``std``.
+        generator: the random generator; ``None`` means the global one.
+        dtype: the dtype; ``None`` means that of the tensor argument, else the default dtype.
+
+    Returns:
+        The new tensor.
+
+    Raises:
+        RuntimeError: a negative ``std``.
+    """
     m = mean._compute() if isinstance(mean, Tensor) else mean
     s = std._compute() if isinstance(std, Tensor) else std
     if np.any(np.asarray(s) < 0):
@@ -375,7 +855,20 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None):
     return _finish(np.asarray(arr).astype(_compute_np(dt)), dt)
 
 
-def bernoulli(input, p=None, *, generator=None):
+def bernoulli(input: Tensor, p: Optional[float] = None, *, generator: Optional[Generator] = None) -> Tensor:
+    """Bernoulli draws: 1 with probability ``input`` (or ``p``) per element, else 0, as ``torch.bernoulli``.
+
+    Args:
+        input: the probabilities, in ``[0, 1]``; also gives the result's shape and dtype.
+        p: one probability for every element instead of ``input``'s values.
+        generator: the random generator; ``None`` means the global one.
+
+    Returns:
+        A tensor shaped like ``input`` of 0s and 1s.
+
+    Raises:
+        RuntimeError: a probability outside ``[0, 1]``.
+    """
     probs = input._compute() if p is None else np.full(tuple(input.shape), p)
     if np.any((probs < 0) | (probs > 1)):
         raise RuntimeError("bernoulli: all elements of input must be in [0, 1]")
@@ -383,7 +876,19 @@ def bernoulli(input, p=None, *, generator=None):
     return _finish(arr, input._dtype)
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None):
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Optional[Generator] = None) -> Tensor:
+    """Sample category indices from the distribution in each row of ``input``, as ``torch.multinomial``.
+
+    Args:
+        input: ``(K,)`` or ``(N, K)`` non-negative weights (normalised per row).
+        num_samples: draws per row (at most ``K`` without replacement).
+        replacement: draw with replacement.
+        generator: the random generator; ``None`` means the global one.
+
+    Returns:
+        int64 indices, ``(num_samples,)`` or ``(N, num_samples)``.
+    """
     probs = np.atleast_2d(input._compute()).astype(np.float64)
     rng = _rng(generator)
     rows = []

@@ -247,7 +247,8 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def relu_(input: Tensor) -> Tensor:
-    """In-place :func:`relu`: ``input`` is overwritten with ``max(input, 0)`` and returned, as ``torch.nn.functional.relu_``.
+    """In-place :func:`relu`: ``input`` is overwritten with ``max(input, 0)`` and returned, as
+    ``torch.nn.functional.relu_``.
 
     Args:
         input: a tensor of any shape.
@@ -334,7 +335,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
-    """Scaled ELU: ``scale * elu(x, alpha)`` with ``alpha = 1.6732632423543772``, ``scale = 1.0507009873554805``, as ``torch.nn.functional.selu``.
+    """Scaled ELU: ``scale * elu(x, alpha)`` with ``alpha = 1.6732632423543772``, ``scale = 1.0507009873554805``, as
+    ``torch.nn.functional.selu``.
 
     Args:
         input: a tensor of any shape.
@@ -347,7 +349,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """Continuously differentiable ELU: ``x`` where ``x > 0``, else ``alpha * (exp(x / alpha) - 1)``, as ``torch.nn.functional.celu``.
+    """Continuously differentiable ELU: ``x`` where ``x > 0``, else ``alpha * (exp(x / alpha) - 1)``, as
+    ``torch.nn.functional.celu``.
 
     Args:
         input: a tensor of any shape.
@@ -441,7 +444,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``log(1 + exp(beta * x)) / beta`` elementwise, ``x`` itself where ``beta * x > threshold``, as ``torch.nn.functional.softplus``.
+    """``log(1 + exp(beta * x)) / beta`` elementwise, ``x`` itself where ``beta * x > threshold``, as
+    ``torch.nn.functional.softplus``.
 
     Args:
         input: a tensor of any shape.
@@ -561,7 +565,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """Soft shrinkage: ``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 in between, as ``torch.nn.functional.softshrink``.
+    """Soft shrinkage: ``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 in between, as
+    ``torch.nn.functional.softshrink``.
 
     Args:
         input: a tensor of any shape.

@@ -147,8 +147,9 @@ def _direct_conv_ok(x, w, groups):
 
 @_amp.lower_precision
 def conv1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Union[int, Sequence[int]] = 1,
-           padding: Union[int, Sequence[int], str] = 0, dilation: Union[int, Sequence[int]] = 1, groups: int = 1) -> Tensor:
-    """1-D convolution over a batch of sequences, as ``torch.nn.functional.conv1d`` (computed as a ``conv2d`` of height 1).
+           padding: Union[int, Sequence[int], str] = 0, dilation: Union[int, Sequence[int]] = 1,
+           groups: int = 1) -> Tensor:
+    """1-D convolution over a batch of sequences, as ``torch.nn.functional.conv1d`` (a ``conv2d`` of height 1).
 
     Args:
         input: ``(N, C_in, L)``, or ``(C_in, L)`` unbatched.
@@ -307,7 +308,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = Non
         dilation: spacing between kernel elements.
 
     Returns:
-        ``(N, C_out, L_out)`` with ``L_out = (L - 1) * stride - 2 * padding + dilation * (kW - 1) + output_padding + 1``.
+        ``(N, C_out, L_out)``, ``L_out = (L - 1) * stride - 2 * padding + dilation * (kW - 1) + output_padding + 1``.
     """
     y = F.conv_transpose2d(S.unsqueeze(input, -2), S.unsqueeze(weight, 2), bias, (1, _pair(stride, 1)[0]),
                          (0, _pair(padding, 1)[0]), (0, _pair(output_padding, 1)[0]), groups,

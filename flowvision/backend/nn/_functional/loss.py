@@ -260,7 +260,8 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, 
 @_amp.fp32
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
                    reduce: Optional[bool] = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
-    """Smooth L1 loss: ``0.5 * d^2 / beta`` where ``d = |input - target| < beta``, else ``d - 0.5 * beta``, as ``torch.nn.functional.smooth_l1_loss``.
+    """Smooth L1 loss: ``0.5 * d^2 / beta`` where ``d = |input - target| < beta``, else ``d - 0.5 * beta``, as
+    ``torch.nn.functional.smooth_l1_loss``.
 
     Args:
         input: predictions, any shape.
@@ -291,7 +292,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] =
 @_amp.fp32
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Optional[Tensor] = None) -> Tensor:
-    """Huber loss: ``0.5 * d^2`` where ``d = |input - target| < delta``, else ``delta * (d - 0.5 * delta)``, as ``torch.nn.functional.huber_loss``.
+    """Huber loss: ``0.5 * d^2`` where ``d = |input - target| < delta``, else ``delta * (d - 0.5 * delta)``, as
+    ``torch.nn.functional.huber_loss``.
 
     Args:
         input: predictions, any shape.
@@ -339,7 +341,8 @@ class _BCE(Function):
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
                          size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                          reduction: str = "mean") -> Tensor:
-    """Binary cross-entropy of probabilities: ``-(t * log(x) + (1 - t) * log(1 - x))``, the logs clamped at -100, as ``torch.nn.functional.binary_cross_entropy``.
+    """Binary cross-entropy of probabilities: ``-(t * log(x) + (1 - t) * log(1 - x))``, the logs clamped at -100, as
+    ``torch.nn.functional.binary_cross_entropy``.
 
     Args:
         input: predictions, any shape.
@@ -370,7 +373,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor]
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
                                      size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                                      reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> Tensor:
-    """Binary cross-entropy of logits, ``binary_cross_entropy(sigmoid(input), target)`` computed stably, as ``torch.nn.functional.binary_cross_entropy_with_logits``.
+    """Binary cross-entropy of logits, ``binary_cross_entropy(sigmoid(input), target)`` computed stably, as
+    ``torch.nn.functional.binary_cross_entropy_with_logits``.
 
     Args:
         input: predictions, any shape.

@@ -51,8 +51,9 @@ class MaxPool2d(Function):
         return (ctx.xp.max_pool2d_backward(_kin(g), idx, shape),)
 
 
-def max_pool2d(input: Tensor, kernel_size: Union[int, Sequence[int]], stride: Optional[Union[int, Sequence[int]]] = None,
-               padding: Union[int, Sequence[int]] = 0, dilation: Union[int, Sequence[int]] = 1, ceil_mode: bool = False,
+def max_pool2d(input: Tensor, kernel_size: Union[int, Sequence[int]],
+               stride: Optional[Union[int, Sequence[int]]] = None, padding: Union[int, Sequence[int]] = 0,
+               dilation: Union[int, Sequence[int]] = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor]]:
     """2-D max pooling: the maximum over each (dilated) kernel window, as ``torch.nn.functional.max_pool2d``.
 
@@ -97,8 +98,9 @@ def max_pool2d(input: Tensor, kernel_size: Union[int, Sequence[int]], stride: Op
     return (y, idx) if return_indices else y
 
 
-def max_pool1d(input: Tensor, kernel_size: Union[int, Sequence[int]], stride: Optional[Union[int, Sequence[int]]] = None,
-               padding: Union[int, Sequence[int]] = 0, dilation: Union[int, Sequence[int]] = 1, ceil_mode: bool = False,
+def max_pool1d(input: Tensor, kernel_size: Union[int, Sequence[int]],
+               stride: Optional[Union[int, Sequence[int]]] = None, padding: Union[int, Sequence[int]] = 0,
+               dilation: Union[int, Sequence[int]] = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor]]:
     """1-D max pooling over the last dim, as ``torch.nn.functional.max_pool1d`` (arguments as in :func:`max_pool2d`).
 
@@ -142,8 +144,9 @@ class AvgPool2d(Function):
         return (ctx.xp.avg_pool2d_backward(_kin(g), shape, k, s, p, ceil_mode, cip, div),)
 
 
-def avg_pool2d(input: Tensor, kernel_size: Union[int, Sequence[int]], stride: Optional[Union[int, Sequence[int]]] = None,
-               padding: Union[int, Sequence[int]] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+def avg_pool2d(input: Tensor, kernel_size: Union[int, Sequence[int]],
+               stride: Optional[Union[int, Sequence[int]]] = None, padding: Union[int, Sequence[int]] = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: Optional[int] = None) -> Tensor:
     """2-D average pooling: the mean over each kernel window, as ``torch.nn.functional.avg_pool2d``.
 
@@ -182,9 +185,11 @@ def avg_pool2d(input: Tensor, kernel_size: Union[int, Sequence[int]], stride: Op
     return S.squeeze(y, 0) if unbatched else y
 
 
-def avg_pool1d(input: Tensor, kernel_size: Union[int, Sequence[int]], stride: Optional[Union[int, Sequence[int]]] = None,
-               padding: Union[int, Sequence[int]] = 0, ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
-    """1-D average pooling over the last dim, as ``torch.nn.functional.avg_pool1d`` (arguments as in :func:`avg_pool2d`).
+def avg_pool1d(input: Tensor, kernel_size: Union[int, Sequence[int]],
+               stride: Optional[Union[int, Sequence[int]]] = None, padding: Union[int, Sequence[int]] = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """1-D average pooling over the last dim, as ``torch.nn.functional.avg_pool1d`` (arguments as in
+    :func:`avg_pool2d`).
 
     Args:
         input: ``(N, C, L)`` or ``(C, L)``.
@@ -320,7 +325,8 @@ def adaptive_max_pool2d(input: Tensor, output_size: Union[int, Sequence[Optional
 
 def adaptive_max_pool1d(input: Tensor, output_size: Union[int, Sequence[int]],
                         return_indices: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-    """1-D adaptive max pooling of the last dim to ``output_size`` cells, as ``torch.nn.functional.adaptive_max_pool1d``.
+    """1-D adaptive max pooling of the last dim to ``output_size`` cells, as
+    ``torch.nn.functional.adaptive_max_pool1d``.
 
     Args:
         input: ``(N, C, L)`` or ``(C, L)``.

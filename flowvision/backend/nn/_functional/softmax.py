@@ -54,7 +54,8 @@ def _softmax_dim(input, dim):
 
 
 def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[D.dtype] = None) -> Tensor:
-    """Softmax along ``dim``, as ``torch.nn.functional.softmax``: ``exp(x_i) / sum_j exp(x_j)`` (the values along ``dim`` sum to 1).
+    """Softmax along ``dim``, as ``torch.nn.functional.softmax``: ``exp(x_i) / sum_j exp(x_j)`` (the values along
+    ``dim`` sum to 1).
 
     Args:
         input: a floating-point tensor of any shape.
@@ -83,8 +84,10 @@ def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtyp
     return _Softmax.apply(input, _softmax_dim(input, dim), False)
 
 
-def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[D.dtype] = None) -> Tensor:
-    """Logarithm of the softmax along ``dim``, as ``torch.nn.functional.log_softmax``: ``x_i - log(sum_j exp(x_j))``, computed stably.
+def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
+                dtype: Optional[D.dtype] = None) -> Tensor:
+    """Logarithm of the softmax along ``dim``, as ``torch.nn.functional.log_softmax``: ``x_i - log(sum_j exp(x_j))``,
+    computed stably.
 
     Args:
         input: a floating-point tensor of any shape.

@@ -179,7 +179,8 @@ def _pad_index(n, before, after, mode):
     return idx
 
 
-def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Optional[float] = None) -> Tensor:  # noqa: A002
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: Optional[float] = None) -> Tensor:  # noqa: A002
     """Pad the trailing dims of a tensor, as ``torch.nn.functional.pad``.
 
     ``pad`` lists ``(before, after)`` pairs starting from the last dim: ``(left, right)`` pads the last dim,
