@@ -1,10 +1,12 @@
 """Adam / AdamW (amsgrad, maximize): torch's single-tensor update, bias-correction order included."""
 import math
+from typing import Optional, Tuple, Union
 
 import numpy as np
 
 from . import _fused
-from .optimizer import Optimizer, _check_non_negative, _params_with_grad, _zeros_state, _step_tensor
+from .._tensor import Tensor
+from .optimizer import Optimizer, ParamsT, _check_non_negative, _params_with_grad, _zeros_state, _step_tensor
 
 __all__ = ["Adam", "AdamW"]
 
@@ -40,9 +42,10 @@ class Adam(Optimizer):
 
     _decoupled_default = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
-                 decoupled_weight_decay=False):
+    def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3, betas: Tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: Optional[bool] = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: Optional[bool] = None, decoupled_weight_decay: bool = False) -> None:
         _check(lr, betas, eps, weight_decay)
         if differentiable:
             raise ValueError("differentiable=True is not supported by flowvision optimizers")
@@ -111,8 +114,10 @@ class AdamW(Adam):
 
     _decoupled_default = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3, betas: Tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: Optional[bool] = None, capturable: bool = False, differentiable: bool = False,
+                 fused: Optional[bool] = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)

@@ -3,9 +3,11 @@
 Arithmetic follows torch's order of operations (and its float32 scalar state for ``mu_product`` / ``eta``) so a
 run matches ``torch.optim`` step for step on the same gradients.
 """
+from typing import Optional, Tuple
+
 import numpy as np
 
-from .optimizer import Optimizer, _check_non_negative, _params_with_grad, _step_tensor, _zeros_state
+from .optimizer import Optimizer, ParamsT, _check_non_negative, _params_with_grad, _step_tensor, _zeros_state
 from .adam import _check as _check_adam, _lerp_
 from .._tensor import Tensor
 
@@ -63,8 +65,9 @@ class _PerParameterOptimizer(Optimizer):
 class Adadelta(_PerParameterOptimizer):
     """ADADELTA (Zeiler 2012): ``lr`` scales the unit-corrected step (torch's default lr=1.0)."""
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
-                 maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
+                 foreach: Optional[bool] = None, *, capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         _check_non_negative(lr=lr, eps=eps, weight_decay=weight_decay)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
@@ -92,8 +95,9 @@ class Adadelta(_PerParameterOptimizer):
 class Adamax(_PerParameterOptimizer):
     """Adam with the infinity norm (Kingma & Ba 2014, section 7)."""
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
-                 maximize=False, differentiable=False, capturable=False):
+    def __init__(self, params: ParamsT, lr: float = 2e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: Optional[bool] = None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
         _check_adam(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       foreach=foreach, maximize=maximize, differentiable=differentiable,
@@ -116,9 +120,10 @@ class Adamax(_PerParameterOptimizer):
 class NAdam(_PerParameterOptimizer):
     """Adam with Nesterov momentum and torch's momentum-decay schedule (Dozat 2016)."""
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False):
+    def __init__(self, params: ParamsT, lr: float = 2e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
+                 foreach: Optional[bool] = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
         _check_adam(lr, betas, eps, weight_decay)
         _check_non_negative(momentum_decay=momentum_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
@@ -152,8 +157,9 @@ class NAdam(_PerParameterOptimizer):
 class RAdam(_PerParameterOptimizer):
     """Rectified Adam (Liu et al. 2019): plain momentum SGD until the variance estimate is tractable."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
-                 *, foreach=None, maximize=False, capturable=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: Optional[bool] = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
         _check_adam(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
@@ -185,8 +191,9 @@ class RAdam(_PerParameterOptimizer):
 class ASGD(_PerParameterOptimizer):
     """Averaged SGD (Polyak & Juditsky 1992); the running average is ``state["ax"]``."""
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
-                 maximize=False, differentiable=False, capturable=False):
+    def __init__(self, params: ParamsT, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
+                 weight_decay: float = 0, foreach: Optional[bool] = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
         _check_non_negative(lr=lr, weight_decay=weight_decay)
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                                       foreach=foreach, maximize=maximize, differentiable=differentiable,
@@ -213,8 +220,9 @@ class ASGD(_PerParameterOptimizer):
 class Rprop(_PerParameterOptimizer):
     """Resilient backpropagation: per-element step sizes grown/shrunk by the sign agreement of gradients."""
 
-    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
-                 foreach=None, maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float = 1e-2, etas: Tuple[float, float] = (0.5, 1.2),
+                 step_sizes: Tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+                 foreach: Optional[bool] = None, maximize: bool = False, differentiable: bool = False) -> None:
         _check_non_negative(lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")

@@ -1,8 +1,10 @@
 """L-BFGS with torch's algorithm (``torch.optim.LBFGS``): two-loop recursion over a bounded history, fixed step
 or strong-Wolfe line search, all parameters of the single group viewed as one flat vector."""
+from typing import Optional
+
 import numpy as np
 
-from .optimizer import Optimizer, _bump
+from .optimizer import Optimizer, ParamsT, _bump
 
 __all__ = ["LBFGS"]
 
@@ -96,8 +98,9 @@ class LBFGS(Optimizer):
     """L-BFGS. ``step(closure)`` needs a closure that zeroes the gradients, computes the loss, calls
     ``backward()`` and returns the loss; it may be evaluated several times per step."""
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
-                 history_size=100, line_search_fn=None, *, maximize=False):
+    def __init__(self, params: ParamsT, lr: float = 1, max_iter: int = 20, max_eval: Optional[int] = None,
+                 tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
+                 line_search_fn: Optional[str] = None, *, maximize: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:

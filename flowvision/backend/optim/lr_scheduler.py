@@ -4,6 +4,7 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
+from typing import Callable, Iterable, List, Optional, Sequence, Union
 
 from .optimizer import Optimizer
 
@@ -37,7 +38,7 @@ class LRScheduler:
 
     _get_lr_called_within_step = False
 
-    def __init__(self, optimizer, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if last_epoch == -1:
@@ -96,7 +97,8 @@ class LambdaLR(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, lr_lambda: Union[Callable[[int], float], List[Callable[[int], float]]],
+                 last_epoch: int = -1) -> None:
         self.optimizer = optimizer
         if not isinstance(lr_lambda, (list, tuple)):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
@@ -153,7 +155,7 @@ class StepLR(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -177,7 +179,8 @@ class MultiStepLR(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -203,7 +206,8 @@ class ConstantLR(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
@@ -234,7 +238,8 @@ class LinearLR(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
         if end_factor > 1.0 or end_factor < 0:
@@ -268,7 +273,7 @@ class ExponentialLR(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -291,7 +296,7 @@ class CosineAnnealingLR(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
@@ -324,7 +329,7 @@ class PolynomialLR(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
         self.total_iters = total_iters
         self.power = power
         super().__init__(optimizer, last_epoch)
@@ -353,7 +358,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
@@ -406,9 +412,12 @@ class OneCycleLR(LRScheduler):
     base_momentum, max_momentum, div_factor, final_div_factor, three_phase).
     """
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
-                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
-                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, max_lr: Union[float, List[float]], total_steps: Optional[int] = None,
+                 epochs: Optional[int] = None, steps_per_epoch: Optional[int] = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True,
+                 base_momentum: Union[float, List[float]] = 0.85, max_momentum: Union[float, List[float]] = 0.95,
+                 div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
@@ -506,9 +515,11 @@ class CyclicLR(LRScheduler):
     """Cyclical learning rate (Smith 2017) between ``base_lr`` and ``max_lr``, stepped per batch; momentum cycles
     inversely when ``cycle_momentum``. Modes: "triangular", "triangular2", "exp_range" or a custom ``scale_fn``."""
 
-    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
-                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
-                 max_momentum=0.9, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, base_lr: Union[float, List[float]], max_lr: Union[float, List[float]],
+                 step_size_up: float = 2000, step_size_down: Optional[float] = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Optional[Callable[[float], float]] = None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum: Union[float, List[float]] = 0.8,
+                 max_momentum: Union[float, List[float]] = 0.9, last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
@@ -597,7 +608,8 @@ class SequentialLR(_Composite):
         last_epoch: index of the last epoch when resuming (-1 starts fresh).
     """
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, schedulers: List[LRScheduler], milestones: List[int],
+                 last_epoch: int = -1) -> None:
         if len(schedulers) < 1:
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler.")
         for idx, s in enumerate(schedulers):
@@ -647,7 +659,7 @@ class ChainedScheduler(_Composite):
         optimizer: that optimizer (default: the first scheduler's).
     """
 
-    def __init__(self, schedulers, optimizer=None):
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optional[Optimizer] = None) -> None:
         if len(schedulers) < 1:
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no "
                              "scheduler.")
@@ -676,8 +688,9 @@ class ReduceLROnPlateau(LRScheduler):
     ``patience`` epochs (torch's arguments: mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps).
     """
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
-                 cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
+                 min_lr: Union[float, List[float]] = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor

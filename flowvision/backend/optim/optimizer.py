@@ -7,6 +7,7 @@ parameters (float16/bfloat16) are updated in float32 and rounded back; their sta
 import copy
 import itertools
 from collections import OrderedDict, defaultdict
+from typing import Any, Callable, DefaultDict, Dict, Iterable, List, Union
 
 import numpy as np
 
@@ -15,6 +16,9 @@ from .. import _dtype as D
 from .._bf16 import bf16_to_f32, f32_to_bf16
 
 __all__ = ["Optimizer", "required"]
+
+# what an optimizer takes: parameters, or parameter groups (dicts with "params" and per-group options)
+ParamsT = Union[Iterable[Tensor], Iterable[Dict[str, Any]]]
 
 
 class _RequiredParameter:
@@ -48,15 +52,15 @@ def _as_state_value(v):
 class Optimizer:
     """Base class (same contract as ``torch.optim.Optimizer``)."""
 
-    def __init__(self, params, defaults):
+    def __init__(self, params: ParamsT, defaults: Dict[str, Any]) -> None:
         self.defaults = defaults
-        self._optimizer_step_pre_hooks = OrderedDict()
-        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_step_pre_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
+        self._optimizer_step_post_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             f"but got {type(params).__name__}")
-        self.state = defaultdict(dict)
-        self.param_groups = []
+        self.state: DefaultDict[Any, Dict[str, Any]] = defaultdict(dict)
+        self.param_groups: List[Dict[str, Any]] = []
         param_groups = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")

@@ -1,10 +1,11 @@
 """RMSprop, Adagrad (torch's rules) and LAMB (timm's ``Lamb`` rule: global grad-norm clip, trust ratio)."""
 import math
+from typing import Optional, Tuple
 
 import numpy as np
 
-from .optimizer import (Optimizer, _check_non_negative, _f32_view, _grad_array, _params_with_grad, _step_tensor,
-                        _zeros_state)
+from .optimizer import (Optimizer, ParamsT, _check_non_negative, _f32_view, _grad_array, _params_with_grad,
+                        _step_tensor, _zeros_state)
 from .._tensor import Tensor
 
 __all__ = ["RMSprop", "Adagrad", "Lamb", "LAMB"]
@@ -13,8 +14,9 @@ __all__ = ["RMSprop", "Adagrad", "Lamb", "LAMB"]
 class RMSprop(Optimizer):
     """RMSprop, torch's arguments and update (``alpha`` smoothing, ``centered``, ``momentum``)."""
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
-                 capturable=False, foreach=None, maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
+                 foreach: Optional[bool] = None, maximize: bool = False, differentiable: bool = False) -> None:
         _check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
                         capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
@@ -65,8 +67,9 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """Adagrad, torch's arguments and update (``lr_decay``, ``initial_accumulator_value``)."""
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
-                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: Optional[bool] = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: Optional[bool] = None) -> None:
         _check_non_negative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                             initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
@@ -103,8 +106,10 @@ class Lamb(Optimizer):
     """LAMB (You et al., 2019) as in timm's ``Lamb``: grads divided by max(1, global_norm / max_grad_norm),
     Adam moments with bias correction, L2 weight decay added to the update, layer-wise trust ratio."""
 
-    def __init__(self, params, lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
-                 grad_averaging=True, max_grad_norm=1.0, trust_clip=False, always_adapt=False):
+    def __init__(self, params: ParamsT, lr: float = 1e-3, bias_correction: bool = True,
+                 betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-6, weight_decay: float = 0.01,
+                 grad_averaging: bool = True, max_grad_norm: float = 1.0, trust_clip: bool = False,
+                 always_adapt: bool = False) -> None:
         _check_non_negative(lr=lr, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, bias_correction=bias_correction, betas=tuple(betas), eps=eps,
                         weight_decay=weight_decay, grad_averaging=grad_averaging, max_grad_norm=max_grad_norm,

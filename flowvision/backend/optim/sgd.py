@@ -1,8 +1,10 @@
 """SGD with momentum, dampening, Nesterov and (coupled) weight decay: torch's update rule."""
+from typing import Optional, Union
+
 import numpy as np
 
 from . import _fused
-from .optimizer import Optimizer, required, _params_with_grad
+from .optimizer import Optimizer, ParamsT, required, _params_with_grad
 from .._tensor import Tensor
 
 __all__ = ["SGD"]
@@ -20,8 +22,9 @@ class SGD(Optimizer):
         nesterov: Nesterov momentum.
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
-                 foreach=None, differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: Optional[bool] = None, differentiable: bool = False, fused: Optional[bool] = None) -> None:
         if lr is not required and (isinstance(lr, float) or isinstance(lr, int)) and lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
