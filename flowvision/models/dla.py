@@ -226,10 +226,7 @@ class DLA(ClassifierContract, nn.Module):
 
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
-        x = self.base_layer(x)
-        for i in range(6):
-            x = getattr(self, f"level{i}")(x)
-        return x
+        return self.run_blocks([getattr(self, f"level{i}") for i in range(6)], self.base_layer(x))
 
     def forward_head(self, x, pre_logits=False):
         x = self.head_drop(self.global_pool(x))

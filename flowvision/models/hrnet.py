@@ -7,6 +7,7 @@ network and names (the original flowvision names ``hrnet_w18_small ... hrnet_w64
 segmentation/pose-style outputs).
 """
 from flowvision.backend import nn
+from flowvision.backend.utils.checkpoint import checkpoint
 from flowvision.layers import create_classifier
 
 from ._builder import build_model_with_cfg
@@ -228,13 +229,22 @@ class HighResolutionNet(ClassifierContract, nn.Module):
 
     def stages(self, x):
         """The four stages on the 1/4 map: a list of the final branches (1/4 .. 1/32)."""
-        x = self.layer1(x)
-        yl = self.stage2([t(x) for t in self.transition1])
+        x = self.run_blocks([self.layer1], x)
+        yl = self._run_stage(self.stage2, [t(x) for t in self.transition1])
         for i in (2, 3):
             trans = getattr(self, f"transition{i}")
             xl = [yl[j] if isinstance(t, nn.Identity) else t(yl[-1]) for j, t in enumerate(trans)]
-            yl = getattr(self, f"stage{i + 1}")(xl)
+            yl = self._run_stage(getattr(self, f"stage{i + 1}"), xl)
         return yl
+
+    def _run_stage(self, stage, xl):
+        """A stage's HighResolutionModules on the branch list; each one checkpointed (all branches in, all out)
+        when ``set_grad_checkpointing(True)`` and training."""
+        if not (self.grad_checkpointing and self.training):
+            return stage(xl)
+        for module in stage:
+            xl = list(checkpoint(lambda *branches, m=module: tuple(m(list(branches))), *xl))
+        return xl
 
     def forward_features(self, x):
         yl = self.stages(self.act2(self.bn2(self.conv2(self._stem(x)))))

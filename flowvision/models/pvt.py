@@ -139,8 +139,7 @@ class PyramidVisionTransformer(ClassifierContract, nn.Module):
             if last:
                 x = flow.cat((self.cls_token.expand(b, -1, -1), x), dim=1)
             x = getattr(self, f"pos_drop{i + 1}")(x + getattr(self, f"pos_embed{i + 1}"))
-            for blk in getattr(self, f"block{i + 1}"):
-                x = blk(x, (h, w))
+            x = self.run_blocks([partial(blk, feat_size=(h, w)) for blk in getattr(self, f"block{i + 1}")], x)
             if i in take:
                 maps.append((x[:, 1:] if last else x).reshape(b, h, w, -1).permute(0, 3, 1, 2))
             if not last:

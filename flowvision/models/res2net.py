@@ -13,7 +13,7 @@ from flowvision.layers import create_attn
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
-from .resnet import ResNet
+from ._checkpointed_resnet import CheckpointedResNet
 
 __all__ = ["Bottle2neck", "res2_scales"]
 
@@ -107,7 +107,7 @@ _DEEP = dict(stem_type="deep", avg_down=True, stem_width=32)
 
 def _r2(variant, pretrained, kwargs, layers=(3, 4, 6, 3), base_width=26, scale=4, **args):
     args = dict(block=Bottle2neck, layers=layers, base_width=base_width, block_args=dict(scale=scale), **args)
-    return build_model_with_cfg(ResNet, variant, pretrained, **{**args, **kwargs})
+    return build_model_with_cfg(CheckpointedResNet, variant, pretrained, **{**args, **kwargs})
 
 
 @register_model

@@ -9,7 +9,7 @@ from flowvision.layers.split_attn import SplitAttn
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
-from .resnet import ResNet
+from ._checkpointed_resnet import CheckpointedResNet
 
 __all__ = ["ResNestBottleneck"]
 
@@ -99,7 +99,7 @@ def _rs(variant, pretrained, kwargs, layers, stem_width=32, base_width=64, cardi
     args = dict(block=ResNestBottleneck, layers=layers, stem_type="deep", stem_width=stem_width, avg_down=True,
                 base_width=base_width, cardinality=cardinality,
                 block_args=dict(radix=radix, avd=True, avd_first=avd_first))
-    return build_model_with_cfg(ResNet, variant, pretrained, **{**args, **kwargs})
+    return build_model_with_cfg(CheckpointedResNet, variant, pretrained, **{**args, **kwargs})
 
 
 @register_model

@@ -148,7 +148,7 @@ class RexNet(ClassifierContract, nn.Module):
 
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
-        return self.features(self.stem(x))
+        return self.run_blocks(self.features, self.stem(x))
 
     def forward_head(self, x, pre_logits=False):
         return self.head(x, pre_logits=pre_logits)

@@ -170,9 +170,7 @@ class VAN(ClassifierContract, nn.Module):
         self.head = linear_head(self.num_features, num_classes)
 
     def _stage(self, i, x):
-        x = getattr(self, f"patch_embed{i + 1}")(x)
-        for blk in getattr(self, f"block{i + 1}"):
-            x = blk(x)
+        x = self.run_blocks(getattr(self, f"block{i + 1}"), getattr(self, f"patch_embed{i + 1}")(x))
         b, c, h, w = x.shape
         x = getattr(self, f"norm{i + 1}")(x.flatten(2).transpose(1, 2))
         return x.transpose(1, 2).reshape(b, c, h, w)
