@@ -104,7 +104,7 @@ if __name__ == "__main__":
 # type-checked, imports outside the list are followed silently, third-party packages without stubs are Any)
 TYPED_PATHS = ["flowvision/hub", "flowvision/utils/__init__.py", "flowvision/io", "flowvision/models/_availability.py",
                "flowvision/models/_predict_inputs.py", "flowvision/models/_predict_tasks.py",
-               "flowvision/transforms"]
+               "flowvision/transforms", "flowvision/data"]
 # modules whose docstring examples run as doctests
 DOCTEST_MODULES = ["flowvision.utils", "flowvision.io.image", "flowvision.data.mixup", "flowvision.hub._env", "flowvision.hub.download", "flowvision.hub.hf",
                    "flowvision.backend._capture", "flowvision.models._registry", "flowvision.models._factory"]

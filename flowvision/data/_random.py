@@ -148,7 +148,7 @@ class TimmRandom(RandomSource):
     def __init__(self, normal_fn: Optional[Callable[..., Any]] = None) -> None:
         self.seed = None
         self._pid = os.getpid()
-        self._gen = None
+        self._gen = None  # type: ignore[assignment]  # draws go to the global random/np.random, never a Generator
         self.normal_fn = normal_fn
 
     @property

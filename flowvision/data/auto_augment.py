@@ -26,14 +26,16 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-import cv2
 import numpy as np
 from PIL import Image, ImageFilter, ImageEnhance
 
+from .._lazy_import import lazy_module
 from ._arrays import as_numpy, from_numpy_like, kind_of
 from ._random import RandomSource, RngLike, resolve_rng
+
+cv2 = lazy_module("cv2")  # imported on the first OpenCV fast path, not with the package
 
 __all__ = [
     "AugmentOp", "AutoAugment", "RandAugment", "AugMixAugment", "TrivialAugment",
@@ -45,7 +47,7 @@ __all__ = [
 
 _LEVEL_DENOM = 10.0
 _FILL = (128, 128, 128)
-_HPARAMS_DEFAULT = dict(translate_const=250, img_mean=_FILL)
+_HPARAMS_DEFAULT: Dict[str, Any] = dict(translate_const=250, img_mean=_FILL)
 
 _R = Image.Resampling
 _RANDOM_INTERPOLATION = (_R.BILINEAR, _R.BICUBIC)
@@ -100,8 +102,8 @@ def _gray_f32(arrf: np.ndarray) -> np.ndarray:
     """Exact Pillow 'L' conversion of a float32 RGB array (integer sums < 2**24 stay exact)."""
     s = cv2.transform(np.ascontiguousarray(arrf), _GRAY_M)
     s = s.reshape(arrf.shape[:2])
-    s += 32768.0
-    s *= 1.0 / 65536.0
+    s += 32768.0  # type: ignore[arg-type]  # cv2.transform of float32 input is float32
+    s *= 1.0 / 65536.0  # type: ignore[arg-type]
     np.floor(s, out=s)
     return s
 
@@ -568,7 +570,7 @@ LEVEL_TO_ARG = {
     "GaussianBlurRand": _minmax(0.0, 1.0),
 }
 
-NAME_TO_OP = {
+NAME_TO_OP: Dict[str, Callable[..., Any]] = {
     "AutoContrast": auto_contrast,
     "Equalize": equalize,
     "Invert": invert,
@@ -663,8 +665,7 @@ def apply_op(img: Any, name: str, *args: Any, fill: Union[int, float, Sequence[f
     if name not in NAME_TO_OP:
         raise ValueError(f"unknown augment op {name!r}; known ops: {', '.join(NAME_TO_OP)}")
     x, info = _Img.unwrap(img)
-    out = NAME_TO_OP[name](x, *args, fill=fill, resample=_as_resample(resample),
-                           rng=rng if rng is not None else RandomSource(), exact=exact)
+    out = NAME_TO_OP[name](x, *args, fill=fill, resample=_as_resample(resample), rng=resolve_rng(rng), exact=exact)
     return _Img.wrap(out, info)
 
 
@@ -898,11 +899,22 @@ _RAND_WEIGHTED_0 = {
     "ContrastIncreasing": 0.05, "BrightnessIncreasing": 0.05, "Equalize": 0.05, "PosterizeIncreasing": 0.05,
     "Invert": 0.05,
 }
-_RAND_CHOICES = {"weights": _RAND_WEIGHTED_0, "3aw": _RAND_WEIGHTED_3A, "3a": _RAND_3A}
+_RAND_CHOICES: Dict[str, Any] = {"weights": _RAND_WEIGHTED_0, "3aw": _RAND_WEIGHTED_3A, "3a": _RAND_3A}
 
 
-def rand_augment_choices(name: str, increasing: bool = True) -> Any:
-    """The op set for a ``t<name>`` section: 'weights', '3a', '3aw' (ValueError otherwise)."""
+def rand_augment_choices(name: str, increasing: bool = True) -> Union[Dict[str, float], List[str]]:
+    """The op set for a ``t<name>`` section: 'weights', '3a', '3aw' (ValueError otherwise).
+
+    Args:
+        name: the section's name after ``t``.
+        increasing: accepted for timm's signature; the named sets do not depend on it.
+
+    Returns:
+        Op names, or ``{op name: relative weight}`` for the weighted sets.
+
+    Raises:
+        ValueError: for an unknown name.
+    """
     if name in _RAND_CHOICES:
         return _RAND_CHOICES[name]
     raise ValueError(f"unknown RandAugment transform set {name!r} (section 't{name}'); "
@@ -911,8 +923,8 @@ def rand_augment_choices(name: str, increasing: bool = True) -> Any:
 
 def _get_weighted_transforms(transforms: Dict):
     names, probs = list(zip(*transforms.items()))
-    probs = np.array(probs)
-    return list(names), probs / np.sum(probs)
+    weights = np.array(probs)
+    return list(names), weights / np.sum(weights)
 
 
 def rand_augment_ops(magnitude: float = 10, prob: float = 0.5, hparams: Optional[Dict] = None,
@@ -1020,7 +1032,7 @@ def parse_rand_augment_config(config_str: str, hparams: Optional[Dict] = None) -
     head, sections = _split_sections(config_str, kind)
     if head != "rand":
         raise ValueError(f"RandAugment config must start with 'rand', got {head!r} in {config_str!r}")
-    out = dict(magnitude=_LEVEL_DENOM, num_layers=2, prob=0.5, increasing=False, transforms=None)
+    out: Dict[str, Any] = dict(magnitude=_LEVEL_DENOM, num_layers=2, prob=0.5, increasing=False, transforms=None)
     for c in sections:
         if c.startswith("t"):
             if out["transforms"] is None:
@@ -1057,21 +1069,20 @@ def rand_augment_transform(config_str: str, hparams: Optional[Dict] = None,
                            seed: Optional[int] = None) -> "RandAugment":
     """RandAugment from a config string, e.g. ``rand-m9-mstd0.5-inc1`` (see module docstring)."""
     cfg = parse_rand_augment_config(config_str, hparams)
-    if transforms is None:
-        transforms = cfg["transforms"]
-    if isinstance(transforms, str):
-        transforms = rand_augment_choices(transforms, increasing=cfg["increasing"])
-    elif transforms is None:
-        transforms = _RAND_INCREASING_TRANSFORMS if cfg["increasing"] else _RAND_TRANSFORMS
+    chosen: Any = cfg["transforms"] if transforms is None else transforms  # a set name, op names or weights
+    if isinstance(chosen, str):
+        chosen = rand_augment_choices(chosen, increasing=cfg["increasing"])
+    elif chosen is None:
+        chosen = _RAND_INCREASING_TRANSFORMS if cfg["increasing"] else _RAND_TRANSFORMS
     choice_weights = None
-    if isinstance(transforms, dict):
-        transforms, choice_weights = _get_weighted_transforms(transforms)
-    for name in transforms:
+    if isinstance(chosen, dict):
+        chosen, choice_weights = _get_weighted_transforms(chosen)
+    for name in chosen:
         if name not in NAME_TO_OP:
             raise ValueError(f"unknown augment op {name!r} in RandAugment transforms")
     rng = resolve_rng(rng, seed)
     ops = rand_augment_ops(magnitude=cfg["magnitude"], prob=cfg["prob"], hparams=cfg["hparams"],
-                           transforms=transforms, rng=rng)
+                           transforms=chosen, rng=rng)
     return RandAugment(ops, cfg["num_layers"], choice_weights=choice_weights, rng=rng)
 
 

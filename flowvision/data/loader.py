@@ -192,9 +192,9 @@ class OrderedDistributedSampler:
         return self.num_samples
 
 
-def create_loader(dataset: Any, input_size: Union[int, Sequence[int]], batch_size: int, is_training: bool = False,
-                  no_aug: bool = False, re_prob: float = 0.0, re_mode: str = "const", re_count: int = 1,
-                  re_split: bool = False, train_crop_mode: Optional[str] = None,
+def create_loader(dataset: Any, input_size: Union[int, Tuple[int, int], Tuple[int, int, int]], batch_size: int,
+                  is_training: bool = False, no_aug: bool = False, re_prob: float = 0.0, re_mode: str = "const",
+                  re_count: int = 1, re_split: bool = False, train_crop_mode: Optional[str] = None,
                   scale: Optional[Sequence[float]] = None, ratio: Optional[Sequence[float]] = None, hflip: float = 0.5,
                   vflip: float = 0.0, color_jitter: Optional[Union[float, Sequence[float]]] = 0.4,
                   color_jitter_prob: Optional[float] = None, grayscale_prob: float = 0.0,
@@ -234,7 +234,7 @@ def create_loader(dataset: Any, input_size: Union[int, Sequence[int]], batch_siz
     elif hasattr(dataset, "transform"):
         dataset.transform = transform
 
-    sampler = None
+    sampler: Any = None
     if distributed:
         if is_training:
             sampler = (RepeatAugSampler(dataset, num_repeats=num_aug_repeats, seed=seed or 0) if num_aug_repeats
@@ -246,7 +246,7 @@ def create_loader(dataset: Any, input_size: Union[int, Sequence[int]], batch_siz
 
     if collate_fn is None:
         collate_fn = fast_collate if use_prefetcher else default_collate
-    loader = DataLoader(dataset, batch_size=batch_size, shuffle=sampler is None and is_training,
+    loader: Any = DataLoader(dataset, batch_size=batch_size, shuffle=sampler is None and is_training,
                         num_workers=num_workers, sampler=sampler, collate_fn=collate_fn, pin_memory=pin_memory,
                         drop_last=is_training, persistent_workers=persistent_workers and num_workers > 0,
                         timeout=timeout if num_workers > 0 else 0)

@@ -60,7 +60,7 @@ class JsdCrossEntropy(nn.Module):
         self.num_splits = num_splits
         self.alpha = alpha
         if smoothing is not None and smoothing > 0:
-            self.cross_entropy_loss = LabelSmoothingCrossEntropy(smoothing)
+            self.cross_entropy_loss: nn.Module = LabelSmoothingCrossEntropy(smoothing)
         else:
             self.cross_entropy_loss = nn.CrossEntropyLoss()
 

@@ -87,7 +87,7 @@ def mixup_target(target: Any, num_classes: int, lam: float = 1.0, smoothing: flo
 def rand_bbox(img_shape: Sequence[int], lam: float, margin: float = 0.0, count: Optional[int] = None,
               rng: RngLike = None) -> Tuple[Any, Any, Any, Any]:
     """Square-ish CutMix box of side ratio sqrt(1-lam), random centre, clipped to the image."""
-    rng = rng if rng is not None else resolve_rng()
+    rng = resolve_rng(rng)
     ratio = np.sqrt(1 - lam)
     img_h, img_w = img_shape[-2:]
     cut_h, cut_w = int(img_h * ratio), int(img_w * ratio)
@@ -104,7 +104,7 @@ def rand_bbox(img_shape: Sequence[int], lam: float, margin: float = 0.0, count: 
 def rand_bbox_minmax(img_shape: Sequence[int], minmax: Sequence[float], count: Optional[int] = None,
                      rng: RngLike = None) -> Tuple[Any, Any, Any, Any]:
     """Box with sides uniform in [min, max) * image side (Darknet style)."""
-    rng = rng if rng is not None else resolve_rng()
+    rng = resolve_rng(rng)
     if len(minmax) != 2:
         raise ValueError(f"cutmix_minmax must be (min, max), got {minmax!r}")
     img_h, img_w = img_shape[-2:]

@@ -48,7 +48,7 @@ class Scheduler:
             elif self._initial_param_group_field not in group:
                 raise KeyError(f"{self._initial_param_group_field} missing from param_groups[{i}]")
         self.base_values = [group[self._initial_param_group_field] for group in self.optimizer.param_groups]
-        self.metric = None
+        self.metric: Optional[float] = None
         self.t_in_epochs = t_in_epochs
         self.noise_range_t = noise_range_t
         self.noise_pct = noise_pct
@@ -296,7 +296,7 @@ class PlateauLRScheduler(Scheduler):
             Scheduler.update_groups(self, self.warmup_lr_init)
         else:
             self.warmup_steps = [1 for _ in self.base_values]
-        self.restore_lr = None
+        self.restore_lr: Optional[List[float]] = None
 
     def _is_better(self, a):
         if self.mode == "min":

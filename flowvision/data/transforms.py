@@ -163,8 +163,8 @@ class MaybePILToTensor:
 class RandomResizedCropAndInterpolation:
     """RandomResizedCrop with a random choice of bilinear/bicubic when ``interpolation='random'``."""
 
-    def __init__(self, size: Union[int, Sequence[int]], scale: Optional[Sequence[float]] = (0.08, 1.0),
-                 ratio: Optional[Sequence[float]] = (3.0 / 4.0, 4.0 / 3.0), interpolation: str = "bilinear",
+    def __init__(self, size: Union[int, Sequence[int]], scale: Sequence[float] = (0.08, 1.0),
+                 ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0), interpolation: str = "bilinear",
                  rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.size = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
         if (scale[0] > scale[1]) or (ratio[0] > ratio[1]):

@@ -10,7 +10,7 @@ Not implemented (clear ``NotImplementedError``): ``tf_preprocessing``, NaFlex / 
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from ._random import RngLike, resolve_rng
 from .auto_augment import create_auto_augment
@@ -80,7 +80,7 @@ def transforms_imagenet_train(img_size: Union[int, Tuple[int, int]] = 224, scale
     if train_crop_mode not in ("rrc", "rkrc", "rkrr"):
         raise ValueError(f"train_crop_mode must be 'rrc', 'rkrc' or 'rkrr', got {train_crop_mode!r}")
 
-    primary = []
+    primary: List[Any] = []
     if train_crop_mode in ("rkrc", "rkrr"):
         scale = tuple(scale or (0.8, 1.00))
         ratio = tuple(ratio or (0.9, 1 / 0.9))
@@ -100,7 +100,7 @@ def transforms_imagenet_train(img_size: Union[int, Tuple[int, int]] = 224, scale
     if vflip > 0.0:
         primary += [T.RandomVerticalFlip(p=vflip)]
 
-    secondary = []
+    secondary: List[Any] = []
     disable_color_jitter = False
     if auto_augment:
         if not isinstance(auto_augment, str):
@@ -121,7 +121,7 @@ def transforms_imagenet_train(img_size: Union[int, Tuple[int, int]] = 224, scale
             if len(color_jitter) not in (3, 4):
                 raise ValueError(f"color_jitter must be a scalar or 3/4 values, got {color_jitter!r}")
         else:
-            color_jitter = (float(color_jitter),) * 3
+            color_jitter = (float(color_jitter),) * 3  # type: ignore[arg-type]  # a number: sequences took the branch above
         if color_jitter_prob is not None:
             secondary += [T.RandomApply([T.ColorJitter(*color_jitter)], p=color_jitter_prob)]
         else:
@@ -152,17 +152,17 @@ def transforms_imagenet_eval(img_size: Union[int, Tuple[int, int]] = 224, crop_p
         raise NotImplementedError("NaFlex / patchify pipelines are not implemented in flowvision.data")
     T = _T()
     crop_pct = crop_pct or DEFAULT_CROP_PCT
+    scale_size: Tuple[int, ...]
     if isinstance(img_size, (tuple, list)):
         if len(img_size) != 2:
             raise ValueError(f"img_size must be an int or (H, W), got {img_size!r}")
         scale_size = tuple(math.floor(x / crop_pct) for x in img_size)
     else:
-        scale_size = math.floor(img_size / crop_pct)
-        scale_size = (scale_size, scale_size)
+        scale_size = (math.floor(img_size / crop_pct),) * 2
     if crop_mode not in (None, "center", "squash", "border"):
         raise ValueError(f"crop_mode must be 'center', 'squash' or 'border', got {crop_mode!r}")
 
-    tfl = []
+    tfl: List[Any] = []
     if crop_border_pixels:
         tfl += [TrimBorder(crop_border_pixels)]
     if crop_mode == "squash":
