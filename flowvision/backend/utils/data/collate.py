@@ -1,6 +1,7 @@
 """default_collate / default_convert: stack samples into batches the way torch does."""
 import collections.abc
 import re
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -17,8 +18,9 @@ def _is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
-def default_convert(data):
+def default_convert(data: Any) -> Any:
     """numpy arrays/scalars -> Tensors, recursively through mappings and sequences (no batching)."""
+    data_type = type(data)
     if isinstance(data, Tensor):
         return data
     if isinstance(data, np.ndarray):
@@ -30,20 +32,20 @@ def default_convert(data):
     if isinstance(data, collections.abc.Mapping):
         try:
             if isinstance(data, collections.abc.MutableMapping):
-                clone = type(data)(data) if not isinstance(data, collections.defaultdict) else data.copy()
+                clone = data_type(data) if not isinstance(data, collections.defaultdict) else data.copy()
                 for k in data:
                     clone[k] = default_convert(data[k])
                 return clone
-            return type(data)({k: default_convert(v) for k, v in data.items()})
+            return data_type({k: default_convert(v) for k, v in data.items()})
         except TypeError:
             return {k: default_convert(v) for k, v in data.items()}
     if _is_namedtuple(data):
-        return type(data)(*(default_convert(d) for d in data))
+        return data_type(*(default_convert(d) for d in data))
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
         try:
-            return type(data)([default_convert(d) for d in data])
+            return data_type([default_convert(d) for d in data])
         except TypeError:
             return [default_convert(d) for d in data]
     return data
@@ -63,7 +65,7 @@ def _stack_tensors(batch):
     return stack(list(batch))
 
 
-def default_collate(batch):
+def default_collate(batch: Sequence[Any]) -> Any:
     """Merge a list of samples into a batch like torch's: numbers and arrays/tensors are stacked into tensors, and
     tuples, lists, dicts and namedtuples are collated field by field.
 
@@ -74,6 +76,7 @@ def default_collate(batch):
         The batch, with the samples' structure.
     """
     elem = batch[0]
+    elem_type = type(elem)
     if isinstance(elem, Tensor):
         return _stack_tensors(batch)
     if isinstance(elem, np.ndarray) and type(elem).__module__ == "numpy":
@@ -100,15 +103,15 @@ def default_collate(batch):
     if isinstance(elem, collections.abc.Mapping):
         try:
             if isinstance(elem, collections.abc.MutableMapping):
-                clone = elem.copy() if hasattr(elem, "copy") else type(elem)(elem)
+                clone = elem.copy() if hasattr(elem, "copy") else elem_type(elem)
                 for key in elem:
                     clone[key] = default_collate([d[key] for d in batch])
                 return clone
-            return type(elem)({key: default_collate([d[key] for d in batch]) for key in elem})
+            return elem_type({key: default_collate([d[key] for d in batch]) for key in elem})
         except TypeError:
             return {key: default_collate([d[key] for d in batch]) for key in elem}
     if _is_namedtuple(elem):
-        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
+        return elem_type(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         it = iter(batch)
         elem_size = len(next(it))
@@ -118,7 +121,7 @@ def default_collate(batch):
         if isinstance(elem, tuple):
             return [default_collate(samples) for samples in transposed]
         try:
-            return type(elem)([default_collate(samples) for samples in transposed])
+            return elem_type([default_collate(samples) for samples in transposed])
         except TypeError:
             return [default_collate(samples) for samples in transposed]
     raise TypeError(_ERR.format(type(elem)))

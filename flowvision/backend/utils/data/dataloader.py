@@ -29,13 +29,15 @@ import threading
 import time
 import traceback
 import warnings
+from typing import Any, Callable, Iterable, List, Optional, Union
 
 import numpy as np
 from multiprocessing.reduction import ForkingPickler
 
 from .collate import default_collate, default_convert
-from .dataset import IterableDataset
+from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, Sampler
+from ...random import Generator
 
 __all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
 
@@ -51,7 +53,7 @@ class WorkerInfo:
 
     __initialized = False
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         for k, v in kwargs.items():
             setattr(self, k, v)
         self.__keys = tuple(kwargs.keys())
@@ -67,7 +69,7 @@ class WorkerInfo:
         return f"{self.__class__.__name__}({items})"
 
 
-def get_worker_info():
+def get_worker_info() -> Optional[WorkerInfo]:
     """Inside a DataLoader worker: its ``WorkerInfo``; in the main process: None."""
     return _worker_info
 
@@ -270,8 +272,8 @@ def _batch_dispatch_table() -> dict:
     sent as values. A tensor moved into a segment owned by the worker would be unlinked when the worker drops it,
     possibly before this process attaches (the worker exits at the end of an epoch)."""
     from ..._tensor import Tensor
-    table = ForkingPickler._copyreg_dispatch_table.copy()
-    table.update({cls: reduce for cls, reduce in ForkingPickler._extra_reducers.items()
+    table = ForkingPickler._copyreg_dispatch_table.copy()  # type: ignore[attr-defined]  # private, not in typeshed
+    table.update({cls: reduce for cls, reduce in ForkingPickler._extra_reducers.items()  # type: ignore[attr-defined]
                   if not (isinstance(cls, type) and issubclass(cls, Tensor))})
     return table
 
@@ -603,10 +605,14 @@ class DataLoader:
 
     __initialized = False
 
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
-                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
-                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
-                 pin_memory_device="", in_order=True):
+    def __init__(self, dataset: Dataset, batch_size: Optional[int] = 1, shuffle: Optional[bool] = None,
+                 sampler: Optional[Union[Sampler, Iterable[Any]]] = None,
+                 batch_sampler: Optional[Union[Sampler, Iterable[List[Any]]]] = None, num_workers: int = 0,
+                 collate_fn: Optional[Callable[[List[Any]], Any]] = None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0, worker_init_fn: Optional[Callable[[int], None]] = None,
+                 multiprocessing_context: Optional[Any] = None, generator: Optional[Generator] = None, *,
+                 prefetch_factor: Optional[int] = None, persistent_workers: bool = False, pin_memory_device: str = "",
+                 in_order: bool = True) -> None:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
                              "multiprocessing.")
@@ -661,9 +667,9 @@ class DataLoader:
             if self._dataset_kind == "iterable":
                 sampler = _InfiniteConstantSampler()
             elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
+                sampler = RandomSampler(dataset, generator=generator)  # type: ignore[arg-type]  # map-style: sized
             else:
-                sampler = SequentialSampler(dataset)
+                sampler = SequentialSampler(dataset)  # type: ignore[arg-type]
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.batch_size = batch_size

@@ -4,10 +4,12 @@ import bisect
 import itertools
 import math
 import warnings
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..._tensor import Tensor
+from ...random import Generator
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split"]
@@ -36,7 +38,7 @@ class IterableDataset(Dataset):
 class TensorDataset(Dataset):
     """Samples are the i-th rows of the given tensors (all the same first-dimension size)."""
 
-    def __init__(self, *tensors):
+    def __init__(self, *tensors: Tensor) -> None:
         if not all(tensors[0].size(0) == t.size(0) for t in tensors):
             raise ValueError("Size mismatch between tensors")
         self.tensors = tensors
@@ -51,20 +53,21 @@ class TensorDataset(Dataset):
 class StackDataset(Dataset):
     """Samples are tuples (positional datasets) or dicts (keyword datasets) of the i-th sample of each dataset."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
         if args and kwargs:
             raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/"
                              "output, but both types are given.")
         self._length = None
+        self.datasets: Union[Tuple[Dataset, ...], Dict[str, Dataset]]
         if args:
-            self._length = len(args[0])
-            if any(self._length != len(d) for d in args):
+            self._length = len(args[0])  # type: ignore[arg-type]  # map-style: has a length
+            if any(self._length != len(d) for d in args):  # type: ignore[arg-type]  # map-style: has a length
                 raise ValueError("Size mismatch between datasets")
             self.datasets = args
         elif kwargs:
             tmp = list(kwargs.values())
-            self._length = len(tmp[0])
-            if any(self._length != len(d) for d in tmp):
+            self._length = len(tmp[0])  # type: ignore[arg-type]  # map-style: has a length
+            if any(self._length != len(d) for d in tmp):  # type: ignore[arg-type]  # map-style: has a length
                 raise ValueError("Size mismatch between datasets")
             self.datasets = kwargs
         else:
@@ -90,7 +93,7 @@ class ConcatDataset(Dataset):
             r.append(s)
         return r
 
-    def __init__(self, datasets):
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
         self.datasets = list(datasets)
         if len(self.datasets) == 0:
             raise AssertionError("datasets should not be an empty iterable")
@@ -115,7 +118,7 @@ class ConcatDataset(Dataset):
 class ChainDataset(IterableDataset):
     """The chain of several iterable datasets, iterated one after another."""
 
-    def __init__(self, datasets):
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
         super().__init__()
         self.datasets = datasets
 
@@ -137,7 +140,7 @@ class ChainDataset(IterableDataset):
 class Subset(Dataset):
     """The samples of ``dataset`` at ``indices``, in that order."""
 
-    def __init__(self, dataset, indices):
+    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
 
@@ -155,24 +158,26 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-def random_split(dataset, lengths, generator=None):
+def random_split(dataset: Dataset, lengths: Sequence[Union[int, float]],
+                 generator: Optional[Generator] = None) -> List[Subset]:
     """Split ``dataset`` into non-overlapping random subsets of the given lengths (or fractions summing to 1)."""
     from ...random import _rng
+    n = len(dataset)  # type: ignore[arg-type]  # map-style: has a length
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths = []
         for i, frac in enumerate(lengths):
             if frac < 0 or frac > 1:
                 raise ValueError(f"Fraction at index {i} is not between 0 and 1")
-            subset_lengths.append(int(math.floor(len(dataset) * frac)))
-        remainder = len(dataset) - sum(subset_lengths)
+            subset_lengths.append(int(math.floor(n * frac)))
+        remainder = n - sum(subset_lengths)
         for i in range(remainder):
             subset_lengths[i % len(subset_lengths)] += 1
         lengths = subset_lengths
-        for i, length in enumerate(lengths):
-            if length == 0:
+        for i, size in enumerate(lengths):
+            if size == 0:
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
                               stacklevel=2)
-    if sum(lengths) != len(dataset):
+    if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = _rng(generator).permutation(sum(lengths)).tolist()
     out = []

@@ -1,10 +1,12 @@
 """Samplers: Sequential, Random (with generator), SubsetRandom, WeightedRandom, Batch, Distributed."""
 import math
 import os
+from typing import Iterable, Optional, Sequence, Sized, Union
 
 import numpy as np
 
 from ..._tensor import Tensor
+from ...random import Generator
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler", "DistributedSampler"]
@@ -19,7 +21,7 @@ def _new_seed(generator):
 class Sampler:
     """Base class of samplers: an iterable of dataset indices (torch.utils.data's contract)."""
 
-    def __init__(self, data_source=None):
+    def __init__(self, data_source: Optional[Sized] = None) -> None:
         pass
 
     def __iter__(self):
@@ -29,7 +31,7 @@ class Sampler:
 class SequentialSampler(Sampler):
     """Indices ``0 .. len(data_source) - 1`` in order."""
 
-    def __init__(self, data_source):
+    def __init__(self, data_source: Sized) -> None:
         self.data_source = data_source
 
     def __iter__(self):
@@ -49,7 +51,8 @@ class RandomSampler(Sampler):
         generator: a ``flowvision.backend.Generator`` for reproducible order.
     """
 
-    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+    def __init__(self, data_source: Sized, replacement: bool = False, num_samples: Optional[int] = None,
+                 generator: Optional[Generator] = None) -> None:
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -87,7 +90,7 @@ class RandomSampler(Sampler):
 class SubsetRandomSampler(Sampler):
     """The given ``indices`` in a random order (``generator`` for reproducibility)."""
 
-    def __init__(self, indices, generator=None):
+    def __init__(self, indices: Sequence[int], generator: Optional[Generator] = None) -> None:
         self.indices = indices
         self.generator = generator
 
@@ -110,7 +113,8 @@ class WeightedRandomSampler(Sampler):
         generator: a random generator.
     """
 
-    def __init__(self, weights, num_samples, replacement=True, generator=None):
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: Optional[Generator] = None) -> None:
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
@@ -149,7 +153,7 @@ class BatchSampler(Sampler):
         drop_last: drop a final smaller batch.
     """
 
-    def __init__(self, sampler, batch_size, drop_last):
+    def __init__(self, sampler: Union[Sampler, Iterable[int]], batch_size: int, drop_last: bool) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
         if not isinstance(drop_last, bool):
@@ -181,7 +185,8 @@ class DistributedSampler(Sampler):
     environment, else 1 and 0.
     """
 
-    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+    def __init__(self, dataset: Sized, num_replicas: Optional[int] = None, rank: Optional[int] = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None:
             num_replicas = int(os.environ.get("WORLD_SIZE", 1))
         if rank is None:
