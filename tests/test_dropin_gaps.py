@@ -198,3 +198,20 @@ def test_channels_last_resnet18_forward_and_backward_equal_torch():
     ours(xf).sum().backward()
     np.testing.assert_allclose(xf.grad.numpy(), xt.grad.numpy(), rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(ours.conv1.weight.grad.numpy(), ref.conv1.weight.grad.numpy(), rtol=1e-3, atol=1e-3)
+
+
+# ---------------------------------------------------------------- import cost
+
+def test_transforms_import_does_not_load_opencv():
+    import subprocess
+    import sys
+    code = ("import sys, importlib.util, flowvision.transforms, flowvision.data; m = sys.modules.get('cv2'); "
+            "print(m is None or type(m) is importlib.util._LazyModule)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip() == "True", out.stderr
+    # the OpenCV fast paths still run (and load it) on first use
+    img = np.random.default_rng(8).integers(0, 256, (3, 16, 16), dtype=np.uint8)
+    from flowvision.transforms import functional as F
+    got = F.pad(fb.tensor(img), [2, 3], padding_mode="reflect").numpy()
+    want = torchvision.transforms.functional.pad(torch.tensor(img), [2, 3], padding_mode="reflect").numpy()
+    np.testing.assert_array_equal(got, want)

@@ -51,8 +51,8 @@ _HPARAMS_DEFAULT: Dict[str, Any] = dict(translate_const=250, img_mean=_FILL)
 
 _R = Image.Resampling
 _RANDOM_INTERPOLATION = (_R.BILINEAR, _R.BICUBIC)
-_CV2_INTERP = {int(_R.NEAREST): cv2.INTER_NEAREST, int(_R.BILINEAR): cv2.INTER_LINEAR,
-               int(_R.BICUBIC): cv2.INTER_CUBIC}
+# OpenCV's INTER_NEAREST / INTER_LINEAR / INTER_CUBIC (fixed values; reading cv2.* here would import OpenCV)
+_CV2_INTERP = {int(_R.NEAREST): 0, int(_R.BILINEAR): 1, int(_R.BICUBIC): 2}
 _STR_TO_PIL = {"nearest": _R.NEAREST, "bilinear": _R.BILINEAR, "bicubic": _R.BICUBIC,
                "box": _R.BOX, "hamming": _R.HAMMING, "lanczos": _R.LANCZOS}
 

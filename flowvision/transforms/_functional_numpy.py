@@ -10,8 +10,11 @@ uint8 images take OpenCV / lookup-table fast paths that give the same numbers.
 """
 import functools
 
-import cv2
 import numpy as np
+
+from .._lazy_import import lazy_module
+
+cv2 = lazy_module("cv2")  # imported on the first OpenCV fast path, not with the package
 
 __all__ = []  # private module
 
@@ -233,12 +236,8 @@ def crop(img, top, left, height, width):
 
 
 _NP_PAD = {"edge": "edge", "reflect": "reflect", "symmetric": "symmetric"}
-_CV2_PAD = {
-    "constant": cv2.BORDER_CONSTANT,
-    "edge": cv2.BORDER_REPLICATE,
-    "reflect": cv2.BORDER_REFLECT_101,
-    "symmetric": cv2.BORDER_REFLECT,
-}
+# OpenCV's cv::BorderTypes values (fixed in its API); reading cv2.BORDER_* here would import OpenCV with the module
+_CV2_PAD = {"constant": 0, "edge": 1, "reflect": 4, "symmetric": 2}  # CONSTANT, REPLICATE, REFLECT_101, REFLECT
 
 
 def pad(img, padding, fill=0, padding_mode="constant"):
