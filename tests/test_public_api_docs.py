@@ -31,12 +31,12 @@ FLOORS = {
     "io": ("all", "all"),
     "utils": ("all", "all"),
     "ops": ("all", "all"),
-    "backend": (4, 0),
+    "backend": ("all", "all"),
     "compile": ("all", "all"),
-    "nn-functional": (0, 0),
-    "optim": ("all", 0),
-    "lr-scheduler": ("all", 0),
-    "utils-data": ("all", 2),
+    "nn-functional": ("all", "all"),
+    "optim": ("all", "all"),
+    "lr-scheduler": ("all", "all"),
+    "utils-data": ("all", "all"),
 }
 
 
@@ -104,7 +104,9 @@ if __name__ == "__main__":
 # type-checked, imports outside the list are followed silently, third-party packages without stubs are Any)
 TYPED_PATHS = ["flowvision/hub", "flowvision/utils/__init__.py", "flowvision/io", "flowvision/models/_availability.py",
                "flowvision/models/_predict_inputs.py", "flowvision/models/_predict_tasks.py",
-               "flowvision/transforms", "flowvision/data"]
+               "flowvision/transforms", "flowvision/data", "flowvision/backend/_creation.py",
+               "flowvision/backend/nn/functional.py", "flowvision/backend/nn/_functional", "flowvision/backend/optim",
+               "flowvision/backend/utils/data"]
 # modules whose docstring examples run as doctests
 DOCTEST_MODULES = ["flowvision.utils", "flowvision.io.image", "flowvision.data.mixup", "flowvision.hub._env", "flowvision.hub.download", "flowvision.hub.hf",
                    "flowvision.backend._capture", "flowvision.models._registry", "flowvision.models._factory"]
