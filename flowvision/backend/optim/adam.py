@@ -29,15 +29,28 @@ def _lerp_(a, b, w):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba), torch's arguments and update (``amsgrad``, ``maximize``, L2 ``weight_decay``).
+    """Adam (Kingma & Ba), as ``torch.optim.Adam``: bias-corrected moment estimates ``m / (1 - beta1^t)`` and
+    ``v / (1 - beta2^t)``, step ``lr * m_hat / (sqrt(v_hat) + eps)``, in torch's order of operations.
 
     Args:
-        params: parameters or parameter groups (dicts with per-group options).
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
         lr: learning rate.
-        betas: decay rates of the first and second moment estimates.
-        eps: added to the denominator.
+        betas: decay rates ``(beta1, beta2)`` of the first and second moment estimates.
+        eps: added to the denominator for stability.
         weight_decay: L2 penalty added to the gradient.
-        amsgrad: keep the maximum of the second moments.
+        amsgrad: use the maximum of the past second moments (AMSGrad).
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+        differentiable: must be False: differentiating through the step is not supported.
+        fused: accepted for torch compatibility; the compiled in-place kernel runs whenever it applies (all of a group's
+        tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
+        decoupled_weight_decay: decay the weights directly (``p *= 1 - lr * weight_decay``, AdamW) instead of adding an
+        L2 term to the gradient.
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
     """
 
     _decoupled_default = False
@@ -110,7 +123,27 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the Adam step)."""
+    """Adam with decoupled weight decay (Loshchilov & Hutter), as ``torch.optim.AdamW``: ``p *= 1 - lr * weight_decay``
+    before the Adam step.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: learning rate.
+        betas: decay rates ``(beta1, beta2)`` of the first and second moment estimates.
+        eps: added to the denominator for stability.
+        weight_decay: the decoupled weight-decay factor.
+        amsgrad: use the maximum of the past second moments (AMSGrad).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+        differentiable: must be False: differentiating through the step is not supported.
+        fused: accepted for torch compatibility; the compiled in-place kernel runs whenever it applies (all of a group's
+        tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     _decoupled_default = True
 

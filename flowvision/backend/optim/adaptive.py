@@ -63,7 +63,24 @@ class _PerParameterOptimizer(Optimizer):
 
 
 class Adadelta(_PerParameterOptimizer):
-    """ADADELTA (Zeiler 2012): ``lr`` scales the unit-corrected step (torch's default lr=1.0)."""
+    """ADADELTA (Zeiler 2012), as ``torch.optim.Adadelta``: running averages of the squared gradients and squared
+    updates give a unit-corrected step ``sqrt(u + eps) / sqrt(v + eps) * g``, scaled by ``lr``.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: scale of the step (torch's default 1.0).
+        rho: decay rate of the running averages, in [0, 1].
+        eps: added inside the square roots.
+        weight_decay: L2 penalty added to the gradient.
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        differentiable: accepted for torch compatibility (the step is not recorded by autograd).
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach: Optional[bool] = None, *, capturable: bool = False, maximize: bool = False,
@@ -93,7 +110,24 @@ class Adadelta(_PerParameterOptimizer):
 
 
 class Adamax(_PerParameterOptimizer):
-    """Adam with the infinity norm (Kingma & Ba 2014, section 7)."""
+    """Adamax (Kingma & Ba 2014, section 7), as ``torch.optim.Adamax``: Adam with the infinity norm
+    ``u = max(beta2 * u, |g| + eps)`` in place of the second moment.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: learning rate.
+        betas: decay rates ``(beta1, beta2)`` of the first and second moment estimates.
+        eps: added to the denominator for stability.
+        weight_decay: L2 penalty added to the gradient.
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        differentiable: accepted for torch compatibility (the step is not recorded by autograd).
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 2e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: Optional[bool] = None, *, maximize: bool = False,
@@ -118,7 +152,26 @@ class Adamax(_PerParameterOptimizer):
 
 
 class NAdam(_PerParameterOptimizer):
-    """Adam with Nesterov momentum and torch's momentum-decay schedule (Dozat 2016)."""
+    """NAdam (Dozat 2016), as ``torch.optim.NAdam``: Adam with Nesterov momentum and torch's momentum-decay schedule
+    ``mu_t = beta1 * (1 - 0.5 * 0.96^(t * momentum_decay))``.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: learning rate.
+        betas: decay rates ``(beta1, beta2)`` of the first and second moment estimates.
+        eps: added to the denominator for stability.
+        weight_decay: L2 penalty added to the gradient.
+        momentum_decay: the momentum-decay rate ``psi``.
+        decoupled_weight_decay: decay the weights directly (as AdamW) instead of an L2 term.
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+        differentiable: accepted for torch compatibility (the step is not recorded by autograd).
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 2e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
@@ -155,7 +208,25 @@ class NAdam(_PerParameterOptimizer):
 
 
 class RAdam(_PerParameterOptimizer):
-    """Rectified Adam (Liu et al. 2019): plain momentum SGD until the variance estimate is tractable."""
+    """Rectified Adam (Liu et al. 2019), as ``torch.optim.RAdam``: momentum SGD steps until the variance of the adaptive
+    learning rate is tractable (``rho_t > 5``), rectified Adam steps after.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: learning rate.
+        betas: decay rates ``(beta1, beta2)`` of the first and second moment estimates.
+        eps: added to the denominator for stability.
+        weight_decay: L2 penalty added to the gradient.
+        decoupled_weight_decay: decay the weights directly (as AdamW) instead of an L2 term.
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+        differentiable: accepted for torch compatibility (the step is not recorded by autograd).
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: Optional[bool] = None,
@@ -189,7 +260,26 @@ class RAdam(_PerParameterOptimizer):
 
 
 class ASGD(_PerParameterOptimizer):
-    """Averaged SGD (Polyak & Juditsky 1992); the running average is ``state["ax"]``."""
+    """Averaged SGD (Polyak & Juditsky 1992), as ``torch.optim.ASGD``: SGD with a decaying step
+    ``eta = lr / (1 + lambd * lr * t)^alpha`` and, from step ``t0``, a running average of the iterates in
+    ``state["ax"]``.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: learning rate.
+        lambd: decay term.
+        alpha: power of the step decay.
+        t0: the step at which averaging starts.
+        weight_decay: L2 penalty added to the gradient.
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        differentiable: accepted for torch compatibility (the step is not recorded by autograd).
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0, foreach: Optional[bool] = None, maximize: bool = False,
@@ -218,7 +308,23 @@ class ASGD(_PerParameterOptimizer):
 
 
 class Rprop(_PerParameterOptimizer):
-    """Resilient backpropagation: per-element step sizes grown/shrunk by the sign agreement of gradients."""
+    """Resilient backpropagation, as ``torch.optim.Rprop``: per-element step sizes multiplied by ``etas[1]`` where the
+    gradient keeps its sign and by ``etas[0]`` where it flips (that step skipped), clamped to ``step_sizes``; the
+    update is ``-sign(g) * step``.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: initial step size.
+        etas: ``(decrease, increase)`` factors, ``0 < decrease < 1 < increase``.
+        step_sizes: ``(min, max)`` allowed step size.
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        differentiable: accepted for torch compatibility (the step is not recorded by autograd).
+
+    Raises:
+        ValueError: a negative learning rate, invalid ``etas``, or invalid parameters.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, etas: Tuple[float, float] = (0.5, 1.2),
                  step_sizes: Tuple[float, float] = (1e-6, 50), *, capturable: bool = False,

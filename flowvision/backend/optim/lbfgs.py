@@ -95,8 +95,26 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 
 
 class LBFGS(Optimizer):
-    """L-BFGS. ``step(closure)`` needs a closure that zeroes the gradients, computes the loss, calls
-    ``backward()`` and returns the loss; it may be evaluated several times per step."""
+    """L-BFGS, as ``torch.optim.LBFGS``: a two-loop recursion over a bounded history of updates, with a fixed step or a
+    strong-Wolfe line search; all parameters (one group) are viewed as one flat vector. ``step(closure)`` needs a
+    closure that zeroes the gradients, computes the loss, calls ``backward()`` and returns the loss; it may be
+    evaluated several times per step.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options. Only
+        one group.
+        lr: learning rate (step length).
+        max_iter: iterations per ``step()``.
+        max_eval: closure evaluations per ``step()``; None means ``max_iter * 5 // 4``.
+        tolerance_grad: stop when the largest gradient element is at most this.
+        tolerance_change: stop when the change of the loss or the parameters is at most this.
+        history_size: number of updates kept.
+        line_search_fn: None (fixed step) or ``'strong_wolfe'``.
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+
+    Raises:
+        ValueError: a negative learning rate, an unknown line search, or several parameter groups.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1, max_iter: int = 20, max_eval: Optional[int] = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,

@@ -407,9 +407,29 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
 
 class OneCycleLR(LRScheduler):
-    """The 1cycle policy: the learning rate (and momentum) rises to ``max_lr`` then anneals, over ``total_steps``
-    (or ``epochs * steps_per_epoch``) steps; torch's arguments (pct_start, anneal_strategy, cycle_momentum,
-    base_momentum, max_momentum, div_factor, final_div_factor, three_phase).
+    """The 1cycle policy (Smith & Topin 2018), as ``torch.optim.lr_scheduler.OneCycleLR``: stepped per batch, the
+    learning rate rises from ``max_lr / div_factor`` to ``max_lr`` over the first ``pct_start`` of the steps, then
+    anneals to ``initial_lr / final_div_factor``; the momentum moves inversely.
+
+    Args:
+        optimizer: the wrapped optimizer.
+        max_lr: peak learning rate (one value or one per parameter group).
+        total_steps: the number of steps of the cycle; None means ``epochs * steps_per_epoch``.
+        epochs: epochs, when ``total_steps`` is not given.
+        steps_per_epoch: steps per epoch, when ``total_steps`` is not given.
+        pct_start: fraction of the steps spent increasing the rate.
+        anneal_strategy: ``'cos'`` or ``'linear'`` annealing.
+        cycle_momentum: also cycle the momentum (the optimizer needs ``momentum`` or ``betas``).
+        base_momentum: lower momentum bound (one value or one per group).
+        max_momentum: upper momentum bound (one value or one per group).
+        div_factor: ``initial_lr = max_lr / div_factor``.
+        final_div_factor: ``min_lr = initial_lr / final_div_factor``.
+        three_phase: a third phase anneals from ``initial_lr`` to ``min_lr`` (the second returns to ``initial_lr``).
+        last_epoch: index of the last step when resuming; -1 starts fresh.
+
+    Raises:
+        ValueError: neither ``total_steps`` nor ``epochs`` and ``steps_per_epoch`` positive, ``pct_start`` outside
+            ``[0, 1]``, an unknown ``anneal_strategy``, or ``cycle_momentum`` without momentum.
     """
 
     def __init__(self, optimizer: Optimizer, max_lr: Union[float, List[float]], total_steps: Optional[int] = None,
@@ -512,8 +532,30 @@ class OneCycleLR(LRScheduler):
 
 
 class CyclicLR(LRScheduler):
-    """Cyclical learning rate (Smith 2017) between ``base_lr`` and ``max_lr``, stepped per batch; momentum cycles
-    inversely when ``cycle_momentum``. Modes: "triangular", "triangular2", "exp_range" or a custom ``scale_fn``."""
+    """Cyclical learning rate (Smith 2017), as ``torch.optim.lr_scheduler.CyclicLR``: stepped per batch, the learning
+    rate moves linearly between ``base_lr`` and ``max_lr`` (and the momentum inversely, between ``max_momentum`` and
+    ``base_momentum``) with an amplitude scaled per cycle or per iteration.
+
+    Args:
+        optimizer: the wrapped optimizer.
+        base_lr: lower learning-rate bound (one value, or one per parameter group); set as the initial rate.
+        max_lr: upper learning-rate bound (one value or one per group).
+        step_size_up: iterations of the increasing half of a cycle.
+        step_size_down: iterations of the decreasing half; None means ``step_size_up``.
+        mode: ``'triangular'`` (constant amplitude), ``'triangular2'`` (halved every cycle) or ``'exp_range'``
+            (scaled by ``gamma ** iteration``); ignored when ``scale_fn`` is given.
+        gamma: the ``'exp_range'`` factor.
+        scale_fn: a custom amplitude scale ``f(x) -> [0, 1]``.
+        scale_mode: what ``scale_fn`` receives: ``'cycle'`` (the cycle number) or ``'iterations'``.
+        cycle_momentum: also cycle the momentum (the optimizer needs ``momentum`` or ``betas``).
+        base_momentum: lower momentum bound (one value or one per group).
+        max_momentum: upper momentum bound (one value or one per group).
+        last_epoch: index of the last step when resuming; -1 starts fresh.
+
+    Raises:
+        ValueError: an unknown mode without ``scale_fn``, a list of bounds of the wrong length, or
+            ``cycle_momentum`` with an optimizer that has no momentum.
+    """
 
     def __init__(self, optimizer: Optimizer, base_lr: Union[float, List[float]], max_lr: Union[float, List[float]],
                  step_size_up: float = 2000, step_size_down: Optional[float] = None, mode: str = "triangular",
@@ -684,8 +726,24 @@ class ChainedScheduler(_Composite):
 
 
 class ReduceLROnPlateau(LRScheduler):
-    """Reduce the learning rate by ``factor`` when a metric passed to ``step(metric)`` stops improving for
-    ``patience`` epochs (torch's arguments: mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps).
+    """Reduce the learning rate when a metric stops improving, as ``torch.optim.lr_scheduler.ReduceLROnPlateau``:
+    ``step(metric)`` after each epoch; after ``patience`` epochs without improvement every group's rate becomes
+    ``max(lr * factor, min_lr)`` (changes smaller than ``eps`` are skipped), then ``cooldown`` epochs pass before
+    counting again.
+
+    Args:
+        optimizer: the wrapped optimizer.
+        mode: ``'min'`` (lower is better) or ``'max'``.
+        factor: multiplier of the rate on a reduction (< 1).
+        patience: epochs without improvement tolerated.
+        threshold: the minimum change that counts as an improvement.
+        threshold_mode: ``'rel'`` (relative to the best value) or ``'abs'``.
+        cooldown: epochs to wait after a reduction.
+        min_lr: lower bound of the rate (one value or one per group).
+        eps: the minimal applied decay.
+
+    Raises:
+        ValueError: ``factor >= 1``, an unknown mode or threshold mode, or a ``min_lr`` list of the wrong length.
     """
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,

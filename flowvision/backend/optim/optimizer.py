@@ -50,7 +50,18 @@ def _as_state_value(v):
 
 
 class Optimizer:
-    """Base class (same contract as ``torch.optim.Optimizer``)."""
+    """Base class of the optimizers, with ``torch.optim.Optimizer``'s contract: ``param_groups`` (each a dict of
+    ``params`` and options, missing options taken from ``defaults``), per-parameter ``state``, ``zero_grad()``,
+    ``step()``, ``state_dict()`` / ``load_state_dict()`` (torch's format) and step hooks.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        defaults: the default value of every option of this optimizer.
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]) -> None:
         self.defaults = defaults

@@ -12,7 +12,26 @@ __all__ = ["RMSprop", "Adagrad", "Lamb", "LAMB"]
 
 
 class RMSprop(Optimizer):
-    """RMSprop, torch's arguments and update (``alpha`` smoothing, ``centered``, ``momentum``)."""
+    """RMSprop, as ``torch.optim.RMSprop``: ``v = alpha * v + (1 - alpha) * g^2`` and ``p -= lr * g / (sqrt(v) + eps)``
+    (``centered``: the variance ``v - mean(g)^2`` instead; ``momentum``: a momentum buffer over the steps).
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: learning rate.
+        alpha: smoothing constant of the squared-gradient average.
+        eps: added to the denominator for stability.
+        weight_decay: L2 penalty added to the gradient.
+        momentum: momentum factor.
+        centered: normalise by the estimated variance of the gradient.
+        capturable: accepted for torch compatibility (no CUDA-graph capture here).
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        differentiable: accepted for torch compatibility (the step is not recorded by autograd).
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
@@ -65,7 +84,25 @@ class RMSprop(Optimizer):
 
 
 class Adagrad(Optimizer):
-    """Adagrad, torch's arguments and update (``lr_decay``, ``initial_accumulator_value``)."""
+    """Adagrad, as ``torch.optim.Adagrad``: the squared gradients are summed per element and the step is
+    ``clr * g / (sqrt(sum) + eps)`` with ``clr = lr / (1 + (t - 1) * lr_decay)``.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: learning rate.
+        lr_decay: learning-rate decay per step.
+        weight_decay: L2 penalty added to the gradient.
+        initial_accumulator_value: start value of the sums.
+        eps: added to the denominator for stability.
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        differentiable: accepted for torch compatibility (the step is not recorded by autograd).
+        fused: accepted for torch compatibility (the update runs per parameter).
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: Optional[bool] = None, *,
@@ -103,12 +140,30 @@ class Adagrad(Optimizer):
 
 
 class Lamb(Optimizer):
-    """LAMB (You et al., 2019) as in timm's ``Lamb``: grads divided by max(1, global_norm / max_grad_norm),
-    Adam moments with bias correction, L2 weight decay added to the update, layer-wise trust ratio."""
+    """LAMB (You et al., 2019), as timm's ``Lamb``: gradients divided by ``max(1, global_norm / max_grad_norm)``, Adam
+    moments with bias correction, L2 weight decay added to the update, and the update scaled per parameter tensor by
+    the trust ratio ``||p|| / ||update||``. ``LAMB`` is the same class.
+
+    Args:
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
+        lr: learning rate.
+        bias_correction: bias-correct the moment estimates.
+        betas: decay rates of the first and second moment estimates.
+        eps: added to the denominator for stability.
+        weight_decay: weight decay added to the update.
+        grad_averaging: scale the gradient by ``1 - beta1`` in the first moment.
+        max_grad_norm: clip the global gradient norm to this (None: no clipping).
+        trust_clip: clip the trust ratio to at most 1.
+        always_adapt: apply the trust ratio also to parameters without weight decay.
+
+    Raises:
+        ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
+        non-floating-point parameter.
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, bias_correction: bool = True,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-6, weight_decay: float = 0.01,
-                 grad_averaging: bool = True, max_grad_norm: float = 1.0, trust_clip: bool = False,
+                 grad_averaging: bool = True, max_grad_norm: Optional[float] = 1.0, trust_clip: bool = False,
                  always_adapt: bool = False) -> None:
         _check_non_negative(lr=lr, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, bias_correction=bias_correction, betas=tuple(betas), eps=eps,

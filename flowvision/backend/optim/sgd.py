@@ -11,15 +11,35 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent with momentum, torch's arguments and update.
+    """Stochastic gradient descent with momentum, as ``torch.optim.SGD``: ``g = grad + weight_decay * p``; with momentum
+    ``b = momentum * b + (1 - dampening) * g`` (``b = g`` at the first step) and ``g = b`` (Nesterov:
+    ``g = g + momentum * b``); then ``p -= lr * g``.
 
     Args:
-        params: parameters or parameter groups.
+        params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options.
         lr: learning rate.
         momentum: momentum factor.
         dampening: dampening of the momentum.
         weight_decay: L2 penalty added to the gradient.
-        nesterov: Nesterov momentum.
+        nesterov: Nesterov momentum (needs momentum > 0 and no dampening).
+        maximize: maximise the objective (step along the gradient) instead of minimising it.
+        foreach: accepted for torch compatibility (the update runs per parameter).
+        differentiable: must be False: differentiating through the step is not supported.
+        fused: accepted for torch compatibility; the compiled in-place kernel runs whenever it applies (all of a group's
+        tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
+
+    Raises:
+        ValueError: a negative learning rate, momentum or weight decay, Nesterov without momentum or with dampening,
+        ``differentiable=True``, or invalid parameters.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> w = flow.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = flow.optim.SGD([w], lr=0.1)
+        >>> (w * w).sum().backward()
+        >>> opt.step()
+        >>> w
+        tensor([ 0.8000, -1.6000], requires_grad=True)
     """
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3, momentum: float = 0, dampening: float = 0,

@@ -19,7 +19,16 @@ def _is_namedtuple(x):
 
 
 def default_convert(data: Any) -> Any:
-    """numpy arrays/scalars -> Tensors, recursively through mappings and sequences (no batching)."""
+    """Convert numpy arrays and numpy scalars to tensors, recursively through mappings, namedtuples and sequences,
+    without batching, as ``torch.utils.data.default_convert`` (the DataLoader's ``collate_fn`` when
+    ``batch_size=None``).
+
+    Args:
+        data: a sample.
+
+    Returns:
+        The sample with its arrays as tensors (string/object arrays and other objects unchanged).
+    """
     data_type = type(data)
     if isinstance(data, Tensor):
         return data

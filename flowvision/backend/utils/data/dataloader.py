@@ -49,7 +49,12 @@ _worker_info = None
 
 
 class WorkerInfo:
-    """What ``get_worker_info()`` returns inside a worker: id, num_workers, seed, dataset (the worker's copy)."""
+    """What :func:`get_worker_info` returns inside a DataLoader worker: ``id``, ``num_workers``, ``seed`` and
+    ``dataset`` (the worker's copy), as ``torch.utils.data.WorkerInfo``. Its attributes cannot be changed.
+
+    Args:
+        **kwargs: the attributes.
+    """
 
     __initialized = False
 
@@ -598,9 +603,42 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
 # ---------------------------------------------------------------------- DataLoader
 class DataLoader:
-    """Combines a dataset and a sampler and iterates over batches (torch.utils.data.DataLoader's arguments).
+    """Iterate over a dataset in batches, as ``torch.utils.data.DataLoader``: a sampler yields indices (or an
+    iterable-style dataset yields samples), they are grouped into batches and merged by ``collate_fn``, in the main
+    process or in ``num_workers`` worker processes.
 
-    ``pin_memory``/``pin_memory_device`` are accepted and have no effect on CPU.
+    Args:
+        dataset: a map-style or iterable-style dataset.
+        batch_size: samples per batch; None disables batching (``collate_fn`` then sees one sample at a time).
+        shuffle: reshuffle the indices every epoch (map-style datasets only).
+        sampler: the index source, instead of ``shuffle``.
+        batch_sampler: a source of index lists, instead of ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``.
+        num_workers: worker processes; 0 loads in the main process.
+        collate_fn: merges a list of samples into a batch; None means :func:`default_collate` (or
+            :func:`default_convert` without batching).
+        pin_memory: accepted for torch compatibility (no effect on the CPU).
+        drop_last: drop a final batch smaller than ``batch_size``.
+        timeout: seconds to wait for a batch from the workers (0: no limit).
+        worker_init_fn: called with the worker id in each worker after seeding.
+        multiprocessing_context: the start method (a name or a context); None means the platform default.
+        generator: the random generator of the default samplers and the workers' base seed.
+        prefetch_factor: batches loaded ahead per worker (default 2 with workers; must be None without).
+        persistent_workers: keep the workers alive between epochs.
+        pin_memory_device: accepted for torch compatibility.
+        in_order: return batches in sampler order (False: as the workers finish them).
+
+    Raises:
+        ValueError: a negative ``num_workers``, ``timeout`` or ``prefetch_factor``, ``prefetch_factor`` or
+            ``persistent_workers`` without workers, or mutually exclusive options combined (``sampler`` with
+            ``shuffle``, ``batch_sampler`` with the batching options, a sampler or shuffle with an iterable-style
+            dataset).
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> from flowvision.backend.utils.data import DataLoader, TensorDataset
+        >>> loader = DataLoader(TensorDataset(flow.arange(5)), batch_size=2)
+        >>> [batch[0].tolist() for batch in loader]
+        [[0, 1], [2, 3], [4]]
     """
 
     __initialized = False

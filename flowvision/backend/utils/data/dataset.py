@@ -36,7 +36,21 @@ class IterableDataset(Dataset):
 
 
 class TensorDataset(Dataset):
-    """Samples are the i-th rows of the given tensors (all the same first-dimension size)."""
+    """A dataset whose sample ``i`` is ``tuple(t[i] for t in tensors)``, as ``torch.utils.data.TensorDataset``.
+
+    Args:
+        *tensors: tensors with the same size of dim 0.
+
+    Raises:
+        ValueError: the first dims differ.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> from flowvision.backend.utils.data import TensorDataset
+        >>> ds = TensorDataset(flow.arange(3), flow.arange(3) * 10)
+        >>> len(ds), ds[2]
+        (3, (tensor(2), tensor(20)))
+    """
 
     def __init__(self, *tensors: Tensor) -> None:
         if not all(tensors[0].size(0) == t.size(0) for t in tensors):
@@ -51,7 +65,16 @@ class TensorDataset(Dataset):
 
 
 class StackDataset(Dataset):
-    """Samples are tuples (positional datasets) or dicts (keyword datasets) of the i-th sample of each dataset."""
+    """Stack datasets of the same length, as ``torch.utils.data.StackDataset``: sample ``i`` is the tuple (positional
+    datasets) or dict (keyword datasets) of the datasets' samples ``i``.
+
+    Args:
+        *args: datasets, giving tuple samples.
+        **kwargs: named datasets, giving dict samples.
+
+    Raises:
+        ValueError: both or neither of positional and keyword datasets, or different lengths.
+    """
 
     def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
         if args and kwargs:
@@ -83,7 +106,15 @@ class StackDataset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    """The concatenation of several map-style datasets (indices continue across them)."""
+    """The concatenation of map-style datasets, as ``torch.utils.data.ConcatDataset``: indices continue from one
+    dataset into the next.
+
+    Args:
+        datasets: the datasets (not iterable-style), at least one.
+
+    Raises:
+        AssertionError: no dataset, or an iterable-style one (torch raises the same).
+    """
 
     @staticmethod
     def cumsum(sequence):
@@ -116,7 +147,11 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """The chain of several iterable datasets, iterated one after another."""
+    """The chain of iterable-style datasets, iterated one after another, as ``torch.utils.data.ChainDataset``.
+
+    Args:
+        datasets: the iterable-style datasets.
+    """
 
     def __init__(self, datasets: Iterable[Dataset]) -> None:
         super().__init__()
@@ -138,7 +173,12 @@ class ChainDataset(IterableDataset):
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``, in that order."""
+    """The samples of ``dataset`` at ``indices``, in that order, as ``torch.utils.data.Subset``.
+
+    Args:
+        dataset: the whole dataset.
+        indices: positions in ``dataset``.
+    """
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
         self.dataset = dataset
@@ -160,7 +200,25 @@ class Subset(Dataset):
 
 def random_split(dataset: Dataset, lengths: Sequence[Union[int, float]],
                  generator: Optional[Generator] = None) -> List[Subset]:
-    """Split ``dataset`` into non-overlapping random subsets of the given lengths (or fractions summing to 1)."""
+    """Split a dataset into non-overlapping random subsets, as ``torch.utils.data.random_split``.
+
+    Args:
+        dataset: the map-style dataset to split.
+        lengths: the subsets' lengths (summing to ``len(dataset)``), or fractions summing to 1 (rounded down, the
+            remainder given out one by one from the first subset).
+        generator: the random generator; None means the global one.
+
+    Returns:
+        One :class:`Subset` per length.
+
+    Raises:
+        ValueError: a fraction outside ``[0, 1]``, or lengths that do not sum to the dataset's length.
+
+    Example:
+        >>> from flowvision.backend.utils.data import random_split
+        >>> [len(s) for s in random_split(range(10), [0.7, 0.3])]
+        [7, 3]
+    """
     from ...random import _rng
     n = len(dataset)  # type: ignore[arg-type]  # map-style: has a length
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

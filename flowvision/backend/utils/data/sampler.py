@@ -19,7 +19,12 @@ def _new_seed(generator):
 
 
 class Sampler:
-    """Base class of samplers: an iterable of dataset indices (torch.utils.data's contract)."""
+    """Base class of samplers, as ``torch.utils.data.Sampler``: an iterable of dataset indices (or of index lists, for
+    batch samplers); subclasses implement ``__iter__`` and usually ``__len__``.
+
+    Args:
+        data_source: accepted for torch compatibility (unused by the base class).
+    """
 
     def __init__(self, data_source: Optional[Sized] = None) -> None:
         pass
@@ -29,7 +34,11 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    """Indices ``0 .. len(data_source) - 1`` in order."""
+    """The indices ``0, ..., len(data_source) - 1`` in order, as ``torch.utils.data.SequentialSampler``.
+
+    Args:
+        data_source: the dataset (only its length is used).
+    """
 
     def __init__(self, data_source: Sized) -> None:
         self.data_source = data_source
@@ -88,7 +97,13 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The given ``indices`` in a random order (``generator`` for reproducibility)."""
+    """The given indices in a random order (a new permutation every epoch), as
+    ``torch.utils.data.SubsetRandomSampler``.
+
+    Args:
+        indices: the indices to sample.
+        generator: the random generator; None means the global one.
+    """
 
     def __init__(self, indices: Sequence[int], generator: Optional[Generator] = None) -> None:
         self.indices = indices
@@ -179,10 +194,23 @@ class BatchSampler(Sampler):
 
 
 class DistributedSampler(Sampler):
-    """Each of ``num_replicas`` processes sees its own ``rank``-strided share of a (seed + epoch) shuffle.
+    """The share of one process in distributed data-parallel training, as ``torch.utils.data.DistributedSampler``: the
+    indices (shuffled with ``seed + epoch``, see ``set_epoch``) are padded to a multiple of ``num_replicas`` (or
+    trimmed with ``drop_last``) and process ``rank`` takes every ``num_replicas``-th one from position ``rank``.
 
-    Without a process group, ``num_replicas``/``rank`` default to ``WORLD_SIZE``/``RANK`` from the
+    Without a process group, ``num_replicas`` and ``rank`` default to ``WORLD_SIZE`` and ``RANK`` from the
     environment, else 1 and 0.
+
+    Args:
+        dataset: the dataset (only its length is used).
+        num_replicas: the number of processes.
+        rank: this process's rank, in ``[0, num_replicas)``.
+        shuffle: shuffle the indices.
+        seed: the shuffle seed, the same on every process.
+        drop_last: drop the tail that does not divide evenly instead of padding with repeated indices.
+
+    Raises:
+        ValueError: a rank outside ``[0, num_replicas)``.
     """
 
     def __init__(self, dataset: Sized, num_replicas: Optional[int] = None, rank: Optional[int] = None,
