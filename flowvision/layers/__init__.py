@@ -3,6 +3,7 @@ from .activations import create_act_layer, get_act_layer
 from .adapt import adapt_input_conv
 from .blur_pool import BlurPool2d
 from .cbam import CbamModule, LightCbamModule
+from .class_attn import ClassAttn
 from .classifier import ClassifierHead, NormMlpClassifierHead, SelectAdaptivePool2d, create_classifier
 from .conv_bn_act import ConvBnAct, ConvNormAct
 from .create_attn import create_attn, get_attn
@@ -28,4 +29,5 @@ __all__ = [
     "variance_scaling_", "ConvMlp", "EcaModule", "CecaModule", "EfficientChannelAttn",
     "CircularEfficientChannelAttn", "CbamModule", "LightCbamModule", "GlobalContext", "NonLocalAttn",
     "DropBlock2d", "drop_block_2d", "create_attn", "get_attn", "BlurPool2d", "window_partition", "window_reverse",
+    "ClassAttn",
 ]

@@ -3,7 +3,8 @@ from typing import Any, Dict, List, Sequence, Union
 
 from flowvision.backend import nn
 
-__all__ = ["FeatureInfo", "FeatureListNet", "FeatureGetterNet", "feature_take_indices"]
+__all__ = ["FeatureInfo", "FeatureListNet", "FeatureGetterNet", "feature_take_indices", "collect_intermediates",
+           "prune_stages"]
 
 
 def feature_take_indices(num_features, indices=None):
@@ -28,6 +29,30 @@ def feature_take_indices(num_features, indices=None):
         if not take:
             raise ValueError("no feature indices given")
     return take, max(take)
+
+
+def collect_intermediates(blocks, x, indices=None, stop_early=False, keep=None):
+    """timm's ``forward_intermediates`` loop: ``x`` through ``blocks`` (up to the last one ``indices`` names
+    when ``stop_early``); returns (final x, [output of each block named by ``indices``, through ``keep``])."""
+    take, max_index = feature_take_indices(len(blocks), indices)
+    intermediates = []
+    for i, blk in enumerate(blocks[:max_index + 1] if stop_early else blocks):
+        x = blk(x)
+        if i in take:
+            intermediates.append(keep(x) if keep is not None else x)
+    return x, intermediates
+
+
+def prune_stages(model, indices, prune_head: bool):
+    """timm's ``prune_intermediate_layers`` for a model of ``stages`` with one ``feature_info`` entry each: keeps
+    the stages up to the last of ``indices`` (``num_features`` follows). Returns (kept indices, whether the
+    caller must drop its head: asked for, or the last stage is gone)."""
+    take, max_index = feature_take_indices(len(model.stages), indices)
+    model.stages = model.stages[:max_index + 1]
+    truncated = max_index < len(model.feature_info) - 1
+    if truncated:
+        model.num_features = model.head_hidden_size = model.feature_info[max_index]["num_chs"]
+    return take, prune_head or truncated
 
 
 class FeatureInfo:

@@ -12,7 +12,7 @@ from ._contract import ClassifierContract, check_input_channels, classifier_or_n
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
-__all__ = ["ByobNet", "BasicBlock", "BottleneckBlock"]
+__all__ = ["ByobBase", "ByobNet", "BasicBlock", "BottleneckBlock"]
 
 
 def _shortcut(in_chs, out_chs, stride, project):
@@ -70,7 +70,30 @@ class BottleneckBlock(nn.Module):
         return self.act(out)
 
 
-class ByobNet(ClassifierContract, nn.Module):
+class ByobBase(ClassifierContract, nn.Module):
+    """timm's ByobNet layout, shared by GENet and MobileViT: ``stem`` -> ``stages`` -> ``final_conv`` -> ``head``
+    (a ClassifierHead); subclasses build those modules and set ``in_chans``."""
+
+    def group_matcher(self, coarse=False):
+        return dict(stem=r"^stem", blocks=[(r"^stages\.(\d+)" if coarse else r"^stages\.(\d+)\.(\d+)", None),
+                                           (r"^final_conv", (99999,))])
+
+    def get_classifier(self, name_only=False):
+        return "head.fc" if name_only else self.head.fc
+
+    def reset_classifier(self, num_classes, global_pool=None):
+        self.num_classes = classifier_or_none(num_classes)
+        self.head.reset(num_classes, global_pool)
+
+    def forward_features(self, x):
+        check_input_channels(x, self.in_chans)
+        return self.final_conv(self.run_blocks(self.stages, self.stem(x)))
+
+    def forward_head(self, x, pre_logits=False):
+        return self.head(x, pre_logits=pre_logits)
+
+
+class ByobNet(ByobBase):
     """A stem, stages of basic/bottleneck blocks, a final 1x1 conv and a linear head (the GENet subset of
     timm's ByobNet).
 
@@ -111,24 +134,6 @@ class ByobNet(ClassifierContract, nn.Module):
         self.feature_info.append(dict(num_chs=final_chs, reduction=reduction, module="final_conv"))
         self.num_features = self.head_hidden_size = final_chs
         self.head = ClassifierHead(final_chs, num_classes, global_pool, drop_rate)
-
-    def group_matcher(self, coarse=False):
-        return dict(stem=r"^stem", blocks=[(r"^stages\.(\d+)" if coarse else r"^stages\.(\d+)\.(\d+)", None),
-                                           (r"^final_conv", (99999,))])
-
-    def get_classifier(self, name_only=False):
-        return "head.fc" if name_only else self.head.fc
-
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = classifier_or_none(num_classes)
-        self.head.reset(num_classes, global_pool)
-
-    def forward_features(self, x):
-        check_input_channels(x, self.in_chans)
-        return self.final_conv(self.run_blocks(self.stages, self.stem(x)))
-
-    def forward_head(self, x, pre_logits=False):
-        return self.head(x, pre_logits=pre_logits)
 
 
 def _cfg(**kwargs):

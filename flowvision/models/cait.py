@@ -8,42 +8,15 @@ from functools import partial
 
 import flowvision.backend as flow
 from flowvision.backend import nn
-from flowvision.backend.nn import functional as F
-from flowvision.layers import DropPath, Mlp, PatchEmbed, trunc_normal_
+from flowvision.layers import ClassAttn, DropPath, Mlp, PatchEmbed, trunc_normal_
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, classifier_or_none, linear_head
-from ._features import feature_take_indices
+from ._features import collect_intermediates, feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
 __all__ = ["Cait", "ClassAttn", "TalkingHeadAttn", "LayerScaleBlock", "LayerScaleBlockClassAttn"]
-
-
-def _heads(t, b, n, h):
-    return t.reshape(b, n, h, -1).permute(0, 2, 1, 3)
-
-
-class ClassAttn(nn.Module):
-    """Attention of the class token (query) over [class token, patch tokens] (keys, values)."""
-
-    def __init__(self, dim, num_heads=8, qkv_bias=False, attn_drop=0.0, proj_drop=0.0):
-        super().__init__()
-        self.num_heads = num_heads
-        self.q = nn.Linear(dim, dim, bias=qkv_bias)
-        self.k = nn.Linear(dim, dim, bias=qkv_bias)
-        self.v = nn.Linear(dim, dim, bias=qkv_bias)
-        self.attn_drop = nn.Dropout(attn_drop)
-        self.proj = nn.Linear(dim, dim)
-        self.proj_drop = nn.Dropout(proj_drop)
-
-    def forward(self, x):
-        b, n, c = x.shape
-        h = self.num_heads
-        q = _heads(self.q(x[:, :1]), b, 1, h)
-        x_cls = F.scaled_dot_product_attention(q, _heads(self.k(x), b, n, h), _heads(self.v(x), b, n, h),
-                                               dropout_p=self.attn_drop.p if self.training else 0.0)
-        return self.proj_drop(self.proj(x_cls.transpose(1, 2).reshape(b, 1, c)))
 
 
 class TalkingHeadAttn(nn.Module):
@@ -203,15 +176,9 @@ class Cait(ClassifierContract, nn.Module):
         """(final tokens, [block outputs]) for ``indices`` of the self-attention blocks (timm's semantics)."""
         if output_fmt not in ("NCHW", "NLC"):
             raise ValueError(f"output_fmt must be 'NCHW' or 'NLC', got {output_fmt!r}")
-        take, max_index = feature_take_indices(len(self.blocks), indices)
         b, _, height, width = x.shape
-        x = self._embed(x)
-        blocks = self.blocks[:max_index + 1] if stop_early else self.blocks
-        intermediates = []
-        for i, blk in enumerate(blocks):
-            x = blk(x)
-            if i in take:
-                intermediates.append(self.norm(x) if norm else x)
+        x, intermediates = collect_intermediates(self.blocks, self._embed(x), indices, stop_early,
+                                                 self.norm if norm else None)
         if output_fmt == "NCHW":
             ph, pw = self.patch_embed.patch_size
             intermediates = [y.reshape(b, height // ph, width // pw, -1).permute(0, 3, 1, 2).contiguous()

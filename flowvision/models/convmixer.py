@@ -9,7 +9,7 @@ from flowvision.layers import SelectAdaptivePool2d
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
-from ._features import feature_take_indices
+from ._features import collect_intermediates, feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
@@ -74,13 +74,7 @@ class ConvMixer(ClassifierContract, nn.Module):
         if output_fmt != "NCHW":
             raise ValueError(f"ConvMixer's intermediates are NCHW, got output_fmt={output_fmt!r}")
         check_input_channels(x, self.in_chans)
-        take, max_index = feature_take_indices(len(self.blocks), indices)
-        x = self.stem(x)
-        intermediates = []
-        for i, blk in enumerate(self.blocks[:max_index + 1] if stop_early else self.blocks):
-            x = blk(x)
-            if i in take:
-                intermediates.append(x)
+        x, intermediates = collect_intermediates(self.blocks, self.stem(x), indices, stop_early)
         return intermediates if intermediates_only else (x, intermediates)
 
     def prune_intermediate_layers(self, indices=1, prune_norm=False, prune_head=True):

@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence, Union
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
-from flowvision.layers import DropPath, trunc_normal_
+from flowvision.layers import DropPath, Mlp, trunc_normal_
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
@@ -31,18 +31,6 @@ from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_d
 from ._registry import register_model
 
 __all__ = ["CrossFormer"]
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int, drop: float = 0.0):
-        super().__init__()
-        self.fc1 = nn.Linear(dim, hidden)
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(hidden, dim)
-        self.drop = nn.Dropout(drop)
-
-    def forward(self, x):
-        return self.drop(self.fc2(self.drop(self.act(self.fc1(x)))))
 
 
 class DynamicPosBias(nn.Module):
@@ -103,7 +91,7 @@ class CrossFormerBlock(nn.Module):
         self.attn = Attention(dim, group_size, num_heads, qkv_bias, attn_drop, drop)
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
         self.norm2 = nn.LayerNorm(dim)
-        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop)
+        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop=drop)
 
     def forward(self, x):
         b, h, w, c = x.shape

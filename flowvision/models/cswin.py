@@ -20,7 +20,7 @@ from typing import List, Optional, Sequence, Union
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
-from flowvision.layers import DropPath, trunc_normal_
+from flowvision.layers import DropPath, Mlp, trunc_normal_
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
@@ -29,18 +29,6 @@ from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_d
 from ._registry import register_model
 
 __all__ = ["CSWinTransformer"]
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int, drop: float = 0.0):
-        super().__init__()
-        self.fc1 = nn.Linear(dim, hidden)
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(hidden, dim)
-        self.drop = nn.Dropout(drop)
-
-    def forward(self, x):
-        return self.drop(self.fc2(self.drop(self.act(self.fc1(x)))))
 
 
 class LePEAttention(nn.Module):
@@ -102,7 +90,7 @@ class CSWinBlock(nn.Module):
             self.attns = nn.ModuleList([LePEAttention(dim // 2, i, split_size, num_heads // 2, attn_drop)
                                         for i in range(2)])
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
-        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop)
+        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop=drop)
         self.norm2 = nn.LayerNorm(dim)
 
     def forward(self, x):

@@ -26,7 +26,8 @@ from typing import List, Optional, Sequence, Union
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
-from flowvision.layers import DropPath, LayerNorm2d, trunc_normal_
+from flowvision.layers import ClassAttn, DropPath, LayerNorm2d, trunc_normal_
+from flowvision.layers import Mlp as ClassMlp
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
@@ -220,42 +221,6 @@ class FANBlock(nn.Module):
         return x + self.drop_path(self.gamma2 * self.mlp(self.norm2(x), h, w))
 
 
-class ClassAttn(nn.Module):
-    """CaiT class attention: the class token queries all tokens."""
-
-    def __init__(self, dim: int, num_heads: int, qkv_bias: bool = True, attn_drop: float = 0.0,
-                 proj_drop: float = 0.0):
-        super().__init__()
-        self.num_heads = num_heads
-        self.q = nn.Linear(dim, dim, bias=qkv_bias)
-        self.k = nn.Linear(dim, dim, bias=qkv_bias)
-        self.v = nn.Linear(dim, dim, bias=qkv_bias)
-        self.attn_drop = nn.Dropout(attn_drop)
-        self.proj = nn.Linear(dim, dim)
-        self.proj_drop = nn.Dropout(proj_drop)
-
-    def forward(self, x):
-        b, n, c = x.shape
-        nh = self.num_heads
-        q = self.q(x[:, 0]).reshape(b, 1, nh, c // nh).transpose(1, 2)
-        k = self.k(x).reshape(b, n, nh, c // nh).transpose(1, 2)
-        v = self.v(x).reshape(b, n, nh, c // nh).transpose(1, 2)
-        x = F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.0)
-        return self.proj_drop(self.proj(x.transpose(1, 2).reshape(b, 1, c)))
-
-
-class ClassMlp(nn.Module):
-    def __init__(self, dim: int, hidden: int, drop: float = 0.0):
-        super().__init__()
-        self.fc1 = nn.Linear(dim, hidden)
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(hidden, dim)
-        self.drop = nn.Dropout(drop)
-
-    def forward(self, x):
-        return self.drop(self.fc2(self.drop(self.act(self.fc1(x)))))
-
-
 class ClassAttentionBlock(nn.Module):
     """Class-attention block with ``tokens_norm`` (the authors' FAN setting): all tokens are normalised by
     ``norm2``, and the normalised patch tokens are added back to the residual."""
@@ -266,7 +231,7 @@ class ClassAttentionBlock(nn.Module):
         self.norm1 = _norm(dim)
         self.attn = ClassAttn(dim, num_heads, qkv_bias, attn_drop, drop)
         self.norm2 = _norm(dim)
-        self.mlp = ClassMlp(dim, int(dim * mlp_ratio), drop)
+        self.mlp = ClassMlp(dim, int(dim * mlp_ratio), drop=drop)
         self.gamma1 = nn.Parameter(eta * flow.ones(dim))
         self.gamma2 = nn.Parameter(eta * flow.ones(dim))
 

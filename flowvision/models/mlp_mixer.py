@@ -12,7 +12,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, GatedMlp, Mlp, PatchEmbed, get_act_layer, lecun_normal_, to_2tuple
 
 from ._builder import build_model_with_cfg
-from ._features import feature_take_indices
+from ._features import collect_intermediates, feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, extend_default_cfgs, generate_default_cfgs)
 from ._registry import register_model, register_model_alias
@@ -181,15 +181,9 @@ class MlpMixer(nn.Module):
         final norm to each."""
         if output_fmt not in ("NCHW", "NLC"):
             raise ValueError(f"output_fmt must be 'NCHW' or 'NLC', got {output_fmt!r}")
-        take_indices, max_index = feature_take_indices(len(self.blocks), indices)
         B, _, height, width = x.shape
-        x = self.stem(x)
-        blocks = self.blocks[:max_index + 1] if stop_early else self.blocks
-        intermediates = []
-        for i, blk in enumerate(blocks):
-            x = blk(x)
-            if i in take_indices:
-                intermediates.append(self.norm(x) if norm else x)
+        x, intermediates = collect_intermediates(self.blocks, self.stem(x), indices, stop_early,
+                                                 self.norm if norm else None)
         if output_fmt == "NCHW":
             ph, pw = self.stem.patch_size
             h, w = height // ph, width // pw

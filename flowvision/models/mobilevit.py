@@ -17,10 +17,9 @@ from flowvision.layers import ClassifierHead, ConvNormAct, DropPath
 from flowvision.layers.mlp import ConvMlp
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none
 from ._pretrained import generate_default_cfgs
 from ._registry import register_model, register_model_alias
-from .byobnet import BottleneckBlock
+from .byobnet import BottleneckBlock, ByobBase
 from .vision_transformer import Block
 
 __all__ = ["MobileVit"]
@@ -152,7 +151,7 @@ class MobileVitV2Block(nn.Module):
         return self.conv_proj(x)
 
 
-class MobileVit(ClassifierContract, nn.Module):
+class MobileVit(ByobBase):
     """MobileViT.
 
     Args:
@@ -195,24 +194,6 @@ class MobileVit(ClassifierContract, nn.Module):
             final_chs = prev
         self.num_features = self.head_hidden_size = final_chs
         self.head = ClassifierHead(final_chs, num_classes, global_pool, drop_rate)
-
-    def group_matcher(self, coarse=False):
-        return dict(stem=r"^stem", blocks=[(r"^stages\.(\d+)" if coarse else r"^stages\.(\d+)\.(\d+)", None),
-                                           (r"^final_conv", (99999,))])
-
-    def get_classifier(self, name_only=False):
-        return "head.fc" if name_only else self.head.fc
-
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = classifier_or_none(num_classes)
-        self.head.reset(num_classes, global_pool)
-
-    def forward_features(self, x):
-        check_input_channels(x, self.in_chans)
-        return self.final_conv(self.run_blocks(self.stages, self.stem(x)))
-
-    def forward_head(self, x, pre_logits=False):
-        return self.head(x, pre_logits=pre_logits)
 
 
 def _cfg(**kwargs):

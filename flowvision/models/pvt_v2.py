@@ -12,7 +12,7 @@ from flowvision.layers import DropPath, to_2tuple, to_ntuple, trunc_normal_
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
-from ._features import feature_take_indices
+from ._features import collect_intermediates, prune_stages
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
@@ -224,21 +224,12 @@ class PyramidVisionTransformerV2(ClassifierContract, nn.Module):
         if output_fmt != "NCHW":
             raise ValueError(f"PVT-v2's intermediates are NCHW, got output_fmt={output_fmt!r}")
         check_input_channels(x, self.in_chans)
-        take, max_index = feature_take_indices(len(self.stages), indices)
-        x = self.patch_embed(x)
-        intermediates = []
-        for i, stage in enumerate(self.stages[:max_index + 1] if stop_early else self.stages):
-            x = stage(x)
-            if i in take:
-                intermediates.append(x)
+        x, intermediates = collect_intermediates(self.stages, self.patch_embed(x), indices, stop_early)
         return intermediates if intermediates_only else (x, intermediates)
 
     def prune_intermediate_layers(self, indices=1, prune_norm=False, prune_head=True):
-        take, max_index = feature_take_indices(len(self.stages), indices)
-        self.stages = self.stages[:max_index + 1]
-        if max_index < len(self.feature_info) - 1:
-            self.num_features = self.head_hidden_size = self.feature_info[max_index]["num_chs"]
-        if prune_head or max_index < len(self.feature_info) - 1:
+        take, drop_head = prune_stages(self, indices, prune_head)
+        if drop_head:
             self.reset_classifier(0, "")
         return take
 

@@ -28,7 +28,7 @@ import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
 from flowvision.backend.utils.checkpoint import checkpoint
-from flowvision.layers import DropPath, trunc_normal_
+from flowvision.layers import DropPath, Mlp, trunc_normal_
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
@@ -52,18 +52,6 @@ class LayerNorm2d(nn.Module):
         c = x.shape[1]
         x = F.layer_norm(x.permute(0, 2, 3, 1), (c,), self.weight.reshape(c), self.bias.reshape(c), self.eps)
         return x.permute(0, 3, 1, 2)
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int, drop: float = 0.0):
-        super().__init__()
-        self.fc1 = nn.Linear(dim, hidden)
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(hidden, dim)
-        self.drop = nn.Dropout(drop)
-
-    def forward(self, x):
-        return self.drop(self.fc2(self.drop(self.act(self.fc1(x)))))
 
 
 def _rel_pos_index(ws: int) -> np.ndarray:
@@ -137,7 +125,7 @@ class R2LAttentionPlusFFN(nn.Module):
         self.attn = AttentionWithRelPos(dim, num_heads, window, qkv_bias, attn_drop, drop)
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
         self.norm2 = norm(dim)
-        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop)
+        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop=drop)
 
     def forward(self, out, batch: int, keep=None):
         c = out.shape[-1]

@@ -13,13 +13,12 @@ stem, depths 3-5-9-3"; its head dimension is 32 as in the authors' released S+ m
 head-dimension-64 variant, not registered in the original zoo); LayerScale (``_ls``) starts at 1e-6 and applies to
 the attention stages only; the final norm is a BatchNorm over the last stage's map.
 """
-from functools import partial
 from typing import List, Optional, Sequence, Union
 
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
-from flowvision.layers import DropPath, trunc_normal_
+from flowvision.layers import DropPath, Mlp, trunc_normal_
 
 from ._builder import build_model_with_cfg
 from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
@@ -28,21 +27,6 @@ from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_d
 from ._registry import register_model
 
 __all__ = ["UniFormer"]
-
-
-class Mlp(nn.Module):
-    """Token MLP (Linear) or, with ``conv=True``, the same on a (B, C, H, W) map with 1x1 convs."""
-
-    def __init__(self, dim: int, hidden: int, drop: float = 0.0, conv: bool = False):
-        super().__init__()
-        layer = partial(nn.Conv2d, kernel_size=1) if conv else nn.Linear
-        self.fc1 = layer(dim, hidden)
-        self.act = nn.GELU()
-        self.fc2 = layer(hidden, dim)
-        self.drop = nn.Dropout(drop)
-
-    def forward(self, x):
-        return self.drop(self.fc2(self.drop(self.act(self.fc1(x)))))
 
 
 class Attention(nn.Module):
@@ -76,7 +60,7 @@ class CBlock(nn.Module):
         self.attn = nn.Conv2d(dim, dim, 5, padding=2, groups=dim)
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
         self.norm2 = nn.BatchNorm2d(dim)
-        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop=drop, conv=True)
+        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop=drop, use_conv=True)
 
     def forward(self, x):
         x = x + self.pos_embed(x)
