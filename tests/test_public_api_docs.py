@@ -106,7 +106,10 @@ TYPED_PATHS = ["flowvision/hub", "flowvision/utils/__init__.py", "flowvision/io"
                "flowvision/models/_predict_inputs.py", "flowvision/models/_predict_tasks.py",
                "flowvision/transforms", "flowvision/data", "flowvision/backend/_creation.py",
                "flowvision/backend/nn/functional.py", "flowvision/backend/nn/_functional", "flowvision/backend/optim",
-               "flowvision/backend/utils/data"]
+               "flowvision/backend/utils/data", "flowvision/ops", "flowvision/models/_api.py",
+               "flowvision/models/_builder.py", "flowvision/models/_data.py", "flowvision/models/_factory.py",
+               "flowvision/models/_features.py", "flowvision/models/_pretrained.py", "flowvision/models/_registry.py",
+               "flowvision/models/_predict.py"]
 # modules whose docstring examples run as doctests
 DOCTEST_MODULES = ["flowvision.utils", "flowvision.io.image", "flowvision.data.mixup", "flowvision.hub._env", "flowvision.hub.download", "flowvision.hub.hf",
                    "flowvision.backend._capture", "flowvision.models._registry", "flowvision.models._factory"]

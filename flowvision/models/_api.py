@@ -11,7 +11,7 @@ import enum
 import fnmatch
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Dict, Optional, Sequence, Type, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Type, Union
 
 from flowvision.backend import nn
 
@@ -125,8 +125,8 @@ def make_weights_enum(name, module, default, members):
     return cls
 
 
-_BUILDERS = {}
-_BUILDER_WEIGHTS = {}
+_BUILDERS: Dict[str, Callable[..., nn.Module]] = {}
+_BUILDER_WEIGHTS: Dict[str, Type["WeightsEnum"]] = {}
 
 
 def register_builder(name=None, weights=None):
@@ -378,8 +378,8 @@ def tv_weights_enums(module: str, table: Dict[str, tuple]) -> Dict[str, Any]:
 
 # --- torchvision checkpoints into the timm-named model of the same architecture -----------------------------
 
-TV_TO_TIMM = {}  # torchvision builder -> timm-named model; filled by the family files
-_TV_CONVERTERS = {}
+TV_TO_TIMM: Dict[str, str] = {}  # torchvision builder -> timm-named model; filled by the family files
+_TV_CONVERTERS: Dict[str, Any] = {}
 
 
 def register_tv_counterpart(pairs: Dict[str, str], convert: Optional[Callable] = None,
@@ -454,7 +454,7 @@ def load_torchvision_checkpoint(model: nn.Module, checkpoint: Any, tv_name: str,
             url = checkpoint
         else:
             url = get_model_weights(tv_name).verify(checkpoint).url
-        sd = hub.load_state_dict_from_url(url, progress=progress, check_hash=True, as_numpy=True)
+        sd = dict(hub.load_state_dict_from_url(url, progress=progress, check_hash=True, as_numpy=True))
     out = convert_torchvision_state_dict(sd, model, tv_name)
     return model.load_state_dict(hub.to_backend({k: np.ascontiguousarray(v) for k, v in out.items()}),
                                  strict=strict)
@@ -471,7 +471,7 @@ def create_model_from_torchvision(tv_name: str, weights: Any = "DEFAULT", **kwar
     return model
 
 
-_TV_CATEGORIES = []
+_TV_CATEGORIES: List[str] = []
 
 
 def imagenet_categories():

@@ -1,5 +1,6 @@
 """``build_model_with_cfg`` and pretrained-weight loading (through flowvision.hub)."""
 import logging
+import os
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
@@ -123,7 +124,7 @@ def load_pretrained(model: Any, pretrained_cfg: Optional[PretrainedCfg] = None, 
     return model
 
 
-def load_checkpoint(model: Any, checkpoint_path: str, strict: bool = True,
+def load_checkpoint(model: Any, checkpoint_path: Union[str, "os.PathLike[str]"], strict: bool = True,
                     filter_fn: Optional[Callable[[Dict[str, Any], Any], Dict[str, Any]]] = None) -> Any:
     """Load a local checkpoint (safetensors / torch / npz) into ``model``; EMA weights preferred, like timm.
 

@@ -2,7 +2,7 @@
 import functools
 import math
 import os
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -57,6 +57,7 @@ def create_eval_transform(input_size: Sequence[int] = (3, 224, 224), interpolati
     if crop_mode != "center":
         raise NotImplementedError(f"crop_mode {crop_mode!r} is not supported yet")
     h, w = input_size[-2:]
+    scale: Union[int, Tuple[int, int]]
     if h == w:
         scale = int(math.floor(h / crop_pct))
     else:

@@ -1,6 +1,6 @@
 """``create_model``: the single entry point to the registry."""
 import os
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._builder import load_checkpoint
 from ._registry import is_model, model_entrypoint, resolve_model_name, split_model_name_tag
@@ -8,7 +8,7 @@ from ._registry import is_model, model_entrypoint, resolve_model_name, split_mod
 __all__ = ["create_model", "register_task_builder"]
 
 # builders of non-classification networks of the original zoo (style transfer) that torchvision does not have
-_TASK_BUILDERS = {}
+_TASK_BUILDERS: Dict[str, Callable[..., Any]] = {}
 
 
 def register_task_builder(fn):

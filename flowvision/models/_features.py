@@ -69,9 +69,9 @@ class FeatureInfo:
     def __init__(self, feature_info: List[Dict[str, Any]], out_indices: Union[int, Sequence[int]]) -> None:
         n = len(feature_info)
         if isinstance(out_indices, int):
-            out_indices = tuple(range(n - out_indices, n)) if 0 < out_indices <= n else None
-            if out_indices is None:
+            if not 0 < out_indices <= n:
                 raise ValueError(f"out_indices as an int must be in 1..{n}")
+            out_indices = tuple(range(n - out_indices, n))
         idx = []
         for i in out_indices:
             if not isinstance(i, int) or isinstance(i, bool):

@@ -111,7 +111,7 @@ def generate_default_cfgs(cfgs: Dict[str, Union[Dict[str, Any], "PretrainedCfg"]
     Returns:
         One ``DefaultCfg`` (ordered tags and their cfgs) per architecture.
     """
-    out = {}
+    out: Dict[str, DefaultCfg] = {}
     for key, cfg in cfgs.items():
         if isinstance(cfg, dict):
             cfg = PretrainedCfg(**cfg)

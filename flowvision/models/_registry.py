@@ -6,7 +6,7 @@ import re
 import sys
 from collections import defaultdict
 from dataclasses import replace
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, DefaultDict, Dict, Iterable, List, Optional, Set, Union
 
 from ._pretrained import DefaultCfg, split_model_name_tag
 
@@ -15,14 +15,14 @@ __all__ = ["register_model", "register_model_alias", "list_models", "list_aliase
            "model_entrypoint", "get_pretrained_cfg", "get_pretrained_cfg_value", "get_arch_pretrained_cfgs",
            "get_arch_name", "is_model_pretrained", "resolve_model_name", "split_model_name_tag"]
 
-_module_to_models = defaultdict(set)
-_model_to_module = {}
-_model_entrypoints = {}
-_model_has_pretrained = set()
-_model_default_cfgs = {}
-_model_pretrained_cfgs = {}
-_model_with_tags = defaultdict(list)
-_model_aliases = {}
+_module_to_models: DefaultDict[str, Set[str]] = defaultdict(set)
+_model_to_module: Dict[str, str] = {}
+_model_entrypoints: Dict[str, Callable[..., Any]] = {}
+_model_has_pretrained: Set[str] = set()
+_model_default_cfgs: Dict[str, DefaultCfg] = {}
+_model_pretrained_cfgs: Dict[str, Any] = {}
+_model_with_tags: DefaultDict[str, List[str]] = defaultdict(list)
+_model_aliases: Dict[str, str] = {}
 
 
 def register_model(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -39,7 +39,7 @@ def register_model(fn: Callable[..., Any]) -> Callable[..., Any]:
         if model_name not in mod.__all__:
             mod.__all__.append(model_name)
     else:
-        mod.__all__ = [model_name]
+        setattr(mod, "__all__", [model_name])  # a family module without __all__ gets one
     _model_entrypoints[model_name] = fn
     _model_to_module[model_name] = module_name
     _module_to_models[module_name].add(model_name)
@@ -147,7 +147,7 @@ def list_models(filter: Union[str, Iterable[str]] = "", module: Any = "", pretra
     else:
         all_models = set(_model_entrypoints)
     if include_tags:
-        tagged = set()
+        tagged: Set[str] = set()
         for m in all_models:
             tagged.update(_model_with_tags.get(m) or [m])
         all_models = tagged

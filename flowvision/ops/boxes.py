@@ -1,4 +1,6 @@
 """Box utilities with torchvision.ops' names, arguments and arithmetic (xyxy boxes unless told)."""
+# Tensor indexing is bound at import (flowvision/backend/_methods.py), out of mypy's sight:
+# mypy: disable-error-code="index"
 import math
 from typing import Tuple
 

@@ -72,13 +72,15 @@ class Conv2dNormActivation(nn.Sequential):
             if isinstance(kernel_size, int) and isinstance(dilation, int):
                 padding = (kernel_size - 1) // 2 * dilation
             else:
-                n = len(kernel_size) if isinstance(kernel_size, (list, tuple)) else len(dilation)
+                # not both ints: when kernel_size is an int, dilation is the sequence
+                n = (len(kernel_size) if isinstance(kernel_size, (list, tuple))
+                     else len(dilation))  # type: ignore[arg-type]
                 ks = kernel_size if isinstance(kernel_size, (list, tuple)) else (kernel_size,) * n
                 dl = dilation if isinstance(dilation, (list, tuple)) else (dilation,) * n
                 padding = tuple((ks[i] - 1) // 2 * dl[i] for i in range(n))
         if bias is None:
             bias = norm_layer is None
-        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation,
+        layers: List[nn.Module] = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation,
                             groups=groups, bias=bias)]
         if norm_layer is not None:
             layers.append(norm_layer(out_channels))
@@ -137,7 +139,7 @@ class MLP(nn.Sequential):
                  activation_layer: Callable[..., nn.Module] = nn.ReLU, inplace: Optional[bool] = None,
                  bias: bool = True, dropout: float = 0.0) -> None:
         params = {} if inplace is None else {"inplace": inplace}
-        layers = []
+        layers: List[nn.Module] = []
         in_dim = in_channels
         for hidden_dim in hidden_channels[:-1]:
             layers.append(nn.Linear(in_dim, hidden_dim, bias=bias))

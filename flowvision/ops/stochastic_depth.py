@@ -1,5 +1,7 @@
 """stochastic_depth / StochasticDepth and drop_block2d / DropBlock2d (torchvision.ops semantics; the random
 draws come from flowvision's generator, so the masks differ from torch's but their distribution is the same)."""
+from typing import cast
+
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
 from flowvision.backend import nn
@@ -106,9 +108,11 @@ def block_drop(x: flow.Tensor, gamma: float, kh: int, kw: int, *, couple_channel
             seeds = F.pad(seeds, [kw // 2, (kw - 1) // 2, kh // 2, (kh - 1) // 2], value=0)
         else:
             seeds = _bernoulli((B, c, H, W), min(gamma, 1.0), x)
-        block_mask = F.max_pool2d(seeds, kernel_size=(kh, kw), stride=1, padding=(kh // 2, kw // 2))
+        # without return_indices max_pool2d returns one tensor
+        block_mask = cast(flow.Tensor, F.max_pool2d(seeds, kernel_size=(kh, kw), stride=1,
+                                                    padding=(kh // 2, kw // 2)))
         if kh % 2 == 0 or kw % 2 == 0:  # an even window pads one more row/col than it consumes
-            block_mask = block_mask[..., (kh + 1) % 2:, (kw + 1) % 2:]
+            block_mask = block_mask[..., (kh + 1) % 2:, (kw + 1) % 2:]  # type: ignore[index]  # bound at import
         keep_mask = 1.0 - block_mask
         if with_noise:
             noise = flow.randn(tuple(keep_mask.shape), dtype=x.dtype, device=x.device) * block_mask
