@@ -14,6 +14,10 @@ from .. import functional as F
 
 
 class Conv2d(Function):
+    """The autograd op behind :func:`conv2d` (batched NCHW input): the compiled convolution kernels forward, the
+    input and weight gradients backward.
+    """
+
     capture_role = "conv2d"
 
     @staticmethod

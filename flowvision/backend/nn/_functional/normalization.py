@@ -15,6 +15,10 @@ from .. import functional as F
 
 
 class BatchNormTrain(Function):
+    """The autograd op of :func:`batch_norm` in training mode: normalises with the batch statistics and returns
+    ``(output, mean, invstd)``.
+    """
+
     @staticmethod
     def forward(ctx, x, w, b, eps):
         x3 = _kin(x).reshape(x.shape[0], x.shape[1], -1)
@@ -41,6 +45,8 @@ class BatchNormTrain(Function):
 
 
 class BatchNormEval(Function):
+    """The autograd op of :func:`batch_norm` in eval mode: normalises with the running statistics."""
+
     capture_role = "batch_norm_eval"
 
     @staticmethod
@@ -129,6 +135,8 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optio
 
 
 class LayerNorm(Function):
+    """The autograd op behind :func:`layer_norm` over the trailing ``normalized_shape`` dims."""
+
     capture_role = "layer_norm"
 
     @staticmethod
@@ -205,6 +213,8 @@ def layer_norm(input: Tensor, normalized_shape: Union[int, Sequence[int]], weigh
 
 
 class GroupNorm(Function):
+    """The autograd op behind :func:`group_norm`."""
+
     @staticmethod
     def forward(ctx, x, w, b, groups, eps):
         x3 = _kin(x).reshape(x.shape[0], x.shape[1], -1)

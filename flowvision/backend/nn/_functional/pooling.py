@@ -30,6 +30,10 @@ def _check_pool(x, k, s, p, d, name):
 
 
 class MaxPool2d(Function):
+    """The autograd op behind :func:`max_pool2d`: returns ``(output, indices)``; the gradient goes to each window's
+    maximum.
+    """
+
     capture_role = "max_pool2d"
 
     @staticmethod
@@ -126,6 +130,8 @@ def max_pool1d(input: Tensor, kernel_size: Union[int, Sequence[int]],
 
 
 class AvgPool2d(Function):
+    """The autograd op behind :func:`avg_pool2d`: window means forward, the gradient spread evenly over each window."""
+
     capture_role = "avg_pool2d"
 
     @staticmethod
@@ -217,6 +223,8 @@ def _adaptive_size(x, output_size):
 
 
 class AdaptiveAvgPool2d(Function):
+    """The autograd op behind :func:`adaptive_avg_pool2d` (outputs other than 1x1)."""
+
     capture_role = "adaptive_avg_pool2d"
 
     @staticmethod
@@ -280,6 +288,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Union[int, Sequence[int]]) -
 
 
 class AdaptiveMaxPool2d(Function):
+    """The autograd op behind :func:`adaptive_max_pool2d`: returns ``(output, indices)``."""
+
     @staticmethod
     def forward(ctx, x, o):
         y, idx = _C.adaptive_max_pool2d_forward(_kin(x), o)
