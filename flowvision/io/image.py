@@ -115,7 +115,9 @@ def _exif_transpose(arr, orientation):
 
 # what Pillow's parsers raise on damaged bytes (a truncated GIF frame table gives IndexError, a bad TIFF tag
 # ValueError or struct.error): all become the decoders' RuntimeError, as with torchvision's decoders
-_DECODE_ERRORS = (OSError, EOFError, SyntaxError, ValueError, IndexError, struct.error, Image.DecompressionBombError)
+# what Pillow raises on damaged data (its TIFF reader raises TypeError for a frame that declares no dimensions)
+_DECODE_ERRORS = (OSError, EOFError, SyntaxError, ValueError, IndexError, TypeError, struct.error,
+                  Image.DecompressionBombError)
 
 
 def _decode_pil(data, mode, apply_exif_orientation, expect=None):
@@ -259,11 +261,17 @@ def decode_webp(input: Any, mode: Union[ImageReadMode, str] = ImageReadMode.UNCH
 
 
 def decode_gif(input: Any) -> Any:
-    """All frames as (N, C, H, W) uint8 (or (C, H, W) for a single frame), RGB."""
+    """All frames as (N, C, H, W) uint8 (or (C, H, W) for a single frame), RGB.
+
+    Raises:
+        RuntimeError: not GIF data, or damaged data.
+    """
     data = _bytes_of(input)
     frames = []
     try:
         im = Image.open(_io.BytesIO(data))
+        if im.format != "GIF":
+            raise RuntimeError(f"Expected a GIF image, got {im.format}")
         # a damaged frame fails in seek/convert, after the header parsed: the same clear error as a bad header
         for i in range(getattr(im, "n_frames", 1)):
             im.seek(i)
