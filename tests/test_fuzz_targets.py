@@ -87,18 +87,17 @@ def test_manifest_source_cannot_cache_outside_the_model_dir(tmp_path):
     assert "url must end in a file name" in " ".join(problems(**url, url="https://h/"))
 
 
-@pytest.mark.parametrize("name", sorted(targets.TARGETS))
-def test_atheris_harness_runs_clean(name, tmp_path):
-    """A few seconds of coverage-guided fuzzing per harness (about a minute for all ten): no crash, no leak."""
+def test_every_atheris_harness_runs_clean(tmp_path, capsys):
+    """Coverage-guided fuzzing of every harness, two at a time: no crash, leak, timeout or out-of-memory input.
+
+    ``FLOWVISION_FUZZ_SECONDS`` sets the time per harness: 4 by default, 60 in CI (``.ci/run``).
+    """
     pytest.importorskip("atheris")
-    # libFuzzer's RSS limit reads the peak RSS, which Linux carries across fork+exec from this (pytest) process:
-    # the limit is 2 GB on top of what the parent already holds
-    import resource
-    rss_limit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024 + 2048
-    cmd = [sys.executable, os.path.join(FUZZ, "run.py"), name, "-max_total_time=4", "-seed=1", f"-rss_limit_mb={rss_limit}",
-           f"-artifact_prefix={tmp_path}/", str(tmp_path / "corpus"), os.path.join(FUZZ, "corpus", name)]
-    (tmp_path / "corpus").mkdir()
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
-    tail = (r.stdout + r.stderr)[-4000:]
-    assert r.returncode == 0, f"fuzzer found a failure in {name}:\n{tail}"
-    assert "DONE" in tail and "cov:" in tail, tail
+    import run_all
+    seconds = int(os.environ.get("FLOWVISION_FUZZ_SECONDS", "4"))
+    status = run_all.main(["--seconds", str(seconds), "--jobs", "2", "--artifacts", str(tmp_path)])
+    out = capsys.readouterr().out
+    with capsys.disabled():
+        print("\n" + out)  # the per-harness rates and coverage stay in the CI log
+    assert status == 0, out
+    assert out.count(" runs ") == len(targets.TARGETS), out
