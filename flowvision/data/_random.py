@@ -206,7 +206,19 @@ class TimmRandom(RandomSource):
 
 
 def resolve_rng(rng: RngLike = None, seed: Optional[int] = None) -> RandomSource:
-    """``rng`` (a RandomSource, a numpy Generator or an int seed) or ``seed`` -> RandomSource."""
+    """``rng`` (a RandomSource, a numpy Generator or an int seed) or ``seed`` -> RandomSource.
+
+    Args:
+        rng: a source, a numpy Generator, an int seed, or ``None``.
+        seed: a seed for a new source when ``rng`` is ``None``.
+
+    Returns:
+        The random source.
+
+    Raises:
+        ValueError: if both are given.
+        TypeError: for another ``rng`` type.
+    """
     if rng is not None and seed is not None:
         raise ValueError("pass either rng= or seed=, not both")
     if isinstance(rng, RandomSource):

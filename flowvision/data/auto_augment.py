@@ -661,7 +661,23 @@ class _Img:
 
 def apply_op(img: Any, name: str, *args: Any, fill: Union[int, float, Sequence[float]] = _FILL,
              resample: int = _R.BICUBIC, rng: RngLike = None, exact: bool = False) -> Any:
-    """Apply one op with explicit arguments (no randomness except GaussianBlurRand's radius)."""
+    """Apply one op with explicit arguments (no randomness except GaussianBlurRand's radius).
+
+    Args:
+        img: PIL image, numpy HWC uint8 array or CHW tensor.
+        name: the op name (a key of ``NAME_TO_OP``: ``"Rotate"``, ``"Solarize"``...).
+        *args: the op's arguments (its level already mapped, e.g. degrees for ``Rotate``).
+        fill: fill colour of the geometric ops.
+        resample: PIL resampling mode of the geometric ops.
+        rng: the random source of the ops that draw (see :func:`resolve_rng`).
+        exact: geometric ops on arrays reproduce PIL bit for bit (slower).
+
+    Returns:
+        The transformed image, of the type of ``img``.
+
+    Raises:
+        ValueError: for an unknown op name.
+    """
     if name not in NAME_TO_OP:
         raise ValueError(f"unknown augment op {name!r}; known ops: {', '.join(NAME_TO_OP)}")
     x, info = _Img.unwrap(img)
@@ -817,7 +833,20 @@ _POLICIES["originalr"] = _research_posterize(_POLICIES["original"], "PosterizeOr
 
 def auto_augment_policy(name: str = "v0", hparams: Optional[Dict] = None, rng: RngLike = None,
                         seed: Optional[int] = None) -> List[List["AugmentOp"]]:
-    """The AutoAugment policy ``name`` (v0, v0r, original, originalr, 3a) as lists of AugmentOps."""
+    """The AutoAugment policy ``name`` (v0, v0r, original, originalr, 3a) as lists of AugmentOps.
+
+    Args:
+        name: ``"v0"``, ``"v0r"``, ``"original"``, ``"originalr"`` or ``"3a"``.
+        hparams: op hyper-parameters (``translate_const``, ``img_mean``, ``magnitude_std``...).
+        rng: the random source shared by the ops.
+        seed: seed of a new source when ``rng`` is not given.
+
+    Returns:
+        The sub-policies, each a list of ops.
+
+    Raises:
+        ValueError: for an unknown policy name.
+    """
     hparams = hparams or _HPARAMS_DEFAULT
     if name not in _POLICIES:
         raise ValueError(f"unknown AutoAugment policy {name!r}; expected one of {', '.join(_POLICIES)}")
@@ -1026,7 +1055,18 @@ def _num(conv, val, section, config_str, kind):
 
 
 def parse_rand_augment_config(config_str: str, hparams: Optional[Dict] = None) -> Dict:
-    """Parse ``rand-...`` into ``dict(magnitude, num_layers, prob, increasing, transforms, hparams)``."""
+    """Parse ``rand-...`` into ``dict(magnitude, num_layers, prob, increasing, transforms, hparams)``.
+
+    Args:
+        config_str: the ``rand-...`` config.
+        hparams: hyper-parameters to start from (copied; ``magnitude_std`` / ``magnitude_max`` are set from the config).
+
+    Returns:
+        The parsed settings.
+
+    Raises:
+        ValueError: for a malformed config string.
+    """
     kind = "RandAugment"
     hparams = dict(_HPARAMS_DEFAULT) if not hparams else hparams
     head, sections = _split_sections(config_str, kind)
@@ -1067,7 +1107,22 @@ def parse_rand_augment_config(config_str: str, hparams: Optional[Dict] = None) -
 def rand_augment_transform(config_str: str, hparams: Optional[Dict] = None,
                            transforms: Optional[Union[str, Dict, List]] = None, rng: RngLike = None,
                            seed: Optional[int] = None) -> "RandAugment":
-    """RandAugment from a config string, e.g. ``rand-m9-mstd0.5-inc1`` (see module docstring)."""
+    """RandAugment from a config string, e.g. ``rand-m9-mstd0.5-inc1`` (see module docstring).
+
+    Args:
+        config_str: the config, ``rand`` then ``-m<magnitude>``, ``-n<layers>``, ``-mstd<std>``, ``-inc<0|1>``...
+        hparams: op hyper-parameters (``translate_const``, ``img_mean``...).
+        transforms: op names, ``{op: weight}``, or a set name (``"3a"``); default the config's ``t`` section or
+            timm's standard set.
+        rng: the random source.
+        seed: seed of a new source when ``rng`` is not given.
+
+    Returns:
+        The RandAugment transform.
+
+    Raises:
+        ValueError: for a malformed config string or an unknown op.
+    """
     cfg = parse_rand_augment_config(config_str, hparams)
     chosen: Any = cfg["transforms"] if transforms is None else transforms  # a set name, op names or weights
     if isinstance(chosen, str):
@@ -1088,7 +1143,20 @@ def rand_augment_transform(config_str: str, hparams: Optional[Dict] = None,
 
 def auto_augment_transform(config_str: str, hparams: Optional[Dict] = None, rng: RngLike = None,
                            seed: Optional[int] = None) -> "AutoAugment":
-    """AutoAugment from ``<policy>[-mstd<float>]``, policy in v0, v0r, original, originalr, 3a."""
+    """AutoAugment from ``<policy>[-mstd<float>]``, policy in v0, v0r, original, originalr, 3a.
+
+    Args:
+        config_str: e.g. ``"v0"`` or ``"original-mstd0.5"``.
+        hparams: op hyper-parameters (``translate_const``, ``img_mean``...).
+        rng: the random source.
+        seed: seed of a new source when ``rng`` is not given.
+
+    Returns:
+        The AutoAugment transform.
+
+    Raises:
+        ValueError: for a malformed config string or an unknown policy.
+    """
     kind = "AutoAugment"
     hparams = dict(_HPARAMS_DEFAULT) if not hparams else hparams
     policy_name, sections = _split_sections(config_str, kind)
@@ -1200,7 +1268,20 @@ class AugMixAugment(_Policy):
 
 def augment_and_mix_transform(config_str: str, hparams: Optional[Dict] = None, rng: RngLike = None,
                               seed: Optional[int] = None) -> "AugMixAugment":
-    """AugMix from ``augmix[-m<int>][-w<int>][-d<int>][-a<float>][-b<0|1>][-mstd<float>]``."""
+    """AugMix from ``augmix[-m<int>][-w<int>][-d<int>][-a<float>][-b<0|1>][-mstd<float>]``.
+
+    Args:
+        config_str: e.g. ``"augmix-m5-w4-d2"``.
+        hparams: op hyper-parameters (``translate_const``, ``img_mean``...).
+        rng: the random source.
+        seed: seed of a new source when ``rng`` is not given.
+
+    Returns:
+        The AugMix transform.
+
+    Raises:
+        ValueError: for a malformed config string.
+    """
     kind = "AugMix"
     hparams = dict(_HPARAMS_DEFAULT) if not hparams else hparams
     head, sections = _split_sections(config_str, kind)
@@ -1255,6 +1336,18 @@ def trivial_augment_transform(config_str: str = "trivial", hparams: Optional[Dic
     """TrivialAugment from ``trivial[-mmax<int>][-inc<0|1>]`` (not in timm; flowvision addition).
 
     Ops: timm's RandAugment set (``inc1``: the increasing variants); magnitude ~ U(0, mmax), mmax=10.
+
+    Args:
+        config_str: e.g. ``"trivial"`` or ``"trivial-mmax20-inc1"``.
+        hparams: op hyper-parameters (``translate_const``, ``img_mean``...).
+        rng: the random source.
+        seed: seed of a new source when ``rng`` is not given.
+
+    Returns:
+        The TrivialAugment transform.
+
+    Raises:
+        ValueError: for a malformed config string.
     """
     kind = "TrivialAugment"
     hparams = dict(_HPARAMS_DEFAULT) if not hparams else dict(hparams)
@@ -1282,7 +1375,20 @@ def trivial_augment_transform(config_str: str = "trivial", hparams: Optional[Dic
 
 def create_auto_augment(config_str: str, hparams: Optional[Dict] = None, rng: RngLike = None,
                         seed: Optional[int] = None) -> Any:
-    """Dispatch on the config prefix like timm's create_transform: rand / augmix / trivial / policy."""
+    """Dispatch on the config prefix like timm's create_transform: rand / augmix / trivial / policy.
+
+    Args:
+        config_str: a ``rand-...``, ``augmix-...``, ``trivial...`` or AutoAugment policy config.
+        hparams: op hyper-parameters (``translate_const``, ``img_mean``...).
+        rng: the random source.
+        seed: seed of a new source when ``rng`` is not given.
+
+    Returns:
+        The auto-augment transform.
+
+    Raises:
+        ValueError: for a malformed config string.
+    """
     if not isinstance(config_str, str):
         raise TypeError(f"auto_augment must be a config string, got {type(config_str).__name__}")
     if config_str.startswith("rand"):

@@ -40,6 +40,17 @@ def resolve_data_config(args: Optional[Dict] = None, pretrained_cfg: Optional[Di
     (or ``model.pretrained_cfg`` / ``model.default_cfg``) > defaults ((3, 224, 224), 'bicubic',
     ImageNet mean/std, 0.875, 'center').  ``in_chans``/``chans`` and one-element mean/std broadcast;
     ``img_size`` (int) sets a square size; ``use_test_size`` picks ``test_input_size``/``test_crop_pct``.
+
+    Args:
+        args: overrides (``input_size``, ``img_size``, ``in_chans``, ``interpolation``, ``mean``, ``std``,
+            ``crop_pct``, ``crop_mode``...).
+        pretrained_cfg: the model's pretrained cfg dict.
+        model: a model whose ``pretrained_cfg`` is used when ``pretrained_cfg`` is not given.
+        use_test_size: prefer the cfg's test-time size and crop.
+        verbose: log the resolved configuration.
+
+    Returns:
+        The data configuration.
     """
     if not (model is not None or args or pretrained_cfg):
         raise ValueError("resolve_data_config needs at least one of model, args or pretrained_cfg")
@@ -115,6 +126,17 @@ def resolve_data_config(args: Optional[Dict] = None, pretrained_cfg: Optional[Di
 
 def resolve_model_data_config(model: Any, args: Optional[Dict] = None, pretrained_cfg: Optional[Dict[str, Any]] = None,
                               use_test_size: bool = False, verbose: bool = False) -> Dict[str, Any]:
-    """:func:`resolve_data_config` with the model first."""
+    """:func:`resolve_data_config` with the model first.
+
+    Args:
+        model: the model (its ``pretrained_cfg``).
+        args: overrides, as for :func:`resolve_data_config`.
+        pretrained_cfg: a cfg that replaces the model's.
+        use_test_size: prefer the cfg's test-time size and crop.
+        verbose: log the resolved configuration.
+
+    Returns:
+        The data configuration.
+    """
     return resolve_data_config(args=args, pretrained_cfg=pretrained_cfg, model=model, use_test_size=use_test_size,
                                verbose=verbose)

@@ -27,6 +27,12 @@ def fast_collate(batch: Sequence[Any]) -> Tuple[Any, Any]:
 
     Tuples of images (AugMixDataset) are de-interleaved split-major: ``out[i + j*B] = batch[i][0][j]``
     and the targets are repeated per split.
+
+    Args:
+        batch: the samples, each ``(image, target)`` with a uint8 CHW image (or a tuple of them).
+
+    Returns:
+        ``(images, targets)`` as numpy arrays.
     """
     if not batch or not isinstance(batch[0], tuple):
         raise ValueError("fast_collate expects a non-empty list of (image, target) tuples")
@@ -214,6 +220,55 @@ def create_loader(dataset: Any, input_size: Union[int, Tuple[int, int], Tuple[in
     ``num_aug_splits > 1`` wraps the dataset in :class:`AugMixDataset`; ``distributed`` uses
     RepeatAugSampler (``num_aug_repeats``) or DistributedSampler for training and
     OrderedDistributedSampler for eval (ranks from RANK / WORLD_SIZE).
+
+    Args:
+        dataset: a map-style dataset with a settable ``transform``.
+        input_size: output size: an int, ``(H, W)`` or ``(C, H, W)``.
+        batch_size: samples per batch.
+        is_training: build the training pipeline (else the eval one).
+        no_aug: training without augmentation (resize + center crop only).
+        re_prob: random-erasing probability.
+        re_mode: erasing fill: ``"const"``, ``"rand"`` or ``"pixel"``.
+        re_count: maximum number of erased regions.
+        re_split: erase per augmentation split (AugMix).
+        train_crop_mode: ``"rrc"`` (random resized crop, default), ``"rkrc"`` / ``"rkrr"`` (resize keeping
+            ratio, then center / random crop-or-pad).
+        scale: area range of the random resized crop (default ``(0.08, 1.0)``).
+        ratio: aspect-ratio range of the random resized crop (default ``(3/4, 4/3)``).
+        hflip: horizontal-flip probability.
+        vflip: vertical-flip probability.
+        color_jitter: brightness/contrast/saturation[/hue] strength, one value or 3-4 values.
+        color_jitter_prob: apply the jitter with this probability (``None``: always).
+        grayscale_prob: random-grayscale probability.
+        gaussian_blur_prob: random Gaussian-blur probability.
+        auto_augment: an auto-augment config string (``rand-m9-mstd0.5``, ``augmix-m5``, ``v0``...), see
+            :func:`create_auto_augment`.
+        num_aug_repeats: repeated-augmentation count (RepeatAugSampler; needs ``distributed``).
+        num_aug_splits: AugMix splits (> 1 wraps the dataset in AugMixDataset).
+        interpolation: resize interpolation name (``"random"``: bilinear or bicubic per call, training).
+        mean: normalization mean.
+        std: normalization standard deviation.
+        num_workers: loader worker processes.
+        distributed: shard with a distributed sampler (ranks from RANK / WORLD_SIZE).
+        crop_pct: eval center-crop fraction (``None``: 0.875).
+        crop_mode: eval crop: ``"center"``, ``"squash"`` or ``"border"``.
+        crop_border_pixels: trim this many pixels off every side first (eval).
+        collate_fn: batch collation (default :func:`fast_collate` with the prefetcher).
+        pin_memory: DataLoader's ``pin_memory``.
+        img_dtype: dtype of the prefetcher's normalized images.
+        use_prefetcher: collate uint8 and normalize / erase per batch in :class:`PrefetchLoader`.
+        persistent_workers: keep workers between epochs.
+        tf_preprocessing: TF-style preprocessing; not implemented (raises).
+        seed: seed of the random source (augmentation, prefetcher erasing, sampler).
+        as_backend: the prefetcher yields backend tensors (else numpy arrays).
+        timeout: DataLoader's per-batch timeout (workers only).
+        **_ignored: other timm arguments, accepted and ignored.
+
+    Returns:
+        The DataLoader, wrapped in :class:`PrefetchLoader` with ``use_prefetcher``.
+
+    Raises:
+        ValueError: for ``num_aug_repeats`` without ``distributed``.
     """
     from flowvision.backend.utils.data import DataLoader, DistributedSampler, default_collate
 

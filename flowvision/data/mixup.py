@@ -62,7 +62,21 @@ def one_hot(x: Any, num_classes: int, on_value: float = 1.0, off_value: float = 
 
 def mixup_target(target: Any, num_classes: int, lam: float = 1.0, smoothing: float = 0.0,
                  multi_label: bool = False) -> Any:
-    """Soft targets ``y*lam + y.flip(0)*(1-lam)`` with label smoothing (numpy in, numpy out)."""
+    """Soft targets ``y*lam + y.flip(0)*(1-lam)`` with label smoothing (numpy in, numpy out).
+
+    Args:
+        target: ``(B,)`` integer labels, or ``(B, num_classes)`` dense targets with ``multi_label``.
+        num_classes: number of classes.
+        lam: mix ratio (a float, or one per sample).
+        smoothing: label smoothing.
+        multi_label: the targets are dense multi-label rows.
+
+    Returns:
+        ``(B, num_classes)`` float32 soft targets.
+
+    Raises:
+        ValueError: if multi-label targets are not ``(B, num_classes)``.
+    """
     _check_num_classes(num_classes)
     target = np.asarray(target)
     if multi_label:
@@ -86,7 +100,18 @@ def mixup_target(target: Any, num_classes: int, lam: float = 1.0, smoothing: flo
 # ----------------------------------------------------------------------------------------------
 def rand_bbox(img_shape: Sequence[int], lam: float, margin: float = 0.0, count: Optional[int] = None,
               rng: RngLike = None) -> Tuple[Any, Any, Any, Any]:
-    """Square-ish CutMix box of side ratio sqrt(1-lam), random centre, clipped to the image."""
+    """Square-ish CutMix box of side ratio sqrt(1-lam), random centre, clipped to the image.
+
+    Args:
+        img_shape: the image shape; its last two entries are ``(H, W)``.
+        lam: the mix ratio; the box covers about ``1 - lam`` of the image.
+        margin: fraction of the box size kept away from the image border by the centre.
+        count: number of boxes to draw (``None``: one, as scalars).
+        rng: the random source (see :func:`resolve_rng`).
+
+    Returns:
+        ``(y_low, y_high, x_low, x_high)``.
+    """
     rng = resolve_rng(rng)
     ratio = np.sqrt(1 - lam)
     img_h, img_w = img_shape[-2:]
@@ -103,7 +128,20 @@ def rand_bbox(img_shape: Sequence[int], lam: float, margin: float = 0.0, count: 
 
 def rand_bbox_minmax(img_shape: Sequence[int], minmax: Sequence[float], count: Optional[int] = None,
                      rng: RngLike = None) -> Tuple[Any, Any, Any, Any]:
-    """Box with sides uniform in [min, max) * image side (Darknet style)."""
+    """Box with sides uniform in [min, max) * image side (Darknet style).
+
+    Args:
+        img_shape: the image shape; its last two entries are ``(H, W)``.
+        minmax: ``(min, max)`` fraction of each side.
+        count: number of boxes to draw (``None``: one, as scalars).
+        rng: the random source (see :func:`resolve_rng`).
+
+    Returns:
+        ``(y_low, y_high, x_low, x_high)``.
+
+    Raises:
+        ValueError: if ``minmax`` is not a pair.
+    """
     rng = resolve_rng(rng)
     if len(minmax) != 2:
         raise ValueError(f"cutmix_minmax must be (min, max), got {minmax!r}")

@@ -45,6 +45,12 @@ def _mode_enum():
 def str_to_pil_interp(mode_str: str) -> int:
     """The PIL resampling mode of an interpolation name (``"bicubic"`` -> ``Image.Resampling.BICUBIC``).
 
+    Args:
+        mode_str: an interpolation name.
+
+    Returns:
+        The PIL resampling constant.
+
     Raises:
         ValueError: an unknown name.
     """
@@ -54,7 +60,17 @@ def str_to_pil_interp(mode_str: str) -> int:
 
 
 def str_to_interp_mode(mode_str: str) -> Any:
-    """'bilinear' -> ``flowvision.transforms.InterpolationMode.BILINEAR``."""
+    """'bilinear' -> ``flowvision.transforms.InterpolationMode.BILINEAR``.
+
+    Args:
+        mode_str: an interpolation name.
+
+    Returns:
+        The ``flowvision.transforms.InterpolationMode`` member.
+
+    Raises:
+        ValueError: an unknown name.
+    """
     if mode_str not in _STR_TO_PIL:
         raise ValueError(f"unknown interpolation {mode_str!r}; expected one of {sorted(_STR_TO_PIL)} or 'random'")
     return _mode_enum()(mode_str)
@@ -62,6 +78,12 @@ def str_to_interp_mode(mode_str: str) -> Any:
 
 def interp_mode_to_str(mode: Any) -> str:
     """The name (``"bilinear"``, ``"bicubic"``, ...) of a PIL resampling mode or interpolation name.
+
+    Args:
+        mode: a PIL resampling constant, an ``InterpolationMode`` or a name.
+
+    Returns:
+        The interpolation name.
 
     Raises:
         ValueError: an unknown mode.
@@ -216,7 +238,17 @@ class RandomResizedCropAndInterpolation:
 
 def center_crop_or_pad(img: Any, output_size: Union[int, List[int]], fill: Union[int, float, Sequence[float]] = 0,
                        padding_mode: str = "constant") -> Any:
-    """Center crop, padding with ``fill`` (or ``padding_mode``) where the image is smaller."""
+    """Center crop, padding with ``fill`` (or ``padding_mode``) where the image is smaller.
+
+    Args:
+        img: PIL image, numpy HWC array or CHW tensor.
+        output_size: ``(h, w)`` of the result, or an int for a square.
+        fill: pad value (constant mode).
+        padding_mode: ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``.
+
+    Returns:
+        The ``output_size`` image, of the type of ``img``.
+    """
     F = _F()
     crop_height, crop_width = _setup_size(output_size)
     image_height, image_width = _hw(img)
@@ -260,7 +292,20 @@ class CenterCropOrPad:
 
 def crop_or_pad(img: Any, top: int, left: int, height: int, width: int, fill: Union[int, float, Sequence[float]] = 0,
                 padding_mode: str = "constant") -> Any:
-    """Crop ``(top, left, height, width)``, padding where the box leaves the image."""
+    """Crop ``(top, left, height, width)``, padding where the box leaves the image.
+
+    Args:
+        img: PIL image, numpy HWC array or CHW tensor.
+        top: top row of the box (may be negative).
+        left: left column of the box (may be negative).
+        height: box height.
+        width: box width.
+        fill: pad value (constant mode).
+        padding_mode: ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``.
+
+    Returns:
+        The ``(height, width)`` image, of the type of ``img``.
+    """
     F = _F()
     image_height, image_width = _hw(img)
     right = left + width

@@ -71,7 +71,46 @@ def transforms_imagenet_train(img_size: Union[int, Tuple[int, int]] = 224, scale
                               normalize: bool = True, separate: bool = False, naflex: bool = False,
                               patchify: bool = False, rng: RngLike = None, seed: Optional[int] = None,
                               **_ignored: Any) -> Any:
-    """Train pipeline: primary (crop + flips) / secondary (auto-augment or colour) / final (tensor, norm, erase)."""
+    """Train pipeline: primary (crop + flips) / secondary (auto-augment or colour) / final (tensor, norm, erase).
+
+    Args:
+        img_size: output ``(H, W)``, or an int for a square.
+        scale: area range of the random resized crop (default ``(0.08, 1.0)``).
+        ratio: aspect-ratio range of the random resized crop (default ``(3/4, 4/3)``).
+        train_crop_mode: ``"rrc"`` (random resized crop, default), ``"rkrc"`` / ``"rkrr"`` (resize keeping
+            ratio, then center / random crop-or-pad).
+        hflip: horizontal-flip probability.
+        vflip: vertical-flip probability.
+        color_jitter: brightness/contrast/saturation[/hue] strength, one value or 3-4 values.
+        color_jitter_prob: apply the jitter with this probability (``None``: always).
+        force_color_jitter: jitter even with an auto-augment policy (which disables it, timm's rule).
+        grayscale_prob: random-grayscale probability.
+        gaussian_blur_prob: random Gaussian-blur probability.
+        auto_augment: an auto-augment config string (``rand-m9-mstd0.5``, ``augmix-m5``, ``v0``...), see
+            :func:`create_auto_augment`.
+        interpolation: resize interpolation name (``"random"``: bilinear or bicubic per call, training).
+        mean: normalization mean.
+        std: normalization standard deviation.
+        re_prob: random-erasing probability.
+        re_mode: erasing fill: ``"const"``, ``"rand"`` or ``"pixel"``.
+        re_count: maximum number of erased regions.
+        re_num_splits: leave the first split of an AugMix batch unerased.
+        use_prefetcher: stop at uint8 tensors (the prefetcher normalizes and erases per batch).
+        normalize: end with normalization (else float tensors in ``[0, 1]``).
+        separate: return the (primary, secondary, final) stages as three transforms.
+        naflex: NaFlex pipeline; not implemented (raises).
+        patchify: patch-sequence output; not implemented (raises).
+        rng: the random source of the random transforms (see :func:`resolve_rng`).
+        seed: seed of a new random source when ``rng`` is not given.
+        **_ignored: other timm arguments, accepted and ignored.
+
+    Returns:
+        The training ``Compose``, or its three stages with ``separate=True``.
+
+    Raises:
+        NotImplementedError: for ``naflex`` or ``patchify``.
+        ValueError: for an unknown ``train_crop_mode`` or a bad ``color_jitter``.
+    """
     if naflex or patchify:
         raise NotImplementedError("NaFlex / patchify pipelines are not implemented in flowvision.data")
     T = _T()
@@ -147,7 +186,29 @@ def transforms_imagenet_eval(img_size: Union[int, Tuple[int, int]] = 224, crop_p
                              std: Sequence[float] = IMAGENET_DEFAULT_STD, use_prefetcher: bool = False,
                              normalize: bool = True, naflex: bool = False, patchify: bool = False,
                              **_ignored: Any) -> Any:
-    """Eval pipeline: resize to ``floor(size / crop_pct)`` then crop (center / squash / border)."""
+    """Eval pipeline: resize to ``floor(size / crop_pct)`` then crop (center / squash / border).
+
+    Args:
+        img_size: output ``(H, W)``, or an int for a square.
+        crop_pct: eval center-crop fraction (``None``: 0.875).
+        crop_mode: eval crop: ``"center"``, ``"squash"`` or ``"border"``.
+        crop_border_pixels: trim this many pixels off every side first (eval).
+        interpolation: resize interpolation name (``"random"``: bilinear or bicubic per call, training).
+        mean: normalization mean.
+        std: normalization standard deviation.
+        use_prefetcher: stop at uint8 tensors (the prefetcher normalizes and erases per batch).
+        normalize: end with normalization (else float tensors in ``[0, 1]``).
+        naflex: NaFlex pipeline; not implemented (raises).
+        patchify: patch-sequence output; not implemented (raises).
+        **_ignored: other timm arguments, accepted and ignored.
+
+    Returns:
+        The eval ``Compose``.
+
+    Raises:
+        NotImplementedError: for ``naflex`` or ``patchify``.
+        ValueError: for an unknown ``crop_mode`` or a bad ``img_size``.
+    """
     if naflex or patchify:
         raise NotImplementedError("NaFlex / patchify pipelines are not implemented in flowvision.data")
     T = _T()
@@ -198,7 +259,55 @@ def create_transform(input_size: Union[int, Tuple[int, int], Tuple[int, int, int
                      seed: Optional[int] = None) -> Any:
     """timm's ``create_transform`` (same arguments and defaults; note ``interpolation='bilinear'``
     here while ``resolve_data_config`` defaults to 'bicubic', as in timm).  ``resolve_data_config``
-    output can be splatted in: ``create_transform(**cfg, is_training=True)``."""
+    output can be splatted in: ``create_transform(**cfg, is_training=True)``.
+
+    Args:
+        input_size: output size: an int, ``(H, W)`` or ``(C, H, W)``.
+        is_training: build the training pipeline (else the eval one).
+        no_aug: training without augmentation (resize + center crop only).
+        train_crop_mode: ``"rrc"`` (random resized crop, default), ``"rkrc"`` / ``"rkrr"`` (resize keeping
+            ratio, then center / random crop-or-pad).
+        scale: area range of the random resized crop (default ``(0.08, 1.0)``).
+        ratio: aspect-ratio range of the random resized crop (default ``(3/4, 4/3)``).
+        hflip: horizontal-flip probability.
+        vflip: vertical-flip probability.
+        color_jitter: brightness/contrast/saturation[/hue] strength, one value or 3-4 values.
+        color_jitter_prob: apply the jitter with this probability (``None``: always).
+        grayscale_prob: random-grayscale probability.
+        gaussian_blur_prob: random Gaussian-blur probability.
+        auto_augment: an auto-augment config string (``rand-m9-mstd0.5``, ``augmix-m5``, ``v0``...), see
+            :func:`create_auto_augment`.
+        interpolation: resize interpolation name (``"random"``: bilinear or bicubic per call, training).
+        mean: normalization mean.
+        std: normalization standard deviation.
+        re_prob: random-erasing probability.
+        re_mode: erasing fill: ``"const"``, ``"rand"`` or ``"pixel"``.
+        re_count: maximum number of erased regions.
+        re_num_splits: leave the first split of an AugMix batch unerased.
+        crop_pct: eval center-crop fraction (``None``: 0.875).
+        crop_mode: eval crop: ``"center"``, ``"squash"`` or ``"border"``.
+        crop_border_pixels: trim this many pixels off every side first (eval).
+        tf_preprocessing: TF-style preprocessing; not implemented (raises).
+        use_prefetcher: stop at uint8 tensors (the prefetcher normalizes and erases per batch).
+        normalize: end with normalization (else float tensors in ``[0, 1]``).
+        separate: return the (primary, secondary, final) stages as three transforms.
+        naflex: NaFlex pipeline; not implemented (raises).
+        patch_size: patch size of ``naflex`` / ``patchify`` (unused: not implemented).
+        max_seq_len: sequence length of ``naflex`` (unused: not implemented).
+        patchify: patch-sequence output; not implemented (raises).
+        patchify_channels_last: ``patchify`` layout (unused: not implemented).
+        patchify_flatten: ``patchify`` layout (unused: not implemented).
+        force_color_jitter: jitter even with an auto-augment policy (which disables it, timm's rule).
+        rng: the random source of the random transforms (see :func:`resolve_rng`).
+        seed: seed of a new random source when ``rng`` is not given.
+
+    Returns:
+        The transform (a ``Compose``), or three with ``separate=True``.
+
+    Raises:
+        NotImplementedError: for ``tf_preprocessing``, ``naflex`` or ``patchify``.
+        ValueError: for ``separate`` with ``no_aug``, or an invalid crop mode or size.
+    """
     img_size = input_size[-2:] if isinstance(input_size, (tuple, list)) else input_size
     if tf_preprocessing:
         raise NotImplementedError("tf_preprocessing (TF 1.x inference preprocessing) is not implemented in "

@@ -19,7 +19,16 @@ def _np(x):
 
 
 def accuracy(output: Any, target: Any, topk: Sequence[int] = (1,)) -> List[Any]:
-    """Top-k accuracy in percent for each k (values of the input's container type; numpy -> floats)."""
+    """Top-k accuracy in percent for each k (values of the input's container type; numpy -> floats).
+
+    Args:
+        output: ``(B, num_classes)`` logits or scores (numpy array or tensor).
+        target: ``(B,)`` integer labels.
+        topk: the ``k`` values.
+
+    Returns:
+        One accuracy (percent) per ``k``: floats for numpy input, 0-d values of the input's type otherwise.
+    """
     out = _np(output)
     tgt = _np(target).reshape(-1)
     maxk = min(max(topk), out.shape[1])
@@ -153,7 +162,14 @@ def _unitwise_norm(x, norm_type=2.0):
 
 
 def adaptive_clip_grad(parameters: Any, clip_factor: float = 0.01, eps: float = 1e-3, norm_type: float = 2.0) -> None:
-    """AGC (NFNets): clip each unit's gradient to ``clip_factor * max(||w||, eps)``."""
+    """AGC (NFNets): clip each unit's gradient to ``clip_factor * max(||w||, eps)``.
+
+    Args:
+        parameters: the parameters (an iterable of tensors with ``.grad``), clipped in place.
+        clip_factor: maximum ratio of a unit's gradient norm to its weight norm.
+        eps: lower bound of the weight norm.
+        norm_type: the p of the norms.
+    """
     if kind_of(parameters) != "other":
         parameters = [parameters]
     for p in parameters:
@@ -168,7 +184,17 @@ def adaptive_clip_grad(parameters: Any, clip_factor: float = 0.01, eps: float = 
 
 
 def dispatch_clip_grad(parameters: Any, value: float, mode: str = "norm", norm_type: float = 2.0) -> Any:
-    """'norm' (clip_grad_norm_), 'value' (clip_grad_value_) or 'agc'."""
+    """'norm' (clip_grad_norm_), 'value' (clip_grad_value_) or 'agc'.
+
+    Args:
+        parameters: the parameters (an iterable of tensors with ``.grad``), clipped in place.
+        value: the clip value (max norm, max absolute value, or the AGC clip factor).
+        mode: ``"norm"``, ``"value"`` or ``"agc"``.
+        norm_type: the p of the norms.
+
+    Returns:
+        What the chosen clip function returns (the total norm for ``"norm"``).
+    """
     if mode == "agc":
         return adaptive_clip_grad(parameters, value, norm_type=norm_type)
     if mode not in ("norm", "value"):

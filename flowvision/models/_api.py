@@ -420,7 +420,19 @@ def _to_numpy(v):
 
 def convert_torchvision_state_dict(state_dict: Dict[str, Any], model: nn.Module, tv_name: str) -> Dict[str, Any]:
     """torchvision ``tv_name``'s state dict -> ``{timm key: numpy array}`` for ``model`` (a timm-named model
-    of the same architecture, ``create_model(TV_TO_TIMM[tv_name])``)."""
+    of the same architecture, ``create_model(TV_TO_TIMM[tv_name])``).
+
+    Args:
+        state_dict: the torchvision checkpoint's state dict (numpy arrays or tensors).
+        model: the timm-named model the result is for.
+        tv_name: the torchvision builder name (``"resnet50"``).
+
+    Returns:
+        The converted state dict, keyed by ``model``'s parameter and buffer names.
+
+    Raises:
+        ValueError: if ``tv_name`` has no timm-named counterpart.
+    """
     import importlib
 
     import numpy as np
@@ -441,7 +453,21 @@ def convert_torchvision_state_dict(state_dict: Dict[str, Any], model: nn.Module,
 def load_torchvision_checkpoint(model: nn.Module, checkpoint: Any, tv_name: str, strict: bool = True,
                                 progress: bool = True) -> Any:
     """Load a torchvision checkpoint into a timm-named model. ``checkpoint``: a ``*_Weights`` member (or its
-    name, e.g. ``"DEFAULT"``), a URL, a local file or a state dict."""
+    name, e.g. ``"DEFAULT"``), a URL, a local file or a state dict.
+
+    Args:
+        model: the timm-named model to load into.
+        checkpoint: the weights, in any of the forms above.
+        tv_name: the torchvision builder name.
+        strict: require the converted keys to match ``model``'s exactly.
+        progress: show download progress.
+
+    Returns:
+        ``load_state_dict``'s result (missing and unexpected keys).
+
+    Raises:
+        ValueError: if ``tv_name`` has no timm-named counterpart or ``checkpoint`` names no weights.
+    """
     import os
 
     import numpy as np
@@ -462,7 +488,19 @@ def load_torchvision_checkpoint(model: nn.Module, checkpoint: Any, tv_name: str,
 
 def create_model_from_torchvision(tv_name: str, weights: Any = "DEFAULT", **kwargs: Any) -> nn.Module:
     """``create_model(TV_TO_TIMM[tv_name], **kwargs)`` with torchvision's ``weights`` (a member, its name, a
-    URL, a file or a state dict) loaded; the timm model's contract (features_only aside) comes with it."""
+    URL, a file or a state dict) loaded; the timm model's contract (features_only aside) comes with it.
+
+    Args:
+        tv_name: the torchvision builder name (``"resnet50"``).
+        weights: torchvision weights, in any form :func:`load_torchvision_checkpoint` takes.
+        **kwargs: ``create_model`` arguments.
+
+    Returns:
+        The timm-named model with the weights loaded.
+
+    Raises:
+        ValueError: if ``tv_name`` has no timm-named counterpart.
+    """
     from ._factory import create_model
     if tv_name not in TV_TO_TIMM:
         raise ValueError(f"no timm-named counterpart for torchvision's {tv_name!r}")

@@ -31,6 +31,12 @@ def register_model(fn: Callable[..., Any]) -> Callable[..., Any]:
     The registry is timm's namespace: ``create_model("vgg16")`` is always this entrypoint. A torchvision builder
     of the same name (``define_tv_builders``) takes the module attribute, so ``flowvision.models.vgg16`` is
     torchvision's architecture, as ``torchvision.models.vgg16`` is.
+
+    Args:
+        fn: the model's builder, ``fn(pretrained=False, **kwargs)``.
+
+    Returns:
+        ``fn`` unchanged.
     """
     mod = sys.modules[fn.__module__]
     module_name = fn.__module__.split(".")[-1]
@@ -65,7 +71,12 @@ def register_model(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def register_model_alias(alias: str, target: str) -> None:
-    """A short name (``vit_base``) that resolves to a registered full name (``vit_base_patch16_224``)."""
+    """A short name (``vit_base``) that resolves to a registered full name (``vit_base_patch16_224``).
+
+    Args:
+        alias: the short name.
+        target: the registered name it resolves to (with or without a ``.tag``).
+    """
     _model_aliases[alias] = target
 
 
@@ -210,6 +221,12 @@ def list_aliases(filter: Union[str, Iterable[str]] = "") -> Dict[str, str]:
         >>> from flowvision.models import list_aliases
         >>> list_aliases("cait_S24*")
         {'cait_S24_224': 'cait_s24_224', 'cait_S24_384': 'cait_s24_384'}
+
+    Args:
+        filter: fnmatch pattern(s) on the alias; empty matches all.
+
+    Returns:
+        ``{alias: target}``, naturally sorted by alias.
     """
     filters = [f for f in ([filter] if isinstance(filter, str) else list(filter)) if f]
     names = _matching_aliases(filters, (), None, False)
@@ -231,17 +248,34 @@ def list_pretrained(filter: Union[str, Iterable[str]] = "",
 
 
 def list_modules() -> List[str]:
-    """The family modules that registered models (``"resnet"``, ``"vision_transformer"``, ...), sorted."""
+    """The family modules that registered models (``"resnet"``, ``"vision_transformer"``, ...), sorted.
+
+    Returns:
+        The module names, sorted.
+    """
     return sorted(_module_to_models)
 
 
 def is_model(model_name: str) -> bool:
-    """Whether ``model_name`` (with or without a ``.tag``, or an alias) names a registered architecture."""
+    """Whether ``model_name`` (with or without a ``.tag``, or an alias) names a registered architecture.
+
+    Args:
+        model_name: a model name, ``arch.tag`` or alias.
+
+    Returns:
+        ``True`` when the architecture is registered.
+    """
     return get_arch_name(model_name) in _model_entrypoints
 
 
 def model_entrypoint(model_name: str) -> Callable[..., Any]:
     """The registered builder function of a model name.
+
+    Args:
+        model_name: a model name, ``arch.tag`` or alias.
+
+    Returns:
+        The builder registered by :func:`register_model`.
 
     Raises:
         RuntimeError: an unknown name; the message lists the closest registered names.
@@ -253,12 +287,26 @@ def model_entrypoint(model_name: str) -> Callable[..., Any]:
 
 
 def is_model_pretrained(model_name: str) -> bool:
-    """Whether the architecture of ``model_name`` has at least one tag with pretrained weights."""
+    """Whether the architecture of ``model_name`` has at least one tag with pretrained weights.
+
+    Args:
+        model_name: a model name, ``arch.tag`` or alias.
+
+    Returns:
+        ``True`` when some tag of the architecture has weights.
+    """
     return get_arch_name(model_name) in _model_has_pretrained
 
 
 def get_arch_pretrained_cfgs(model_name: str) -> Dict[str, Any]:
-    """``{"arch.tag": PretrainedCfg}`` of every tag of ``model_name``'s architecture."""
+    """``{"arch.tag": PretrainedCfg}`` of every tag of ``model_name``'s architecture.
+
+    Args:
+        model_name: a model name, ``arch.tag`` or alias.
+
+    Returns:
+        The cfgs of the architecture's tags, in priority order (empty for an unknown name).
+    """
     arch = get_arch_name(model_name)
     return {t: _model_pretrained_cfgs[t] for t in _model_with_tags.get(arch, [])}
 
@@ -300,6 +348,14 @@ def get_pretrained_cfg(model_name: str, allow_unregistered: bool = True) -> Any:
 
 
 def get_pretrained_cfg_value(model_name: str, cfg_key: str) -> Any:
-    """One field of :func:`get_pretrained_cfg` (``"input_size"``, ``"crop_pct"``, ...), None if absent."""
+    """One field of :func:`get_pretrained_cfg` (``"input_size"``, ``"crop_pct"``, ...), None if absent.
+
+    Args:
+        model_name: a model name, ``arch.tag`` or alias.
+        cfg_key: a ``PretrainedCfg`` field name.
+
+    Returns:
+        The field's value, or ``None``.
+    """
     cfg = get_pretrained_cfg(model_name)
     return getattr(cfg, cfg_key, None) if cfg is not None else None

@@ -28,6 +28,18 @@ def nms(boxes: flow.Tensor, scores: flow.Tensor, iou_threshold: float) -> flow.T
     """Greedy non-maximum suppression (compiled kernel). Returns the kept indices (int64), by decreasing score.
 
     Ties in score keep their input order (torchvision's stable sort).
+
+    Args:
+        boxes: Tensor[N, 4] of xyxy boxes.
+        scores: Tensor[N] of box scores.
+        iou_threshold: boxes overlapping a kept box with IoU above this are discarded.
+
+    Returns:
+        Tensor[K] (int64): indices of the kept boxes, by decreasing score.
+
+    Raises:
+        TypeError: if ``boxes`` or ``scores`` is not a Tensor.
+        ValueError: if ``boxes`` is not [N, 4] or ``scores`` not [N].
     """
     if not isinstance(boxes, Tensor) or not isinstance(scores, Tensor):
         raise TypeError("nms(): boxes and scores must be Tensors")
@@ -50,7 +62,17 @@ def nms(boxes: flow.Tensor, scores: flow.Tensor, iou_threshold: float) -> flow.T
 
 def batched_nms(boxes: flow.Tensor, scores: flow.Tensor, idxs: flow.Tensor, iou_threshold: float) -> flow.Tensor:
     """NMS done independently per category ``idxs``: torchvision's coordinate-offset trick (a per-class loop above
-    4000 boxes, as torchvision on CPU). Returns indices sorted by decreasing score."""
+    4000 boxes, as torchvision on CPU). Returns indices sorted by decreasing score.
+
+    Args:
+        boxes: Tensor[N, 4] of xyxy boxes.
+        scores: Tensor[N] of box scores.
+        idxs: Tensor[N] of category indices; boxes of different categories never suppress each other.
+        iou_threshold: the IoU above which a box is discarded.
+
+    Returns:
+        Tensor[K] (int64): indices of the kept boxes.
+    """
     if boxes.numel() > 4000:
         return _batched_nms_vanilla(boxes, scores, idxs, iou_threshold)
     return _batched_nms_coordinate_trick(boxes, scores, idxs, iou_threshold)
@@ -83,7 +105,15 @@ def _batched_nms_vanilla(boxes, scores, idxs, iou_threshold):
 
 
 def remove_small_boxes(boxes: flow.Tensor, min_size: float) -> flow.Tensor:
-    """Indices of the boxes whose both sides are >= ``min_size``."""
+    """Indices of the boxes whose both sides are >= ``min_size``.
+
+    Args:
+        boxes: Tensor[N, 4] of xyxy boxes.
+        min_size: the minimum width and height.
+
+    Returns:
+        Tensor[K] (int64): indices of the boxes kept.
+    """
     _check_boxes(boxes, "boxes", "remove_small_boxes")
     ws, hs = boxes[..., 2] - boxes[..., 0], boxes[..., 3] - boxes[..., 1]
     keep = (ws >= min_size) & (hs >= min_size)
@@ -91,7 +121,15 @@ def remove_small_boxes(boxes: flow.Tensor, min_size: float) -> flow.Tensor:
 
 
 def clip_boxes_to_image(boxes: flow.Tensor, size: Tuple[int, int]) -> flow.Tensor:
-    """Clip xyxy boxes to an image of ``size = (height, width)``."""
+    """Clip xyxy boxes to an image of ``size = (height, width)``.
+
+    Args:
+        boxes: Tensor[..., 4] of xyxy boxes.
+        size: ``(height, width)`` of the image.
+
+    Returns:
+        The clipped boxes, of the shape of ``boxes``.
+    """
     _check_boxes(boxes, "boxes", "clip_boxes_to_image")
     dim = boxes.dim()
     height, width = size
@@ -121,7 +159,19 @@ def _xyxy_to_cxcywh(b):
 
 
 def box_convert(boxes: flow.Tensor, in_fmt: str, out_fmt: str) -> flow.Tensor:
-    """Convert boxes between 'xyxy', 'xywh' and 'cxcywh'."""
+    """Convert boxes between 'xyxy', 'xywh' and 'cxcywh'.
+
+    Args:
+        boxes: Tensor[..., 4].
+        in_fmt: format of ``boxes``: ``"xyxy"``, ``"xywh"`` or ``"cxcywh"``.
+        out_fmt: format of the result.
+
+    Returns:
+        The converted boxes.
+
+    Raises:
+        ValueError: for an unsupported format.
+    """
     if in_fmt not in _AXIS_FMTS or out_fmt not in _AXIS_FMTS:
         raise ValueError(f"Unsupported Bounding Box Conversions for given in_fmt {in_fmt} and out_fmt {out_fmt} "
                          f"(supported: {', '.join(_AXIS_FMTS)})")
@@ -140,7 +190,18 @@ def box_convert(boxes: flow.Tensor, in_fmt: str, out_fmt: str) -> flow.Tensor:
 
 
 def box_area(boxes: flow.Tensor, fmt: str = "xyxy") -> flow.Tensor:
-    """Area of each box; small float / int dtypes are upcast first (float32 / int32), as torchvision."""
+    """Area of each box; small float / int dtypes are upcast first (float32 / int32), as torchvision.
+
+    Args:
+        boxes: Tensor[..., 4].
+        fmt: format of ``boxes`` (``"xyxy"``, ``"xywh"`` or ``"cxcywh"``).
+
+    Returns:
+        Tensor[...] of areas.
+
+    Raises:
+        ValueError: for an unsupported format.
+    """
     if fmt not in _AXIS_FMTS:
         raise ValueError(f"Unsupported Bounding Box area for given format {fmt}")
     _check_boxes(boxes, "boxes", "box_area")
@@ -171,7 +232,19 @@ def _box_inter_union(boxes1, boxes2, fmt="xyxy"):
 
 
 def box_iou(boxes1: flow.Tensor, boxes2: flow.Tensor, fmt: str = "xyxy") -> flow.Tensor:
-    """Pairwise IoU: [..., N, 4] x [..., M, 4] -> [..., N, M]."""
+    """Pairwise IoU: [..., N, 4] x [..., M, 4] -> [..., N, M].
+
+    Args:
+        boxes1: Tensor[..., N, 4].
+        boxes2: Tensor[..., M, 4].
+        fmt: format of both box sets (``"xyxy"``, ``"xywh"`` or ``"cxcywh"``).
+
+    Returns:
+        Tensor[..., N, M] of IoU values.
+
+    Raises:
+        ValueError: for an unsupported format.
+    """
     if fmt not in _AXIS_FMTS:
         raise ValueError(f"Unsupported format '{fmt}'. Supported axis-aligned formats: {_AXIS_FMTS} "
                          "(rotated boxes are not implemented)")
@@ -272,7 +345,18 @@ def complete_box_iou(boxes1: flow.Tensor, boxes2: flow.Tensor, eps: float = 1e-7
 
 
 def masks_to_boxes(masks: flow.Tensor) -> flow.Tensor:
-    """Tight xyxy boxes (float32) around each of N masks [N, H, W]; empty masks give [0, 0, 0, 0]."""
+    """Tight xyxy boxes (float32) around each of N masks [N, H, W]; empty masks give [0, 0, 0, 0].
+
+    Args:
+        masks: Tensor[N, H, W]; non-zero pixels belong to the object.
+
+    Returns:
+        Tensor[N, 4] (float32) of xyxy boxes.
+
+    Raises:
+        TypeError: if ``masks`` is not a Tensor.
+        ValueError: if ``masks`` is not 3-dimensional.
+    """
     if not isinstance(masks, Tensor):
         raise TypeError(f"masks_to_boxes(): masks must be a Tensor, got {type(masks).__name__}")
     if masks.numel() == 0:

@@ -12,7 +12,21 @@ __all__ = ["sigmoid_focal_loss", "generalized_box_iou_loss", "distance_box_iou_l
 
 def sigmoid_focal_loss(inputs: flow.Tensor, targets: flow.Tensor, alpha: float = 0.25, gamma: float = 2,
                        reduction: str = "none") -> flow.Tensor:
-    """Focal loss (RetinaNet): ``alpha_t * (1 - p_t) ** gamma * BCE``; ``alpha=-1`` disables the weighting."""
+    """Focal loss (RetinaNet): ``alpha_t * (1 - p_t) ** gamma * BCE``; ``alpha=-1`` disables the weighting.
+
+    Args:
+        inputs: logits, any shape.
+        targets: binary targets (0 or 1), of the shape of ``inputs``.
+        alpha: weight of the positive class in ``[0, 1]``, or ``-1`` for none.
+        gamma: focusing exponent on ``(1 - p_t)``.
+        reduction: ``"none"``, ``"mean"`` or ``"sum"``.
+
+    Returns:
+        The loss, of the shape of ``inputs`` with ``reduction="none"``, else a scalar.
+
+    Raises:
+        ValueError: for an ``alpha`` out of range, mismatched shapes or an unknown ``reduction``.
+    """
     if not (0 <= alpha <= 1) and alpha != -1:
         raise ValueError(f"Invalid alpha value: {alpha}. alpha must be in the range [0,1] or -1 for ignore.")
     if tuple(inputs.shape) != tuple(targets.shape):

@@ -65,6 +65,17 @@ def roi_align(input: Tensor, boxes: Union[Tensor, List[Tensor]], output_size: Un
 
     ``sampling_ratio <= 0`` samples ceil(roi_size / output_size) points per bin; ``aligned=True`` shifts the box
     by -0.5 pixel (pixel-centre model). Differentiable with respect to ``input``.
+
+    Args:
+        input: Tensor[N, C, H, W] feature map.
+        boxes: Tensor[K, 5] ``(batch index, x1, y1, x2, y2)`` or a list of N Tensor[L, 4] (one per image).
+        output_size: ``(h, w)`` of each pooled region, or an int for a square one.
+        spatial_scale: scale from box coordinates to feature-map coordinates.
+        sampling_ratio: sampling points per bin side; ``<= 0`` is adaptive.
+        aligned: shift boxes by -0.5 pixel (pixel-centre model).
+
+    Returns:
+        Tensor[K, C, h, w].
     """
     rois = _rois(input, boxes, "roi_align")
     output_size = _pair(output_size)
@@ -121,7 +132,17 @@ class _RoIPool(Function):
 
 def roi_pool(input: Tensor, boxes: Union[Tensor, List[Tensor]], output_size: Union[int, Tuple[int, int]],
              spatial_scale: float = 1.0) -> Tensor:
-    """RoIPool (Fast R-CNN): max over each quantised bin (empty bins give 0)."""
+    """RoIPool (Fast R-CNN): max over each quantised bin (empty bins give 0).
+
+    Args:
+        input: Tensor[N, C, H, W] feature map.
+        boxes: Tensor[K, 5] ``(batch index, x1, y1, x2, y2)`` or a list of N Tensor[L, 4] (one per image).
+        output_size: ``(h, w)`` of each pooled region, or an int for a square one.
+        spatial_scale: scale from box coordinates to feature-map coordinates.
+
+    Returns:
+        Tensor[K, C, h, w].
+    """
     rois = _rois(input, boxes, "roi_pool")
     output_size = _pair(output_size)
     if isinstance(rois, (list, tuple)):
