@@ -55,6 +55,9 @@ class RandomSource:
 
     The method names follow Python's ``random`` module (``random``, ``uniform``, ``gauss``,
     ``randint`` inclusive, ``choice``) plus the numpy draws used by Mixup/AugMix/RandAugment.
+
+    Args:
+        seed: an int or ``SeedSequence``; ``None`` draws fresh entropy.
     """
 
     def __init__(self, seed: Optional[Union[int, np.random.SeedSequence]] = None):
@@ -143,6 +146,9 @@ class TimmRandom(RandomSource):
 
     ``normal_fn(shape, dtype)`` supplies RandomErasing noise (timm uses torch's RNG there); the
     default uses ``numpy.random.standard_normal``.  Seed with ``random.seed`` / ``np.random.seed``.
+
+    Args:
+        normal_fn: ``normal_fn(shape, dtype) -> array`` for the erasing noise.
     """
 
     def __init__(self, normal_fn: Optional[Callable[..., Any]] = None) -> None:

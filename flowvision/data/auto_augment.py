@@ -695,6 +695,17 @@ class AugmentOp:
     bilinear-or-bicubic per call), ``translate_const``, ``translate_pct``, ``magnitude_std``
     (gaussian noise on the magnitude; ``inf`` = uniform in [0, m]), ``magnitude_max`` (clip
     instead of 10), ``pil_exact`` (bit-exact geometric ops on arrays through Pillow).
+
+    Args:
+        name: the op name (a key of ``NAME_TO_OP``).
+        prob: probability of applying the op.
+        magnitude: the magnitude on timm's 0..10 scale.
+        hparams: the hyper-parameters above.
+        rng: the random source (see :func:`resolve_rng`).
+        seed: seed of a new source when ``rng`` is not given.
+
+    Raises:
+        ValueError: for an unknown op name.
     """
 
     def __init__(self, name: str, prob: float = 0.5, magnitude: float = 10, hparams: Optional[Dict] = None,
@@ -979,7 +990,15 @@ def rand_augment_ops(magnitude: float = 10, prob: float = 0.5, hparams: Optional
 
 
 class RandAugment(_Policy):
-    """``num_layers`` ops drawn per image (with replacement; without, when weighted), each applied with its prob."""
+    """``num_layers`` ops drawn per image (with replacement; without, when weighted), each applied with its prob.
+
+    Args:
+        ops: the ops to draw from.
+        num_layers: ops applied per image.
+        choice_weights: relative probability of each op (``None``: uniform).
+        rng: the random source (see :func:`resolve_rng`).
+        seed: seed of a new source when ``rng`` is not given.
+    """
 
     def __init__(self, ops: Sequence[Any], num_layers: int = 2, choice_weights: Optional[Sequence[float]] = None,
                  rng: RngLike = None, seed: Optional[int] = None) -> None:
@@ -1200,7 +1219,17 @@ def augmix_ops(magnitude: float = 10, hparams: Optional[Dict] = None, transforms
 
 
 class AugMixAugment(_Policy):
-    """AugMix: ``width`` chains of ``depth`` ops mixed with Dirichlet weights, blended with Beta(m)."""
+    """AugMix: ``width`` chains of ``depth`` ops mixed with Dirichlet weights, blended with Beta(m).
+
+    Args:
+        ops: the ops to chain.
+        alpha: Dirichlet / Beta concentration.
+        width: number of chains.
+        depth: ops per chain (``-1``: 1 to 3 at random).
+        blended: blend the chains one by one (timm's ``blended`` variant).
+        rng: the random source (see :func:`resolve_rng`).
+        seed: seed of a new source when ``rng`` is not given.
+    """
 
     def __init__(self, ops: Sequence[Any], alpha: float = 1.0, width: int = 3, depth: int = -1, blended: bool = False,
                  rng: RngLike = None, seed: Optional[int] = None) -> None:
@@ -1314,7 +1343,13 @@ def augment_and_mix_transform(config_str: str, hparams: Optional[Dict] = None, r
 
 class TrivialAugment(_Policy):
     """TrivialAugment (Müller & Hutter 2021) over timm's op set: one op per image, always applied,
-    magnitude uniform in [0, magnitude_max]."""
+    magnitude uniform in [0, magnitude_max].
+
+    Args:
+        ops: the ops to draw from.
+        rng: the random source (see :func:`resolve_rng`).
+        seed: seed of a new source when ``rng`` is not given.
+    """
 
     def __init__(self, ops: Sequence[Any], rng: RngLike = None, seed: Optional[int] = None) -> None:
         self.ops = list(ops)

@@ -13,6 +13,10 @@ class AugMixDataset:
     (crop/flip) runs once, the first split is only normalised, the others run the augmentation
     (AugMix / RandAugment ...) and then the normalisation.  ``fast_collate`` de-interleaves the
     tuples into one batch of ``num_splits * B`` samples, split-major.
+
+    Args:
+        dataset: the dataset; its ``transform`` must be the 3-tuple.
+        num_splits: number of splits (the clean one included).
     """
 
     def __init__(self, dataset: Any, num_splits: int = 2) -> None:

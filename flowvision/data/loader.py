@@ -62,6 +62,19 @@ class PrefetchLoader:
     scale, like timm's PrefetchLoader) and applies RandomErasing to the batch, on the CPU.
 
     ``as_backend=True`` yields flowvision.backend tensors, otherwise numpy arrays.
+
+    Args:
+        loader: the loader of uint8 batches.
+        mean: normalization mean (0..1 scale).
+        std: normalization standard deviation (0..1 scale).
+        channels: image channels (a mean / std of another length is averaged).
+        img_dtype: float dtype of the output images.
+        re_prob: random-erasing probability.
+        re_mode: erasing fill: ``"const"``, ``"rand"`` or ``"pixel"``.
+        re_count: maximum number of erased regions.
+        re_num_splits: leave the first split of an AugMix batch unerased.
+        as_backend: yield backend tensors (else numpy arrays).
+        seed: seed of the erasing draws.
     """
 
     def __init__(self, loader: Any, mean: Sequence[float] = IMAGENET_DEFAULT_MEAN,
@@ -131,6 +144,16 @@ class RepeatAugSampler:
 
     Same index arithmetic as timm's sampler; the epoch permutation comes from a numpy generator
     seeded with ``(seed, epoch)`` (timm uses ``torch.randperm``), so the order differs from timm's.
+
+    Args:
+        dataset: the dataset (its length).
+        num_replicas: number of processes (default WORLD_SIZE).
+        rank: this process's rank (default RANK).
+        shuffle: shuffle each epoch.
+        num_repeats: repeats of each index.
+        selected_round: round the dataset length down to a multiple of this before dividing (0: no rounding).
+        selected_ratio: samples per rank per epoch = dataset length / this (0: ``num_replicas``).
+        seed: base seed of the epoch permutations.
     """
 
     def __init__(self, dataset: Any, num_replicas: Optional[int] = None, rank: Optional[int] = None,
@@ -179,7 +202,13 @@ class RepeatAugSampler:
 
 
 class OrderedDistributedSampler:
-    """Distributed eval sampler: contiguous-free strided split, padded to equal length, no shuffle."""
+    """Distributed eval sampler: contiguous-free strided split, padded to equal length, no shuffle.
+
+    Args:
+        dataset: the dataset (its length).
+        num_replicas: number of processes (default WORLD_SIZE).
+        rank: this process's rank (default RANK).
+    """
 
     def __init__(self, dataset: Any, num_replicas: Optional[int] = None, rank: Optional[int] = None) -> None:
         num_replicas, rank = _dist_defaults(num_replicas, rank)

@@ -23,7 +23,11 @@ def _as_tensor(x, dtype=None):
 
 
 class LabelSmoothingCrossEntropy(nn.Module):
-    """``(1-e)*NLL + e*mean(-log p)`` over int targets."""
+    """``(1-e)*NLL + e*mean(-log p)`` over int targets.
+
+    Args:
+        smoothing: the smoothing ``e``, below 1.
+    """
 
     def __init__(self, smoothing: float = 0.1):
         super().__init__()
@@ -53,7 +57,13 @@ class SoftTargetCrossEntropy(nn.Module):
 
 
 class JsdCrossEntropy(nn.Module):
-    """AugMix JSD loss: CE on the clean split + alpha * mean KL(p_i || clamp(mean p))."""
+    """AugMix JSD loss: CE on the clean split + alpha * mean KL(p_i || clamp(mean p)).
+
+    Args:
+        num_splits: augmentation splits in the batch (the first is clean).
+        alpha: weight of the Jensen-Shannon term.
+        smoothing: label smoothing of the clean split's cross entropy.
+    """
 
     def __init__(self, num_splits: int = 3, alpha: float = 12, smoothing: float = 0.1):
         super().__init__()
@@ -81,7 +91,17 @@ class JsdCrossEntropy(nn.Module):
 
 
 class BinaryCrossEntropy(nn.Module):
-    """BCE-with-logits with one-hot (+ smoothing) from index targets, optional thresholding."""
+    """BCE-with-logits with one-hot (+ smoothing) from index targets, optional thresholding.
+
+    Args:
+        smoothing: label smoothing of the one-hot targets.
+        target_threshold: binarize the (mixed) targets at this value.
+        weight: per-class weight of the loss.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        sum_classes: sum over classes before the reduction.
+        pos_weight: weight of the positive examples per class.
+        smooth_dense: smooth dense (already soft) targets too.
+    """
 
     def __init__(self, smoothing: float = 0.1, target_threshold: Optional[float] = None, weight: Any = None,
                  reduction: str = "mean", sum_classes: bool = False, pos_weight: Any = None,

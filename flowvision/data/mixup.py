@@ -434,6 +434,9 @@ class FastCollateMixup(Mixup):
     ``batch`` is a list of ``(image, target)`` with numpy / backend / DLPack uint8 images. Returns
     ``(uint8 batch, soft targets)`` of the sample's container type. Mode ``half`` mixes only the
     first half of the batch and returns B//2 samples (for the JSD / AugMix split setups).
+
+    Args:
+        The same as :class:`Mixup`'s.
     """
 
     def _check_mode(self):

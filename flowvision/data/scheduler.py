@@ -165,7 +165,26 @@ def _noise_kw(kw):
 
 
 class CosineLRScheduler(_Warmup):
-    """Cosine decay with restarts (SGDR), warmup, cycle_mul / cycle_decay / cycle_limit and k-decay."""
+    """Cosine decay with restarts (SGDR), warmup, cycle_mul / cycle_decay / cycle_limit and k-decay.
+
+    Args:
+        optimizer: any optimizer with ``param_groups``.
+        t_initial: length of the first cycle.
+        lr_min: the lowest learning rate.
+        cycle_mul: cycle length multiplier after each restart.
+        cycle_decay: peak learning-rate multiplier after each restart.
+        cycle_limit: number of cycles (restarts + 1).
+        warmup_t: warmup length (epochs or updates).
+        warmup_lr_init: learning rate at the start of the warmup.
+        warmup_prefix: count the decay from the end of the warmup.
+        t_in_epochs: step per epoch rather than per update.
+        noise_range_t: epoch(s) between which noise is added.
+        noise_pct: noise limit as a fraction of the value.
+        noise_std: standard deviation of the noise.
+        noise_seed: seed of the noise.
+        initialize: store the groups' initial values as ``initial_lr``.
+        k_decay: the k of k-decay (1: plain cosine).
+    """
 
     def __init__(self, optimizer: Any, t_initial: int, lr_min: float = 0.0, cycle_mul: float = 1.0,
                  cycle_decay: float = 1.0, cycle_limit: int = 1, warmup_t: int = 0, warmup_lr_init: float = 0.0,
@@ -186,6 +205,25 @@ class CosineLRScheduler(_Warmup):
 class PolyLRScheduler(_Warmup):
     """Polynomial decay from the initial learning rate to ``lr_min`` over ``t_initial`` epochs, with restarts and
     warmup like timm's ``PolyLRScheduler``.
+
+    Args:
+        optimizer: any optimizer with ``param_groups``.
+        t_initial: length of the first cycle.
+        power: the polynomial exponent.
+        lr_min: the lowest learning rate.
+        cycle_mul: cycle length multiplier after each restart.
+        cycle_decay: peak learning-rate multiplier after each restart.
+        cycle_limit: number of cycles (restarts + 1).
+        warmup_t: warmup length (epochs or updates).
+        warmup_lr_init: learning rate at the start of the warmup.
+        warmup_prefix: count the decay from the end of the warmup.
+        t_in_epochs: step per epoch rather than per update.
+        noise_range_t: epoch(s) between which noise is added.
+        noise_pct: noise limit as a fraction of the value.
+        noise_std: standard deviation of the noise.
+        noise_seed: seed of the noise.
+        initialize: store the groups' initial values as ``initial_lr``.
+        k_decay: the k of k-decay.
     """
 
     def __init__(self, optimizer: Any, t_initial: int, power: float = 0.5, lr_min: float = 0.0, cycle_mul: float = 1.0,
@@ -208,6 +246,25 @@ class PolyLRScheduler(_Warmup):
 class TanhLRScheduler(_Warmup):
     """Hyperbolic-tangent decay between bounds ``lb`` and ``ub`` over ``t_initial`` epochs, with restarts and warmup
     (timm's ``TanhLRScheduler``).
+
+    Args:
+        optimizer: any optimizer with ``param_groups``.
+        t_initial: length of the first cycle.
+        lb: lower bound of the tanh argument.
+        ub: upper bound of the tanh argument.
+        lr_min: the lowest learning rate.
+        cycle_mul: cycle length multiplier after each restart.
+        cycle_decay: peak learning-rate multiplier after each restart.
+        cycle_limit: number of cycles (restarts + 1).
+        warmup_t: warmup length (epochs or updates).
+        warmup_lr_init: learning rate at the start of the warmup.
+        warmup_prefix: count the decay from the end of the warmup.
+        t_in_epochs: step per epoch rather than per update.
+        noise_range_t: epoch(s) between which noise is added.
+        noise_pct: noise limit as a fraction of the value.
+        noise_std: standard deviation of the noise.
+        noise_seed: seed of the noise.
+        initialize: store the groups' initial values as ``initial_lr``.
     """
 
     def __init__(self, optimizer: Any, t_initial: int, lb: float = -7.0, ub: float = 3.0, lr_min: float = 0.0,
@@ -232,7 +289,22 @@ class TanhLRScheduler(_Warmup):
 
 
 class StepLRScheduler(_Warmup):
-    """Decay the learning rate by ``decay_rate`` every ``decay_t`` epochs, after an optional warmup (timm's)."""
+    """Decay the learning rate by ``decay_rate`` every ``decay_t`` epochs, after an optional warmup (timm's).
+
+    Args:
+        optimizer: any optimizer with ``param_groups``.
+        decay_t: epochs (or updates) between decays.
+        decay_rate: the multiplier applied at each decay.
+        warmup_t: warmup length (epochs or updates).
+        warmup_lr_init: learning rate at the start of the warmup.
+        warmup_prefix: count the decay from the end of the warmup.
+        t_in_epochs: step per epoch rather than per update.
+        noise_range_t: epoch(s) between which noise is added.
+        noise_pct: noise limit as a fraction of the value.
+        noise_std: standard deviation of the noise.
+        noise_seed: seed of the noise.
+        initialize: store the groups' initial values as ``initial_lr``.
+    """
 
     def __init__(self, optimizer: Any, decay_t: float, decay_rate: float = 1.0, warmup_t: int = 0,
                  warmup_lr_init: float = 0.0, warmup_prefix: bool = True, t_in_epochs: bool = True,
@@ -251,7 +323,22 @@ class StepLRScheduler(_Warmup):
 
 
 class MultiStepLRScheduler(_Warmup):
-    """Decay the learning rate by ``decay_rate`` at each epoch in ``decay_t``, after an optional warmup (timm's)."""
+    """Decay the learning rate by ``decay_rate`` at each epoch in ``decay_t``, after an optional warmup (timm's).
+
+    Args:
+        optimizer: any optimizer with ``param_groups``.
+        decay_t: the epochs (or updates) at which to decay.
+        decay_rate: the multiplier applied at each decay.
+        warmup_t: warmup length (epochs or updates).
+        warmup_lr_init: learning rate at the start of the warmup.
+        warmup_prefix: count the decay from the end of the warmup.
+        t_in_epochs: step per epoch rather than per update.
+        noise_range_t: epoch(s) between which noise is added.
+        noise_pct: noise limit as a fraction of the value.
+        noise_std: standard deviation of the noise.
+        noise_seed: seed of the noise.
+        initialize: store the groups' initial values as ``initial_lr``.
+    """
 
     def __init__(self, optimizer: Any, decay_t: List[int], decay_rate: float = 1.0, warmup_t: int = 0,
                  warmup_lr_init: float = 0.0, warmup_prefix: bool = True, t_in_epochs: bool = True,
@@ -273,7 +360,25 @@ class MultiStepLRScheduler(_Warmup):
 
 
 class PlateauLRScheduler(Scheduler):
-    """Decay by ``decay_rate`` when the metric plateaus (ReduceLROnPlateau semantics, rel threshold)."""
+    """Decay by ``decay_rate`` when the metric plateaus (ReduceLROnPlateau semantics, rel threshold).
+
+    Args:
+        optimizer: any optimizer with ``param_groups``.
+        decay_rate: the multiplier applied on a plateau.
+        patience_t: epochs without improvement before decaying.
+        threshold: relative improvement that counts.
+        cooldown_t: epochs to wait after a decay.
+        warmup_t: warmup length.
+        warmup_lr_init: learning rate at the start of the warmup.
+        lr_min: the lowest learning rate.
+        mode: ``"max"`` (the metric should grow) or ``"min"``.
+        noise_range_t: epoch(s) between which noise is added.
+        noise_type: ``"normal"`` or ``"uniform"``.
+        noise_pct: noise limit as a fraction of the value.
+        noise_std: standard deviation of the noise.
+        noise_seed: seed of the noise.
+        initialize: store the groups' initial values as ``initial_lr``.
+    """
 
     def __init__(self, optimizer: Any, decay_rate: float = 0.1, patience_t: int = 10, threshold: float = 1e-4,
                  cooldown_t: int = 0, warmup_t: int = 0, warmup_lr_init: float = 0.0, lr_min: float = 0.0,

@@ -133,7 +133,11 @@ class ToNumpy:
 
 
 class ToTensor:
-    """PIL image -> CHW backend tensor of ``dtype`` *without* rescaling (timm's ToTensor)."""
+    """PIL image -> CHW backend tensor of ``dtype`` *without* rescaling (timm's ToTensor).
+
+    Args:
+        dtype: the tensor dtype (a name or a backend dtype).
+    """
 
     def __init__(self, dtype: Any = "float32") -> None:
         self.dtype = dtype
@@ -183,7 +187,16 @@ class MaybePILToTensor:
 # crops
 # ----------------------------------------------------------------------------------------------
 class RandomResizedCropAndInterpolation:
-    """RandomResizedCrop with a random choice of bilinear/bicubic when ``interpolation='random'``."""
+    """RandomResizedCrop with a random choice of bilinear/bicubic when ``interpolation='random'``.
+
+    Args:
+        size: ``(h, w)`` of the output, or an int for a square.
+        scale: range of the crop's area, as a fraction of the image's.
+        ratio: range of the crop's aspect ratio.
+        interpolation: interpolation name, or ``"random"`` (bilinear or bicubic per call).
+        rng: the random source (see :func:`resolve_rng`).
+        seed: seed of a new source when ``rng`` is not given.
+    """
 
     def __init__(self, size: Union[int, Sequence[int]], scale: Sequence[float] = (0.08, 1.0),
                  ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0), interpolation: str = "bilinear",
@@ -322,7 +335,15 @@ def crop_or_pad(img: Any, top: int, left: int, height: int, width: int, fill: Un
 
 
 class RandomCropOrPad:
-    """Crop and/or pad with a random placement inside the crop / pad margin."""
+    """Crop and/or pad with a random placement inside the crop / pad margin.
+
+    Args:
+        size: ``(h, w)`` of the output, or an int for a square.
+        fill: pad value (constant mode).
+        padding_mode: ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``.
+        rng: the random source (see :func:`resolve_rng`).
+        seed: seed of a new source when ``rng`` is not given.
+    """
 
     def __init__(self, size: Union[int, Sequence[int]], fill: Union[int, float, Sequence[float]] = 0,
                  padding_mode: str = "constant", rng: RngLike = None, seed: Optional[int] = None) -> None:
@@ -382,7 +403,20 @@ class RandomPad:
 
 class ResizeKeepRatio:
     """Resize keeping the aspect ratio (``longest``: 0 fits the shortest side, 1 the longest),
-    with optional random scale / aspect jitter."""
+    with optional random scale / aspect jitter.
+
+    Args:
+        size: the target ``(h, w)``, or an int for a square.
+        longest: 0 fits the shortest side to the target, 1 the longest; in between interpolates.
+        interpolation: interpolation name, or ``"random"``.
+        random_scale_prob: probability of a random scale jitter.
+        random_scale_range: range of the scale jitter.
+        random_scale_area: draw the scale as an area (square root taken).
+        random_aspect_prob: probability of a random aspect jitter.
+        random_aspect_range: range of the aspect jitter.
+        rng: the random source (see :func:`resolve_rng`).
+        seed: seed of a new source when ``rng`` is not given.
+    """
 
     def __init__(self, size: Union[int, Sequence[int]], longest: float = 0.0, interpolation: str = "bilinear",
                  random_scale_prob: float = 0.0, random_scale_range: Sequence[float] = (0.85, 1.05),

@@ -160,7 +160,8 @@ def transforms_imagenet_train(img_size: Union[int, Tuple[int, int]] = 224, scale
             if len(color_jitter) not in (3, 4):
                 raise ValueError(f"color_jitter must be a scalar or 3/4 values, got {color_jitter!r}")
         else:
-            color_jitter = (float(color_jitter),) * 3  # type: ignore[arg-type]  # a number: sequences took the branch above
+            # a number here: sequences took the branch above
+            color_jitter = (float(color_jitter),) * 3  # type: ignore[arg-type]
         if color_jitter_prob is not None:
             secondary += [T.RandomApply([T.ColorJitter(*color_jitter)], p=color_jitter_prob)]
         else:

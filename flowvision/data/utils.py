@@ -66,7 +66,13 @@ def _state_arrays(model):
 
 
 class ModelEmaV2:
-    """EMA of every state_dict entry: ``ema = decay * ema + (1 - decay) * model`` (timm ModelEmaV2)."""
+    """EMA of every state_dict entry: ``ema = decay * ema + (1 - decay) * model`` (timm ModelEmaV2).
+
+    Args:
+        model: the model whose weights are averaged (deep-copied).
+        decay: the EMA decay.
+        device: keep the EMA copy on this device.
+    """
 
     def __init__(self, model: Any, decay: float = 0.9999, device: Any = None) -> None:
         self.module = deepcopy(model)
@@ -101,7 +107,21 @@ def _lerp(e, m, w):
 class ModelEmaV3:
     """timm ModelEmaV3: optional warmup decay ``1 - (1 + step/gamma)^-power``, ``update_after_step``,
     ``exclude_buffers``; float entries lerp towards the model, others are copied.  (bfloat16 stochastic
-    rounding is not implemented: keep the EMA in float32 with ``dtype`` if the model is low precision.)"""
+    rounding is not implemented: keep the EMA in float32 with ``dtype`` if the model is low precision.)
+
+    Args:
+        model: the model whose weights are averaged (deep-copied).
+        decay: the EMA decay (the upper bound with warmup).
+        min_decay: lower bound of the decay.
+        update_after_step: the first update that averages (before: copies).
+        use_warmup: ramp the decay up with the warmup formula.
+        warmup_gamma: the gamma of the warmup.
+        warmup_power: the power of the warmup.
+        device: keep the EMA copy on this device.
+        dtype: keep the EMA copy in this dtype.
+        exclude_buffers: average parameters only (buffers are copied).
+        **_ignored: other timm arguments, accepted and ignored.
+    """
 
     def __init__(self, model: Any, decay: float = 0.9999, min_decay: float = 0.0, update_after_step: int = 0,
                  use_warmup: bool = False, warmup_gamma: float = 1.0, warmup_power: float = 2 / 3, device: Any = None,
