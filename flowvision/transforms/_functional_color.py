@@ -40,7 +40,8 @@ def _adjust_by_factor(what, img, factor):
     return _color("adjust_" + what, img, factor)
 
 
-def adjust_brightness(img: Image.Image | np.ndarray | Tensor, brightness_factor: float) -> Image.Image | np.ndarray | Tensor:
+def adjust_brightness(img: Image.Image | np.ndarray | Tensor,
+                      brightness_factor: float) -> Image.Image | np.ndarray | Tensor:
     """Adjust the brightness of an image.
 
     Args:
@@ -59,7 +60,8 @@ def adjust_brightness(img: Image.Image | np.ndarray | Tensor, brightness_factor:
     return _adjust_by_factor("brightness", img, brightness_factor)
 
 
-def adjust_contrast(img: Image.Image | np.ndarray | Tensor, contrast_factor: float) -> Image.Image | np.ndarray | Tensor:
+def adjust_contrast(img: Image.Image | np.ndarray | Tensor,
+                    contrast_factor: float) -> Image.Image | np.ndarray | Tensor:
     """Adjust the contrast of an image.
 
     Args:
@@ -78,7 +80,8 @@ def adjust_contrast(img: Image.Image | np.ndarray | Tensor, contrast_factor: flo
     return _adjust_by_factor("contrast", img, contrast_factor)
 
 
-def adjust_saturation(img: Image.Image | np.ndarray | Tensor, saturation_factor: float) -> Image.Image | np.ndarray | Tensor:
+def adjust_saturation(img: Image.Image | np.ndarray | Tensor,
+                      saturation_factor: float) -> Image.Image | np.ndarray | Tensor:
     """Adjust the color saturation of an image.
 
     Args:
@@ -120,7 +123,8 @@ def adjust_hue(img: Image.Image | np.ndarray | Tensor, hue_factor: float) -> Ima
     return _color("adjust_hue", img, hue_factor)
 
 
-def adjust_gamma(img: Image.Image | np.ndarray | Tensor, gamma: float, gain: float = 1) -> Image.Image | np.ndarray | Tensor:
+def adjust_gamma(img: Image.Image | np.ndarray | Tensor, gamma: float,
+                 gain: float = 1) -> Image.Image | np.ndarray | Tensor:
     """Gamma-correct an image: ``out = 255 * gain * (in / 255) ** gamma`` (floats: ``gain * in ** gamma``).
 
     Args:
@@ -140,7 +144,8 @@ def adjust_gamma(img: Image.Image | np.ndarray | Tensor, gamma: float, gain: flo
     return _color("adjust_gamma", img, gamma, gain)
 
 
-def adjust_sharpness(img: Image.Image | np.ndarray | Tensor, sharpness_factor: float) -> Image.Image | np.ndarray | Tensor:
+def adjust_sharpness(img: Image.Image | np.ndarray | Tensor,
+                     sharpness_factor: float) -> Image.Image | np.ndarray | Tensor:
     """Adjust the sharpness of an image.
 
     Args:
@@ -181,7 +186,8 @@ def to_grayscale(img: Image.Image, num_output_channels: int = 1) -> Image.Image:
     return F_pil.to_grayscale(img, num_output_channels)
 
 
-def rgb_to_grayscale(img: Image.Image | np.ndarray | Tensor, num_output_channels: int = 1) -> Image.Image | np.ndarray | Tensor:
+def rgb_to_grayscale(img: Image.Image | np.ndarray | Tensor,
+                     num_output_channels: int = 1) -> Image.Image | np.ndarray | Tensor:
     """Convert an RGB image to grayscale (ITU-R 601-2 luma: ``0.2989 R + 0.587 G + 0.114 B``).
 
     Args:
@@ -308,7 +314,8 @@ def equalize(img: Image.Image | np.ndarray | Tensor) -> Image.Image | np.ndarray
     return _color("equalize", img)
 
 
-def gaussian_blur(img: Image.Image | np.ndarray | Tensor, kernel_size: int | Sequence[int], sigma: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+def gaussian_blur(img: Image.Image | np.ndarray | Tensor, kernel_size: int | Sequence[int],
+                  sigma: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
     """Blur an image with a Gaussian kernel.
 
     Args:
@@ -356,7 +363,8 @@ def gaussian_blur(img: Image.Image | np.ndarray | Tensor, kernel_size: int | Seq
     return _apply_array(F_np.gaussian_blur, img, list(kernel_size), list(sigma))
 
 
-def erase(img: Tensor | np.ndarray, i: int, j: int, h: int, w: int, v: Any, inplace: bool = False) -> Tensor | np.ndarray:
+def erase(img: Tensor | np.ndarray, i: int, j: int, h: int, w: int, v: Any,
+          inplace: bool = False) -> Tensor | np.ndarray:
     """Overwrite a rectangle of an image with ``v``.
 
     Args:

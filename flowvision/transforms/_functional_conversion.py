@@ -199,7 +199,8 @@ def to_pil_image(pic: np.ndarray | Tensor, mode: str | None = None) -> Image.Ima
     return Image.fromarray(npimg, mode=mode) if mode in ("I;16",) else Image.fromarray(npimg)
 
 
-def normalize(tensor: Tensor | np.ndarray, mean: Sequence[float], std: Sequence[float], inplace: bool = False) -> Tensor | np.ndarray:
+def normalize(tensor: Tensor | np.ndarray, mean: Sequence[float], std: Sequence[float],
+              inplace: bool = False) -> Tensor | np.ndarray:
     """Normalize a float image with a per-channel mean and standard deviation: ``(x - mean) / std``.
 
     Args:

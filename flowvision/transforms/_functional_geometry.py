@@ -74,7 +74,9 @@ def _check_size_arg(size, allow_none=False):
             raise ValueError(f"Size values should be positive, got {size}")
 
 
-def resize(img: Image.Image | np.ndarray | Tensor, size: int | Sequence[int], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, max_size: int | None = None, antialias: bool | None = True) -> Image.Image | np.ndarray | Tensor:
+def resize(img: Image.Image | np.ndarray | Tensor, size: int | Sequence[int],
+           interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, max_size: int | None = None,
+           antialias: bool | None = True) -> Image.Image | np.ndarray | Tensor:
     """Resize an image to ``size``.
 
     Args:
@@ -138,7 +140,8 @@ def _parse_padding(padding):
     return [int(p) for p in padding]
 
 
-def pad(img: Image.Image | np.ndarray | Tensor, padding: int | Sequence[int], fill: float | Sequence[float] | None = 0, padding_mode: str = "constant") -> Image.Image | np.ndarray | Tensor:
+def pad(img: Image.Image | np.ndarray | Tensor, padding: int | Sequence[int], fill: float | Sequence[float] | None = 0,
+        padding_mode: str = "constant") -> Image.Image | np.ndarray | Tensor:
     """Pad an image on all sides.
 
     Args:
@@ -172,7 +175,8 @@ def pad(img: Image.Image | np.ndarray | Tensor, padding: int | Sequence[int], fi
     return _apply_array(F_np.pad, img, p, fill=fill, padding_mode=padding_mode)
 
 
-def crop(img: Image.Image | np.ndarray | Tensor, top: int, left: int, height: int, width: int) -> Image.Image | np.ndarray | Tensor:
+def crop(img: Image.Image | np.ndarray | Tensor, top: int, left: int, height: int,
+         width: int) -> Image.Image | np.ndarray | Tensor:
     """Crop an image; the region may extend past the image, which is then zero-padded.
 
     Args:
@@ -212,7 +216,8 @@ def _setup_size(size: Any, error_msg: str = "Please provide only two dimensions 
     return size[0], size[1]
 
 
-def center_crop(img: Image.Image | np.ndarray | Tensor, output_size: int | Sequence[int]) -> Image.Image | np.ndarray | Tensor:
+def center_crop(img: Image.Image | np.ndarray | Tensor,
+                output_size: int | Sequence[int]) -> Image.Image | np.ndarray | Tensor:
     """Crop the center of an image; an image smaller than ``output_size`` is zero-padded first.
 
     Args:
@@ -250,7 +255,9 @@ def center_crop(img: Image.Image | np.ndarray | Tensor, output_size: int | Seque
     return crop(img, crop_top, crop_left, crop_height, crop_width)
 
 
-def resized_crop(img: Image.Image | np.ndarray | Tensor, top: int, left: int, height: int, width: int, size: int | Sequence[int], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> Image.Image | np.ndarray | Tensor:
+def resized_crop(img: Image.Image | np.ndarray | Tensor, top: int, left: int, height: int, width: int,
+                 size: int | Sequence[int], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> Image.Image | np.ndarray | Tensor:
     """Crop an image and resize the crop to ``size`` (see :func:`crop` and :func:`resize`).
 
     Args:
@@ -348,7 +355,8 @@ def five_crop(img: Image.Image | np.ndarray | Tensor, size: int | Sequence[int])
     return tl, tr, bl, br, center
 
 
-def ten_crop(img: Image.Image | np.ndarray | Tensor, size: int | Sequence[int], vertical_flip: bool = False) -> tuple[Any, ...]:
+def ten_crop(img: Image.Image | np.ndarray | Tensor, size: int | Sequence[int],
+             vertical_flip: bool = False) -> tuple[Any, ...]:
     """The five crops of :func:`five_crop` of the image and of its flipped version.
 
     Args:
@@ -383,7 +391,10 @@ def _get_perspective_coeffs(startpoints, endpoints):
     return [float(x) for x in res]
 
 
-def perspective(img: Image.Image | np.ndarray | Tensor, startpoints: Sequence[Sequence[float]], endpoints: Sequence[Sequence[float]], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+def perspective(img: Image.Image | np.ndarray | Tensor, startpoints: Sequence[Sequence[float]],
+                endpoints: Sequence[Sequence[float]],
+                interpolation: InterpolationMode | int = InterpolationMode.BILINEAR,
+                fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
     """Apply the perspective transform that maps ``startpoints`` to ``endpoints``.
 
     Args:
@@ -448,7 +459,10 @@ def _get_inverse_affine_matrix(center, angle, translate, scale, shear, inverted=
     return m
 
 
-def rotate(img: Image.Image | np.ndarray | Tensor, angle: float, interpolation: InterpolationMode | int = InterpolationMode.NEAREST, expand: bool = False, center: Sequence[float] | None = None, fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+def rotate(img: Image.Image | np.ndarray | Tensor, angle: float,
+           interpolation: InterpolationMode | int = InterpolationMode.NEAREST, expand: bool = False,
+           center: Sequence[float] | None = None,
+           fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
     """Rotate an image by ``angle`` degrees counter-clockwise.
 
     Args:
@@ -486,7 +500,10 @@ def rotate(img: Image.Image | np.ndarray | Tensor, angle: float, interpolation: 
     return _apply_array(F_np.rotate, img, matrix, interpolation.value, expand, fill)
 
 
-def affine(img: Image.Image | np.ndarray | Tensor, angle: float, translate: Sequence[float], scale: float, shear: float | Sequence[float], interpolation: InterpolationMode | int = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None, center: Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+def affine(img: Image.Image | np.ndarray | Tensor, angle: float, translate: Sequence[float], scale: float,
+           shear: float | Sequence[float], interpolation: InterpolationMode | int = InterpolationMode.NEAREST,
+           fill: float | Sequence[float] | None = None,
+           center: Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
     """Apply an affine transform (rotation, translation, scale, shear) about the image center.
 
     Args:
@@ -544,7 +561,9 @@ def affine(img: Image.Image | np.ndarray | Tensor, angle: float, translate: Sequ
     return _apply_array(F_np.affine, img, matrix, interpolation.value, fill)
 
 
-def elastic_transform(img: Image.Image | np.ndarray | Tensor, displacement: Tensor | np.ndarray, interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
+def elastic_transform(img: Image.Image | np.ndarray | Tensor, displacement: Tensor | np.ndarray,
+                      interpolation: InterpolationMode | int = InterpolationMode.BILINEAR,
+                      fill: float | Sequence[float] | None = None) -> Image.Image | np.ndarray | Tensor:
     """Move every pixel by a displacement field (torchvision's ``elastic_transform``).
 
     Args:

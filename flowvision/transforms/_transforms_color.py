@@ -26,7 +26,8 @@ class ColorJitter(Transform):
         ValueError: if a value is negative or out of its bounds.
     """
 
-    def __init__(self, brightness: float | Sequence[float] = 0, contrast: float | Sequence[float] = 0, saturation: float | Sequence[float] = 0, hue: float | Sequence[float] = 0) -> None:
+    def __init__(self, brightness: float | Sequence[float] = 0, contrast: float | Sequence[float] = 0,
+                 saturation: float | Sequence[float] = 0, hue: float | Sequence[float] = 0) -> None:
         self.brightness = self._check_input(brightness, "brightness")
         self.contrast = self._check_input(contrast, "contrast")
         self.saturation = self._check_input(saturation, "saturation")

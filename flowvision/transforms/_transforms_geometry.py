@@ -30,7 +30,8 @@ class Resize(Transform):
         ValueError: if ``size`` has a wrong length or non-positive values.
     """
 
-    def __init__(self, size: int | Sequence[int], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, max_size: int | None = None, antialias: bool | None = True) -> None:
+    def __init__(self, size: int | Sequence[int], interpolation: InterpolationMode | int = InterpolationMode.BILINEAR,
+                 max_size: int | None = None, antialias: bool | None = True) -> None:
         if isinstance(size, (bool, str)) or not isinstance(size, (int, Sequence)):
             raise TypeError(f"Size should be int or sequence. Got {type(size)}")
         if isinstance(size, Sequence) and len(size) not in (1, 2):
@@ -100,7 +101,8 @@ class Pad(Transform):
         ValueError: if ``padding`` has a wrong length or ``padding_mode`` is unknown.
     """
 
-    def __init__(self, padding: int | Sequence[int], fill: float | Sequence[float] = 0, padding_mode: str = "constant") -> None:
+    def __init__(self, padding: int | Sequence[int], fill: float | Sequence[float] = 0,
+                 padding_mode: str = "constant") -> None:
         if not isinstance(padding, (numbers.Number, tuple, list)):
             raise TypeError("Got inappropriate padding arg")
         if not isinstance(fill, (numbers.Number, tuple, list)):
@@ -149,7 +151,9 @@ class RandomCrop(Transform):
         j = _random.randint(0, w - tw + 1)
         return i, j, th, tw
 
-    def __init__(self, size: int | Sequence[int], padding: int | Sequence[int] | None = None, pad_if_needed: bool = False, fill: float | Sequence[float] = 0, padding_mode: str = "constant") -> None:
+    def __init__(self, size: int | Sequence[int], padding: int | Sequence[int] | None = None,
+                 pad_if_needed: bool = False, fill: float | Sequence[float] = 0,
+                 padding_mode: str = "constant") -> None:
         self.size = tuple(_setup_size(size, error_msg="Please provide only two dimensions (h, w) for size."))
         if padding is not None:
             F._parse_padding(padding)
@@ -223,7 +227,9 @@ class RandomPerspective(Transform):
         TypeError: if ``fill`` is not a number or sequence.
     """
 
-    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5, interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = 0) -> None:
+    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5,
+                 interpolation: InterpolationMode | int = InterpolationMode.BILINEAR,
+                 fill: float | Sequence[float] | None = 0) -> None:
         self.p = p
         if isinstance(interpolation, int):
             interpolation = _interpolation_modes_from_int(interpolation)
@@ -286,7 +292,10 @@ class RandomResizedCrop(Transform):
         ValueError: if they do not have two values, ``scale`` is negative or ``ratio`` not positive.
     """
 
-    def __init__(self, size: int | Sequence[int], scale: Sequence[float] = (0.08, 1.0), ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0), interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
+    def __init__(self, size: int | Sequence[int], scale: Sequence[float] = (0.08, 1.0),
+                 ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
+                 interpolation: InterpolationMode | int = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
         if not isinstance(scale, Sequence):
             raise TypeError("Scale should be a sequence")
@@ -414,7 +423,9 @@ class RandomRotation(Transform):
         TypeError, ValueError: if ``degrees``, ``center`` or ``fill`` is invalid.
     """
 
-    def __init__(self, degrees: float | Sequence[float], interpolation: InterpolationMode | int = InterpolationMode.NEAREST, expand: bool = False, center: Sequence[float] | None = None, fill: float | Sequence[float] | None = 0) -> None:
+    def __init__(self, degrees: float | Sequence[float],
+                 interpolation: InterpolationMode | int = InterpolationMode.NEAREST, expand: bool = False,
+                 center: Sequence[float] | None = None, fill: float | Sequence[float] | None = 0) -> None:
         if isinstance(interpolation, int):
             interpolation = _interpolation_modes_from_int(interpolation)
         self.degrees = _setup_angle(degrees, name="degrees", req_sizes=(2,))
@@ -465,7 +476,10 @@ class RandomAffine(Transform):
         TypeError, ValueError: if an argument is invalid (e.g. translate outside ``[0, 1]``, non-positive scale).
     """
 
-    def __init__(self, degrees: float | Sequence[float], translate: Sequence[float] | None = None, scale: Sequence[float] | None = None, shear: float | Sequence[float] | None = None, interpolation: InterpolationMode | int = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = 0, center: Sequence[float] | None = None) -> None:
+    def __init__(self, degrees: float | Sequence[float], translate: Sequence[float] | None = None,
+                 scale: Sequence[float] | None = None, shear: float | Sequence[float] | None = None,
+                 interpolation: InterpolationMode | int = InterpolationMode.NEAREST,
+                 fill: float | Sequence[float] | None = 0, center: Sequence[float] | None = None) -> None:
         if isinstance(interpolation, int):
             interpolation = _interpolation_modes_from_int(interpolation)
         self.degrees = _setup_angle(degrees, name="degrees", req_sizes=(2,))
@@ -547,7 +561,9 @@ class ElasticTransform(Transform):
         ValueError: if a sequence does not have 2 values.
     """
 
-    def __init__(self, alpha: float | Sequence[float] = 50.0, sigma: float | Sequence[float] = 5.0, interpolation: InterpolationMode | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] = 0) -> None:
+    def __init__(self, alpha: float | Sequence[float] = 50.0, sigma: float | Sequence[float] = 5.0,
+                 interpolation: InterpolationMode | int = InterpolationMode.BILINEAR,
+                 fill: float | Sequence[float] = 0) -> None:
         self.alpha = self._pair(alpha, "alpha")
         self.sigma = self._pair(sigma, "sigma")
         if isinstance(interpolation, int):

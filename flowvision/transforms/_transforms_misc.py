@@ -97,7 +97,8 @@ class RandomErasing(Transform):
             not positive or ``p`` outside ``[0, 1]``; at call time, TypeError for a PIL image.
     """
 
-    def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33), ratio: Sequence[float] = (0.3, 3.3), value: float | Sequence[float] | str = 0, inplace: bool = False) -> None:
+    def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33), ratio: Sequence[float] = (0.3, 3.3),
+                 value: float | Sequence[float] | str = 0, inplace: bool = False) -> None:
         if not isinstance(value, (numbers.Number, str, tuple, list)):
             raise TypeError("Argument value should be either a number or str or a sequence")
         if isinstance(value, str) and value != "random":

@@ -169,7 +169,9 @@ class AutoAugment(Transform):
         ValueError: if ``policy`` is not recognized.
     """
 
-    def __init__(self, policy: AutoAugmentPolicy = AutoAugmentPolicy.IMAGENET, interpolation: InterpolationMode = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None) -> None:
+    def __init__(self, policy: AutoAugmentPolicy = AutoAugmentPolicy.IMAGENET,
+                 interpolation: InterpolationMode = InterpolationMode.NEAREST,
+                 fill: float | Sequence[float] | None = None) -> None:
         if not isinstance(policy, AutoAugmentPolicy):
             raise ValueError(f"The provided policy {policy} is not recognized.")
         self.policy = policy
@@ -226,7 +228,9 @@ class RandAugment(Transform):
         ValueError: if ``num_ops`` is negative or ``magnitude`` is out of range.
     """
 
-    def __init__(self, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31, interpolation: InterpolationMode = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None) -> None:
+    def __init__(self, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31,
+                 interpolation: InterpolationMode = InterpolationMode.NEAREST,
+                 fill: float | Sequence[float] | None = None) -> None:
         if num_ops < 0:
             raise ValueError(f"num_ops should be non-negative, got {num_ops}")
         if not 0 <= magnitude < num_magnitude_bins:
@@ -274,7 +278,8 @@ class TrivialAugmentWide(Transform):
         ValueError: if ``num_magnitude_bins`` is below 2.
     """
 
-    def __init__(self, num_magnitude_bins: int = 31, interpolation: InterpolationMode = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None) -> None:
+    def __init__(self, num_magnitude_bins: int = 31, interpolation: InterpolationMode = InterpolationMode.NEAREST,
+                 fill: float | Sequence[float] | None = None) -> None:
         if num_magnitude_bins < 2:
             raise ValueError(f"num_magnitude_bins should be at least 2, got {num_magnitude_bins}")
         self.num_magnitude_bins = num_magnitude_bins
@@ -333,7 +338,9 @@ class AugMix(Transform):
         ValueError: if ``severity``, ``mixture_width`` or ``alpha`` is out of range.
     """
 
-    def __init__(self, severity: int = 3, mixture_width: int = 3, chain_depth: int = -1, alpha: float = 1.0, all_ops: bool = True, interpolation: InterpolationMode = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None) -> None:
+    def __init__(self, severity: int = 3, mixture_width: int = 3, chain_depth: int = -1, alpha: float = 1.0,
+                 all_ops: bool = True, interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                 fill: float | Sequence[float] | None = None) -> None:
         self._PARAMETER_MAX = 10
         if not (1 <= severity <= self._PARAMETER_MAX):
             raise ValueError(f"The severity must be between [1, {self._PARAMETER_MAX}]. Got {severity} instead.")

@@ -36,7 +36,8 @@ class RandomErasing(_RandomApplyTransform):
 
     _transformed_types = (tv_tensors.Image, Video, np.ndarray, "tensor", BoundingBoxes, Mask)
 
-    def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33), ratio: Sequence[float] = (0.3, 3.3), value: float | Sequence[float] | str = 0.0, inplace: bool = False) -> None:
+    def __init__(self, p: float = 0.5, scale: Sequence[float] = (0.02, 0.33), ratio: Sequence[float] = (0.3, 3.3),
+                 value: float | Sequence[float] | str = 0.0, inplace: bool = False) -> None:
         v1 = T1.RandomErasing(p, scale, ratio, value, inplace)
         super().__init__(p=p)
         self.scale, self.ratio, self.value, self.inplace = v1.scale, v1.ratio, value, inplace
@@ -65,7 +66,8 @@ class RandomErasing(_RandomApplyTransform):
 
 
 class _BaseMixUpCutMix(Transform):
-    def __init__(self, *, alpha: float = 1.0, num_classes: int | None = None, labels_getter: str | Callable[[Any], Any] | None = "default") -> None:
+    def __init__(self, *, alpha: float = 1.0, num_classes: int | None = None,
+                 labels_getter: str | Callable[[Any], Any] | None = "default") -> None:
         if alpha <= 0:
             raise ValueError(f"alpha should be positive, got {alpha}")
         self.alpha = float(alpha)

@@ -34,7 +34,9 @@ class ColorJitter(_ColorTransform):
         TypeError, ValueError: as :class:`flowvision.transforms.ColorJitter`.
     """
 
-    def __init__(self, brightness: float | Sequence[float] | None = None, contrast: float | Sequence[float] | None = None, saturation: float | Sequence[float] | None = None, hue: float | Sequence[float] | None = None) -> None:
+    def __init__(self, brightness: float | Sequence[float] | None = None,
+                 contrast: float | Sequence[float] | None = None, saturation: float | Sequence[float] | None = None,
+                 hue: float | Sequence[float] | None = None) -> None:
         v1 = T1.ColorJitter(brightness or 0, contrast or 0, saturation or 0, hue or 0)
         self.brightness, self.contrast, self.saturation, self.hue = v1.brightness, v1.contrast, v1.saturation, v1.hue
 
@@ -67,7 +69,9 @@ class RandomPhotometricDistort(_ColorTransform):
         p (float): probability of each distortion. Default ``0.5``.
     """
 
-    def __init__(self, brightness: Sequence[float] = (0.875, 1.125), contrast: Sequence[float] = (0.5, 1.5), saturation: Sequence[float] = (0.5, 1.5), hue: Sequence[float] = (-0.05, 0.05), p: float = 0.5) -> None:
+    def __init__(self, brightness: Sequence[float] = (0.875, 1.125), contrast: Sequence[float] = (0.5, 1.5),
+                 saturation: Sequence[float] = (0.5, 1.5), hue: Sequence[float] = (-0.05, 0.05),
+                 p: float = 0.5) -> None:
         self.brightness, self.contrast, self.saturation, self.hue, self.p = brightness, contrast, saturation, hue, p
 
     def make_params(self, flat_inputs):

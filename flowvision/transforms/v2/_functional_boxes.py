@@ -95,7 +95,8 @@ def _boxes_affine(b, angle, translate, scale, shear, center=None, expand=False):
     return _new_boxes(out, b, canvas)
 
 
-def convert_bounding_box_format(inpt: Any, old_format: BoundingBoxFormat | str | None = None, new_format: BoundingBoxFormat | str | None = None, inplace: bool = False) -> Any:
+def convert_bounding_box_format(inpt: Any, old_format: BoundingBoxFormat | str | None = None,
+                                new_format: BoundingBoxFormat | str | None = None, inplace: bool = False) -> Any:
     """Convert bounding boxes between the ``XYXY``, ``XYWH`` and ``CXCYWH`` formats.
 
     Args:
@@ -127,7 +128,8 @@ def convert_bounding_box_format(inpt: Any, old_format: BoundingBoxFormat | str |
     return out if isinstance(inpt, np.ndarray) else F_t.from_numpy(out)
 
 
-def clamp_bounding_boxes(inpt: Any, format: BoundingBoxFormat | str | None = None, canvas_size: tuple[int, int] | None = None, clamping_mode: str | None = "auto") -> Any:
+def clamp_bounding_boxes(inpt: Any, format: BoundingBoxFormat | str | None = None,
+                         canvas_size: tuple[int, int] | None = None, clamping_mode: str | None = "auto") -> Any:
     """Clamp bounding boxes to their canvas.
 
     Args:
@@ -165,7 +167,9 @@ def _sanitize_mask(arr, format, canvas_size, min_size=1.0, min_area=1.0):
     return valid
 
 
-def sanitize_bounding_boxes(bounding_boxes: Any, format: BoundingBoxFormat | str | None = None, canvas_size: tuple[int, int] | None = None, min_size: float = 1.0, min_area: float = 1.0) -> tuple[Any, Any]:
+def sanitize_bounding_boxes(bounding_boxes: Any, format: BoundingBoxFormat | str | None = None,
+                            canvas_size: tuple[int, int] | None = None, min_size: float = 1.0,
+                            min_area: float = 1.0) -> tuple[Any, Any]:
     """Remove degenerate bounding boxes: too small, too little area, or outside the canvas.
 
     Args:

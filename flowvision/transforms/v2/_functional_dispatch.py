@@ -19,7 +19,8 @@ from .tv_tensors import BoundingBoxes, Mask, TVTensor, Video
 _KERNELS: dict[str, dict[type, Callable[..., Any]]] = {}
 
 
-def register_kernel(functional: Callable[..., Any] | str, tv_tensor_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def register_kernel(functional: Callable[..., Any] | str,
+                    tv_tensor_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``kernel(inpt, *args, **kwargs)`` as the kernel of ``functional`` for inputs of ``tv_tensor_cls``.
 
     Used as a decorator; subclasses of ``tv_tensor_cls`` use the kernel too.

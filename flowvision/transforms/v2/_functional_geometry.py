@@ -64,7 +64,9 @@ def _resize_boxes(b, size, interpolation=None, max_size=None, antialias=None):
     return _new_boxes(out, b, (nh, nw))
 
 
-def resize(inpt: Any, size: int | Sequence[int] | None, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, max_size: int | None = None, antialias: bool | None = True) -> Any:
+def resize(inpt: Any, size: int | Sequence[int] | None,
+           interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, max_size: int | None = None,
+           antialias: bool | None = True) -> Any:
     """Resize the input to ``size`` (see :func:`flowvision.transforms.functional.resize`).
 
     Args:
@@ -140,7 +142,9 @@ def center_crop(inpt: Any, output_size: int | Sequence[int]) -> Any:
     return _dispatch("center_crop", inpt, lambda x, s: _image_op(F1.center_crop, x, s), None, boxes, output_size)
 
 
-def resized_crop(inpt: Any, top: int, left: int, height: int, width: int, size: int | Sequence[int], interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> Any:
+def resized_crop(inpt: Any, top: int, left: int, height: int, width: int, size: int | Sequence[int],
+                 interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> Any:
     """Crop the input and resize the crop to ``size``.
 
     Args:
@@ -170,7 +174,8 @@ def resized_crop(inpt: Any, top: int, left: int, height: int, width: int, size: 
     return _dispatch("resized_crop", inpt, image, None, boxes)
 
 
-def pad(inpt: Any, padding: int | Sequence[int], fill: float | Sequence[float] | None = None, padding_mode: str = "constant") -> Any:
+def pad(inpt: Any, padding: int | Sequence[int], fill: float | Sequence[float] | None = None,
+        padding_mode: str = "constant") -> Any:
     """Pad the input on all sides.
 
     Args:
@@ -255,7 +260,9 @@ hflip = horizontal_flip
 vflip = vertical_flip
 
 
-def rotate(inpt: Any, angle: float, interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, expand: bool = False, center: Sequence[float] | None = None, fill: float | Sequence[float] | None = None) -> Any:
+def rotate(inpt: Any, angle: float, interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST,
+           expand: bool = False, center: Sequence[float] | None = None,
+           fill: float | Sequence[float] | None = None) -> Any:
     """Rotate the input by ``angle`` degrees counter-clockwise.
 
     Args:
@@ -295,7 +302,9 @@ def _affine_args(angle, translate, scale, shear):
     return float(angle), [float(t) for t in translate], float(scale), [float(s) for s in shear]
 
 
-def affine(inpt: Any, angle: float, translate: Sequence[float], scale: float, shear: float | Sequence[float], interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, fill: float | Sequence[float] | None = None, center: Sequence[float] | None = None) -> Any:
+def affine(inpt: Any, angle: float, translate: Sequence[float], scale: float, shear: float | Sequence[float],
+           interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST,
+           fill: float | Sequence[float] | None = None, center: Sequence[float] | None = None) -> Any:
     """Apply an affine transform (rotation, translation, scale, shear) to the input.
 
     Args:
@@ -341,7 +350,9 @@ def _perspective_coeffs(startpoints, endpoints, coefficients):
     return F1._get_perspective_coeffs(startpoints, endpoints)
 
 
-def perspective(inpt: Any, startpoints: Sequence[Sequence[float]] | None, endpoints: Sequence[Sequence[float]] | None, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None, coefficients: Sequence[float] | None = None) -> Any:
+def perspective(inpt: Any, startpoints: Sequence[Sequence[float]] | None, endpoints: Sequence[Sequence[float]] | None,
+                interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+                fill: float | Sequence[float] | None = None, coefficients: Sequence[float] | None = None) -> Any:
     """Apply a perspective transform, given by four point pairs or by its 8 coefficients.
 
     Args:
@@ -399,7 +410,8 @@ def perspective(inpt: Any, startpoints: Sequence[Sequence[float]] | None, endpoi
     return _dispatch("perspective", inpt, image, None, boxes)
 
 
-def elastic(inpt: Any, displacement: Any, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | None = None) -> Any:
+def elastic(inpt: Any, displacement: Any, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+            fill: float | Sequence[float] | None = None) -> Any:
     """Move every pixel of the input by a displacement field.
 
     Args:

@@ -37,7 +37,9 @@ class Resize(Transform):
         ValueError: if ``size`` or ``max_size`` is invalid.
     """
 
-    def __init__(self, size: int | Sequence[int] | None, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, max_size: int | None = None, antialias: bool | None = True) -> None:
+    def __init__(self, size: int | Sequence[int] | None,
+                 interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, max_size: int | None = None,
+                 antialias: bool | None = True) -> None:
         if isinstance(size, int):
             size = [size]
         elif isinstance(size, Sequence) and len(size) in {1, 2}:
@@ -88,7 +90,10 @@ class RandomResizedCrop(Transform):
         antialias (bool, optional): antialias when downsampling images. Default ``True``.
     """
 
-    def __init__(self, size: int | Sequence[int], scale: Sequence[float] = (0.08, 1.0), ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0), interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
+    def __init__(self, size: int | Sequence[int], scale: Sequence[float] = (0.08, 1.0),
+                 ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
+                 interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> None:
         self._v1 = T1.RandomResizedCrop(size, scale, ratio, antialias=antialias)
         self.size, self.scale, self.ratio = self._v1.size, scale, ratio
         self.interpolation = _interp(interpolation)
@@ -179,7 +184,8 @@ class Pad(Transform):
         TypeError, ValueError: if ``padding``, ``fill`` or ``padding_mode`` is invalid.
     """
 
-    def __init__(self, padding: int | Sequence[int], fill: float | Sequence[float] | dict[Any, Any] | None = 0, padding_mode: str = "constant") -> None:
+    def __init__(self, padding: int | Sequence[int], fill: float | Sequence[float] | dict[Any, Any] | None = 0,
+                 padding_mode: str = "constant") -> None:
         F1._parse_padding(padding)
         if padding_mode not in ["constant", "edge", "reflect", "symmetric"]:
             raise ValueError("`padding_mode` must be one of 'constant', 'edge', 'reflect' or 'symmetric'.")
@@ -207,7 +213,8 @@ class RandomZoomOut(_RandomApplyTransform):
         ValueError: if ``side_range`` is invalid or ``p`` outside ``[0, 1]``.
     """
 
-    def __init__(self, fill: float | Sequence[float] | dict[Any, Any] | None = 0, side_range: Sequence[float] = (1.0, 4.0), p: float = 0.5) -> None:
+    def __init__(self, fill: float | Sequence[float] | dict[Any, Any] | None = 0,
+                 side_range: Sequence[float] = (1.0, 4.0), p: float = 0.5) -> None:
         super().__init__(p=p)
         self.fill = fill
         self._fill = _setup_fill_arg(fill)
@@ -244,7 +251,9 @@ class RandomCrop(Transform):
         ValueError: if ``padding_mode`` is unknown; at call time, if the crop is larger than the (padded) input.
     """
 
-    def __init__(self, size: int | Sequence[int], padding: int | Sequence[int] | None = None, pad_if_needed: bool = False, fill: float | Sequence[float] | dict[Any, Any] | None = 0, padding_mode: str = "constant") -> None:
+    def __init__(self, size: int | Sequence[int], padding: int | Sequence[int] | None = None,
+                 pad_if_needed: bool = False, fill: float | Sequence[float] | dict[Any, Any] | None = 0,
+                 padding_mode: str = "constant") -> None:
         self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
         if padding is not None:
             F1._parse_padding(padding)
@@ -309,7 +318,10 @@ class RandomRotation(Transform):
         (``"others"`` for the rest). Default ``0``.
     """
 
-    def __init__(self, degrees: float | Sequence[float], interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, expand: bool = False, center: Sequence[float] | None = None, fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
+    def __init__(self, degrees: float | Sequence[float],
+                 interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, expand: bool = False,
+                 center: Sequence[float] | None = None,
+                 fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
         self.degrees = _setup_angle(degrees, name="degrees", req_sizes=(2,))
         self.interpolation = _interp(interpolation)
         self.expand = expand
@@ -345,7 +357,11 @@ class RandomAffine(Transform):
         TypeError, ValueError: if an argument is invalid.
     """
 
-    def __init__(self, degrees: float | Sequence[float], translate: Sequence[float] | None = None, scale: Sequence[float] | None = None, shear: float | Sequence[float] | None = None, interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST, fill: float | Sequence[float] | dict[Any, Any] | None = 0, center: Sequence[float] | None = None) -> None:
+    def __init__(self, degrees: float | Sequence[float], translate: Sequence[float] | None = None,
+                 scale: Sequence[float] | None = None, shear: float | Sequence[float] | None = None,
+                 interpolation: InterpolationMode | str | int = InterpolationMode.NEAREST,
+                 fill: float | Sequence[float] | dict[Any, Any] | None = 0,
+                 center: Sequence[float] | None = None) -> None:
         v1 = T1.RandomAffine(degrees, translate, scale, shear, fill=0, center=center)
         self.degrees, self.translate, self.scale, self.shear, self.center = (v1.degrees, v1.translate, v1.scale,
                                                                               v1.shear, center)
@@ -379,7 +395,9 @@ class RandomPerspective(_RandomApplyTransform):
         ValueError: if ``distortion_scale`` or ``p`` is outside ``[0, 1]``.
     """
 
-    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
+    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5,
+                 interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+                 fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
         super().__init__(p=p)
         if not (0 <= distortion_scale <= 1):
             raise ValueError("Argument distortion_scale value should be between 0 and 1")
@@ -413,7 +431,9 @@ class ElasticTransform(Transform):
         TypeError, ValueError: if ``alpha``, ``sigma`` or ``fill`` is invalid.
     """
 
-    def __init__(self, alpha: float | Sequence[float] = 50.0, sigma: float | Sequence[float] = 5.0, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
+    def __init__(self, alpha: float | Sequence[float] = 50.0, sigma: float | Sequence[float] = 5.0,
+                 interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+                 fill: float | Sequence[float] | dict[Any, Any] | None = 0) -> None:
         self.alpha = T1.ElasticTransform._pair(float(alpha) if isinstance(alpha, int) else alpha, "alpha")
         self.sigma = T1.ElasticTransform._pair(float(sigma) if isinstance(sigma, int) else sigma, "sigma")
         self.interpolation = _interp(interpolation)
@@ -447,7 +467,9 @@ class RandomIoUCrop(Transform):
         TypeError: at call time, if the sample lacks boxes or an image.
     """
 
-    def __init__(self, min_scale: float = 0.3, max_scale: float = 1.0, min_aspect_ratio: float = 0.5, max_aspect_ratio: float = 2.0, sampler_options: Sequence[float] | None = None, trials: int = 40) -> None:
+    def __init__(self, min_scale: float = 0.3, max_scale: float = 1.0, min_aspect_ratio: float = 0.5,
+                 max_aspect_ratio: float = 2.0, sampler_options: Sequence[float] | None = None,
+                 trials: int = 40) -> None:
         if not 0 < min_scale <= max_scale:
             raise ValueError(f"need 0 < min_scale <= max_scale, got {min_scale}, {max_scale}")
         if not 0 < min_aspect_ratio <= max_aspect_ratio:
@@ -526,7 +548,9 @@ class ScaleJitter(Transform):
         antialias (bool, optional): antialias when downsampling images. Default ``True``.
     """
 
-    def __init__(self, target_size: tuple[int, int], scale_range: tuple[float, float] = (0.1, 2.0), interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
+    def __init__(self, target_size: tuple[int, int], scale_range: tuple[float, float] = (0.1, 2.0),
+                 interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> None:
         self.target_size = target_size
         self.scale_range = scale_range
         self.interpolation = _interp(interpolation)
@@ -553,7 +577,9 @@ class RandomShortestSize(Transform):
         antialias (bool, optional): antialias when downsampling images. Default ``True``.
     """
 
-    def __init__(self, min_size: int | Sequence[int], max_size: int | None = None, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
+    def __init__(self, min_size: int | Sequence[int], max_size: int | None = None,
+                 interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> None:
         self.min_size = [min_size] if isinstance(min_size, int) else list(min_size)
         self.max_size = max_size
         self.interpolation = _interp(interpolation)
@@ -585,7 +611,9 @@ class RandomResize(Transform):
         ValueError: if ``min_size >= max_size``.
     """
 
-    def __init__(self, min_size: int, max_size: int, interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR, antialias: bool | None = True) -> None:
+    def __init__(self, min_size: int, max_size: int,
+                 interpolation: InterpolationMode | str | int = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> None:
         if min_size >= max_size:
             raise ValueError(f"min_size should be < max_size, got {min_size}, {max_size}")
         self.min_size, self.max_size = min_size, max_size

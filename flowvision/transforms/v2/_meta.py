@@ -91,7 +91,8 @@ class SanitizeBoundingBoxes(Transform):
             labels cannot be found or do not match the boxes.
     """
 
-    def __init__(self, min_size: float = 1.0, min_area: float = 1.0, labels_getter: str | Callable[[Any], Any] | None = "default") -> None:
+    def __init__(self, min_size: float = 1.0, min_area: float = 1.0,
+                 labels_getter: str | Callable[[Any], Any] | None = "default") -> None:
         if min_size < 1:
             raise ValueError(f"min_size must be >= 1, got {min_size}.")
         if min_area < 1:
