@@ -69,7 +69,13 @@ class ImageClassification(nn.Module):
 
 @dataclass(eq=False)
 class Weights:
-    """A checkpoint: its ``url``, the ``transforms`` factory (call it) and ``meta`` (categories, num_params...)."""
+    """A checkpoint: its ``url``, the ``transforms`` factory (call it) and ``meta`` (categories, num_params...).
+
+    Args:
+        url: where the checkpoint is downloaded from.
+        transforms: a factory returning the preprocessing the weights expect (e.g. :class:`ImageClassification`).
+        meta: metadata (``categories``, ``num_params``, ``_metrics``...).
+    """
     url: str
     transforms: Callable
     meta: Dict[str, Any] = field(default_factory=dict)

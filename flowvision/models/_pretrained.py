@@ -11,7 +11,41 @@ IMAGENET_INCEPTION_STD = (0.5, 0.5, 0.5)
 
 @dataclass
 class PretrainedCfg:
-    """Where a variant's weights come from and how its inputs must be prepared (timm's fields)."""
+    """Where a variant's weights come from and how its inputs must be prepared (timm's fields).
+
+    Args:
+        url: checkpoint URL (or ``(url, filename)``).
+        file: local checkpoint path.
+        state_dict: an in-memory state dict.
+        hf_hub_id: Hugging Face Hub repository id.
+        hf_hub_filename: file in that repository.
+        source: which of the above to use (``"hf-hub"``...).
+        sha256: expected checksum of the checkpoint.
+        architecture: the registered architecture (set at registration).
+        tag: the weights tag (set at registration).
+        input_size: ``(C, H, W)`` the weights were trained at.
+        test_input_size: ``(C, H, W)`` recommended at test time.
+        min_input_size: the smallest ``(C, H, W)`` the model accepts.
+        fixed_input_size: the model only takes ``input_size``.
+        interpolation: resize interpolation of the eval transform.
+        crop_pct: center-crop fraction of the eval transform.
+        test_crop_pct: crop fraction with ``test_input_size``.
+        crop_mode: eval crop mode (``"center"``, ``"squash"``, ``"border"``).
+        mean: normalization mean.
+        std: normalization standard deviation.
+        num_classes: classes of the checkpoint's head.
+        label_offset: leading classifier rows to drop (e.g. a background class).
+        label_names: class names, when the checkpoint has its own.
+        pool_size: spatial size of the last feature map at ``input_size``.
+        first_conv: name(s) of the first conv (adapted for other ``in_chans``).
+        classifier: name(s) of the classifier (dropped for another ``num_classes``).
+        license: the weights' license.
+        description: a free-form description.
+        origin_url: where the weights were published.
+        paper_name: the paper's title.
+        paper_ids: the paper's arXiv / DOI ids.
+        notes: further notes.
+    """
     # source
     url: Optional[Union[str, Tuple[str, str]]] = None
     file: Optional[str] = None

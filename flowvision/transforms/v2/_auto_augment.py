@@ -34,6 +34,10 @@ class _V1ImageWrapper(_ColorTransform):
 class AutoAugment(_V1ImageWrapper):
     """AutoAugment on images (arguments and semantics of :class:`flowvision.transforms.AutoAugment`).
 
+    Args:
+        *args: positional arguments of the v1 class.
+        **kwargs: keyword arguments of the v1 class.
+
     Raises:
         TypeError: at call time, for bounding boxes or masks (not supported).
     """
@@ -43,6 +47,10 @@ class AutoAugment(_V1ImageWrapper):
 
 class RandAugment(_V1ImageWrapper):
     """RandAugment on images (arguments and semantics of :class:`flowvision.transforms.RandAugment`).
+
+    Args:
+        *args: positional arguments of the v1 class.
+        **kwargs: keyword arguments of the v1 class.
 
     Raises:
         TypeError: at call time, for bounding boxes or masks (not supported).
@@ -54,6 +62,10 @@ class RandAugment(_V1ImageWrapper):
 class TrivialAugmentWide(_V1ImageWrapper):
     """TrivialAugmentWide on images (arguments of :class:`flowvision.transforms.TrivialAugmentWide`).
 
+    Args:
+        *args: positional arguments of the v1 class.
+        **kwargs: keyword arguments of the v1 class.
+
     Raises:
         TypeError: at call time, for bounding boxes or masks (not supported).
     """
@@ -63,6 +75,10 @@ class TrivialAugmentWide(_V1ImageWrapper):
 
 class AugMix(_V1ImageWrapper):
     """AugMix on images (arguments and semantics of :class:`flowvision.transforms.AugMix`).
+
+    Args:
+        *args: positional arguments of the v1 class.
+        **kwargs: keyword arguments of the v1 class.
 
     Raises:
         TypeError: at call time, for bounding boxes or masks (not supported).

@@ -85,7 +85,15 @@ class ToTensor(Transform):
 
 class ToDtype(Transform):
     """``dtype`` may be one dtype (applied to images and videos; with ``scale`` their values are rescaled),
-    or a dict ``{type: dtype}`` with ``"others"`` for the remaining types (``None`` leaves a type alone)."""
+    or a dict ``{type: dtype}`` with ``"others"`` for the remaining types (``None`` leaves a type alone).
+
+    Args:
+        dtype: a backend or numpy dtype, or ``{type: dtype}`` (``"others"`` for the remaining types).
+        scale: rescale image / video values to the range of the new dtype.
+
+    Raises:
+        ValueError: if ``dtype`` is neither a dtype nor a dict.
+    """
 
     def __init__(self, dtype: Any, scale: bool = False) -> None:
         if not isinstance(dtype, dict) and not (hasattr(dtype, "np") or isinstance(dtype, (type, np.dtype))):
