@@ -67,6 +67,27 @@ def test_resnet_torchvision_keywords():
         ours(fb.zeros(1, 4, 32, 32))
 
 
+def test_vit_b_16_node_names_and_features_equal_torchvision():
+    ref, ours = _tv_pair("vit_b_16", image_size=32)
+    img = np.random.default_rng(9).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    names = tfe.get_graph_node_names(ref)
+    assert ffe.get_graph_node_names(ours, example_input=fb.tensor(img[:1])) == names
+    assert names[1][:8] == ["x", "getattr", "getitem", "getitem_1", "getitem_2", "getitem_3", "eq", "_assert"]
+    nodes = {"encoder.layers.encoder_layer_0.getitem": "attn0", "encoder.layers.encoder_layer_5.add_1": "block5",
+             "floordiv": "n_h", "getitem_5": "cls", "heads.head": "logits", "encoder.encoder_pos_embedding": "pos"}
+    with torch.no_grad():
+        want = tfe.create_feature_extractor(ref, nodes)(torch.tensor(img))
+    with fb.no_grad():
+        got = ffe.create_feature_extractor(ours, nodes, example_input=fb.tensor(img[:1]))(fb.tensor(img))
+    assert list(got) == list(want)
+    for k in got:
+        w = want[k].detach().numpy() if hasattr(want[k], "numpy") else np.asarray(want[k])  # floordiv: an int
+        g = got[k].detach().numpy() if hasattr(got[k], "numpy") else np.asarray(got[k])
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=k)
+    with pytest.raises(AssertionError, match="Wrong image height"):  # torch._assert's error, as torchvision
+        ours(fb.zeros(1, 3, 48, 32))
+
+
 # ---------------------------------------------------------------- linalg gradients
 
 def _grads(arr, loss):

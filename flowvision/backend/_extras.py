@@ -7,7 +7,12 @@ from ._tensor import Tensor
 __all__ = ["finfo", "iinfo", "cdist", "is_nonzero", "is_storage", "cosine_similarity",
            "pairwise_distance", "channels_last", "contiguous_format", "preserve_format", "channels_last_3d",
            "memory_format", "strided", "layout", "Generator", "lgamma", "digamma", "polygamma", "mvlgamma", "xlogy",
-           "logit", "softmax", "log_softmax"]
+           "logit", "softmax", "log_softmax", "_assert"]
+
+
+def _assert(condition, message: str) -> None:
+    """``torch._assert``: ``assert`` as a function (torchvision's models call it; fx records it as a node)."""
+    assert condition, message
 
 
 class memory_format:

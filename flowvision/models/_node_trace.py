@@ -7,7 +7,10 @@ is a node named ``{module path}.{op}``, with ``_1``, ``_2``... for repeats withi
 while the recorder is active the Tensor operators/methods, the ``flowvision.backend`` / ``nn.functional`` functions
 and ``Module.__getattr__`` (parameter reads) note the node before running unchanged.  Ops called inside a leaf
 module or inside another recorded op are not nodes, as in fx.  Only the path taken by this input is recorded
-(fx cannot trace data-dependent control flow at all); shape reads (``x.shape``) are not nodes here.
+(fx cannot trace data-dependent control flow at all).  Shape reads (``x.shape``, ``x.dim()``), the arithmetic and
+comparisons on the sizes they give, and the unpacking of a leaf module's tuple output are nodes only inside modules
+that declare ``fx_shape_nodes = True`` (forwards written as torchvision's, such as its ViT): elsewhere the engine's
+own input checks read shapes that torchvision's graphs do not have.
 
 The recorder patches process-wide attributes for the duration of one forward, under a lock: do not run other
 models in other threads meanwhile.
@@ -33,11 +36,62 @@ _METHODS = ("permute", "reshape", "view", "flatten", "transpose", "mean", "sum",
             "repeat", "gelu", "pow", "sqrt", "amax", "argmax", "narrow", "view_as", "flip", "bmm", "abs")
 _TORCH_FUNCS = ("flatten", "cat", "stack", "add", "mul", "matmul", "bmm", "relu", "sigmoid", "softmax", "tanh",
                 "permute", "reshape", "transpose", "mean", "sum", "roll", "chunk", "split", "unsqueeze", "squeeze",
-                "einsum", "exp", "where", "clamp", "max", "min", "norm", "sqrt", "arange", "zeros", "ones")
+                "einsum", "exp", "where", "clamp", "max", "min", "norm", "sqrt", "arange", "zeros", "ones", "_assert")
 _F_FUNCS = ("relu", "relu6", "gelu", "silu", "hardswish", "hardsigmoid", "sigmoid", "softmax", "log_softmax",
             "layer_norm", "batch_norm", "group_norm", "linear", "conv2d", "dropout", "adaptive_avg_pool2d",
             "adaptive_max_pool2d", "avg_pool2d", "max_pool2d", "interpolate", "pad", "normalize",
             "scaled_dot_product_attention", "embedding", "mish", "leaky_relu", "elu")
+
+
+class _Size(tuple):
+    """``x.shape`` under the recorder: indexing and unpacking it are ``getitem`` nodes giving ``_SizeInt``s."""
+
+    def __getitem__(self, i):
+        value = tuple.__getitem__(self, i)
+        value = _SizeInt(value) if isinstance(value, int) else value
+        _report("getitem", value)
+        return value
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+class _SizeInt(int):
+    """A size under the recorder: ``==``, ``//`` and ``*`` on it are nodes (``eq``, ``floordiv``, ``mul``)."""
+
+    def _node(self, op, value):
+        _report(op, value)
+        return value
+
+    # the other operand as a plain int: a _SizeInt there would record the operation a second time (reflected)
+    def __eq__(self, other):
+        return self._node("eq", int(self) == (int(other) if isinstance(other, int) else other))
+
+    def __floordiv__(self, other):
+        return self._node("floordiv", _SizeInt(int(self) // (int(other) if isinstance(other, int) else other)))
+
+    def __mul__(self, other):
+        return self._node("mul", _SizeInt(int(self) * (int(other) if isinstance(other, int) else other)))
+
+    __rmul__ = __mul__
+    __hash__ = int.__hash__
+
+
+class _Unpacked(tuple):
+    """A leaf module's tuple output: unpacking it is one ``getitem`` node per element."""
+
+    def __iter__(self):
+        for i in range(len(self)):
+            _report("getitem", tuple.__getitem__(self, i))
+            yield tuple.__getitem__(self, i)
+
+
+_ACTIVE = []  # the recorder in progress (the sizes and tuples above report to it)
+
+
+def _report(op: str, value) -> None:
+    if _ACTIVE:
+        _ACTIVE[-1].shape_node(op, value)
 
 
 def _leaf_classes():
@@ -97,6 +151,15 @@ class Recorder:
             return None
         return (scope + "." if scope else "") + op
 
+    def shape_nodes_here(self) -> bool:
+        """Inside a module whose shape reads are graph nodes (``fx_shape_nodes``), outside leaves and ops."""
+        return self._scope() is not None and bool(self.stack) and \
+            getattr(self.stack[-1][0], "fx_shape_nodes", False)
+
+    def shape_node(self, op: str, value) -> None:
+        if self.shape_nodes_here():
+            self._add(self.node(op), value)
+
     # ---------------------------------------------------------------- patching
     def _wrap(self, fn, op):
         rec = self
@@ -138,6 +201,24 @@ class Recorder:
         for f in _F_FUNCS:
             patch(F, f, f)
         rec = self
+        shape = Tensor.__dict__["shape"]
+        dim = Tensor.__dict__["dim"]
+
+        def shape_hook(t):
+            if not rec.shape_nodes_here():
+                return shape.fget(t)
+            size = _Size(shape.fget(t))
+            rec.shape_node("getattr", size)
+            return size
+
+        def dim_hook(t):
+            if not rec.shape_nodes_here():
+                return dim(t)
+            ndim = _SizeInt(dim(t))
+            rec.shape_node("dim", ndim)
+            return ndim
+        self._saved += [(Tensor, "shape", shape), (Tensor, "dim", dim)]
+        Tensor.shape, Tensor.dim = property(shape_hook), dim_hook
         orig_getattr = nn.Module.__getattr__
 
         def getattr_hook(mod, name):
@@ -150,6 +231,7 @@ class Recorder:
             return value
         self._saved.append((nn.Module, "__getattr__", orig_getattr))
         nn.Module.__getattr__ = getattr_hook
+        _ACTIVE.append(self)
         self._handles = []
         for m in self.model.modules():
             self._handles.append(m.register_forward_pre_hook(self._pre))
@@ -168,12 +250,16 @@ class Recorder:
             scope = self._scope()
             if scope is not None:
                 self._add(self.paths.get(id(module), ""), output)
+                if isinstance(output, tuple) and type(output) is tuple and self.shape_nodes_here():
+                    return _Unpacked(output)
+        return None
 
     def __exit__(self, *exc):
         for h in self._handles:
             h.remove()
         for owner, attr, orig in reversed(self._saved):
             setattr(owner, attr, orig)
+        _ACTIVE.pop()
         _LOCK.release()
         return False
 

@@ -8,8 +8,8 @@ read is a node named ``{module path}.{op}`` with torchvision's ``_1``, ``_2`` su
 the last node inside it, as in torchvision.
 
 Differences: names come from a concrete run on ``example_input`` (default: two zero images of the model's input
-size, 224x224 if it does not declare one), so only the path that input takes is named, and shape reads (``x.shape``) are
-not nodes (torchvision's ViT graph has ``getattr``/``getitem`` nodes for them).  While an extractor runs, the
+size, 224x224 if it does not declare one), so only the path that input takes is named; shape reads (``x.shape``) and
+the size arithmetic on them are nodes only in modules written as torchvision's (``fx_shape_nodes``: its ViT).  While an extractor runs, the
 recorder patches process-wide attributes under a lock: run one extractor at a time.
 """
 from __future__ import annotations

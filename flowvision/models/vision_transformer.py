@@ -646,6 +646,8 @@ for _orig, _target in {
 class EncoderBlockTV(nn.Module):
     """Pre-norm block with torch's fused-projection MultiheadAttention (``self_attention.in_proj_*``)."""
 
+    fx_shape_nodes = True  # forward as torchvision writes it: feature-extraction node names include its shape nodes
+
     def __init__(self, num_heads, hidden_dim, mlp_dim, dropout, attention_dropout, norm_layer):
         super().__init__()
         self.ln_1 = norm_layer(hidden_dim)
@@ -659,14 +661,20 @@ class EncoderBlockTV(nn.Module):
                 nn.init.xavier_uniform_(m.weight)
                 nn.init.normal_(m.bias, std=1e-6)
 
-    def forward(self, inp):
-        x = self.ln_1(inp)
+    def forward(self, input):  # noqa: A002 - torchvision's code, statement for statement (its fx node names)
+        flow._assert(input.dim() == 3, f"Expected (batch_size, seq_length, hidden_dim) got {input.shape}")
+        x = self.ln_1(input)
         x, _ = self.self_attention(x, x, x, need_weights=False)
-        x = self.dropout(x) + inp
-        return x + self.mlp(self.ln_2(x))
+        x = self.dropout(x)
+        x = x + input
+        y = self.ln_2(x)
+        y = self.mlp(y)
+        return x + y
 
 
 class EncoderTV(nn.Module):
+    fx_shape_nodes = True
+
     def __init__(self, seq_length, num_layers, num_heads, hidden_dim, mlp_dim, dropout, attention_dropout,
                  norm_layer):
         super().__init__()
@@ -677,12 +685,16 @@ class EncoderTV(nn.Module):
                                                   norm_layer)) for i in range(num_layers)))
         self.ln = norm_layer(hidden_dim)
 
-    def forward(self, x):
-        return self.ln(self.layers(self.dropout(x + self.pos_embedding)))
+    def forward(self, input):  # noqa: A002
+        flow._assert(input.dim() == 3, f"Expected (batch_size, seq_length, hidden_dim) got {input.shape}")
+        input = input + self.pos_embedding
+        return self.ln(self.layers(self.dropout(input)))
 
 
 class VisionTransformerTV(nn.Module):
     """torchvision's ViT; ``register_tv_counterpart`` maps its checkpoints to timm's ``VisionTransformer``."""
+
+    fx_shape_nodes = True
 
     def __init__(self, image_size, patch_size, num_layers, num_heads, hidden_dim, mlp_dim, dropout=0.0,
                  attention_dropout=0.0, num_classes=1000, representation_size=None):
@@ -710,15 +722,26 @@ class VisionTransformerTV(nn.Module):
         nn.init.zeros_(self.heads.head.bias)
 
     def _process_input(self, x):
+        if x.ndim != 4:
+            raise ValueError(f"expected a (B, C, H, W) tensor, got shape {tuple(x.shape)}")
         n, c, h, w = x.shape
-        if h != self.image_size or w != self.image_size:
-            raise ValueError(f"Wrong image height/width! Expected {self.image_size} but got {h}x{w}")
-        return self.conv_proj(x).reshape(n, self.hidden_dim, -1).permute(0, 2, 1)
+        p = self.patch_size
+        flow._assert(h == self.image_size, f"Wrong image height! Expected {self.image_size} but got {h}!")
+        flow._assert(w == self.image_size, f"Wrong image width! Expected {self.image_size} but got {w}!")
+        n_h = h // p
+        n_w = w // p
+        x = self.conv_proj(x)
+        x = x.reshape(n, self.hidden_dim, n_h * n_w)
+        return x.permute(0, 2, 1)
 
     def forward(self, x):
         x = self._process_input(x)
-        x = self.encoder(flow.cat([self.class_token.expand(x.shape[0], -1, -1), x], dim=1))
-        return self.heads(x[:, 0])
+        n = x.shape[0]
+        batch_class_token = self.class_token.expand(n, -1, -1)
+        x = flow.cat([batch_class_token, x], dim=1)
+        x = self.encoder(x)
+        x = x[:, 0]
+        return self.heads(x)
 
 
 # patch, layers, heads, hidden, mlp
