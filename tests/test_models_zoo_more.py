@@ -151,6 +151,17 @@ def test_fan_flops_all(name):
     _check_fan_flops(name)
 
 
+@pytest.mark.parametrize("name", ["cswin_tiny_224", "fan_tiny_8_p4_hybrid", "van_b0"])
+def test_zoo_stats_count_the_families_timm_lacks(name):
+    # the zoo's GFLOPs are 2 FLOPs per multiply-add (timm's models: FlopCounterMode); the families timm lacks are
+    # counted on flowvision's model with the same ops (convs, linears, matrix products, attention)
+    from flowvision.models._availability import zoo_stats
+    st = zoo_stats(name)
+    assert st["counted_by"] == "flowvision" and st["gflops"] is not None
+    assert st["gflops"] == pytest.approx(2 * sum(_gmacs(name, st["input_size"][-1]).values()), abs=0.002)
+    assert st["params"] == _params(M.create_model(name))
+
+
 @pytest.mark.parametrize("name", ["fan_tiny_12_p16_224", "fan_tiny_8_p4_hybrid"])
 def test_fan_params(name):
     table_m, release = FAN_TABLE[name]

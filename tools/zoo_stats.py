@@ -6,8 +6,10 @@ Counts come from timm's definition of the same architecture built on PyTorch's `
 weights): parameters are the sum of ``numel``; FLOPs are ``torch.utils.flop_counter.FlopCounterMode``'s total for
 one image at the model's default input size, i.e. 2 FLOPs per multiply-add of convolutions, matrix products and
 attention (elementwise ops, norms and pooling are not counted, like timm's and torchvision's published GFLOPs).
-flowvision's models are parity-tested against timm's, so the architecture is the same; the few models timm lacks
-get their parameter count from flowvision itself and no GFLOPs. ``flowvision models`` and the documentation's zoo
+flowvision's models are parity-tested against timm's, so the architecture is the same; the models timm lacks
+(the paper families: CSWin, FAN, PVT v1, ...) are counted on flowvision's own model: parameters, and 2 x the
+multiply-adds ``flowvision.utils.flops.count_macs`` finds (convolutions, linears, matrix products, attention: the
+ops FlopCounterMode counts). ``flowvision models`` and the documentation's zoo
 table read the file; ``tests/test_zoo_docs.py`` rebuilds a sample with flowvision and compares.
 """
 import argparse
@@ -48,16 +50,22 @@ def torch_counts(name, input_size):
     return params, counter.get_total_flops() / 1e9
 
 
-def own_params(name):
+def own_counts(name, input_size):
+    """(params, gflops) of flowvision's ``name``: 2 FLOPs per multiply-add, like ``torch_counts``."""
     import flowvision.models as fm
-    return sum(int(p.numel()) for p in fm.create_model(name).parameters())
+    from flowvision import backend as flow
+    from flowvision.utils.flops import count_macs
+    model = fm.create_model(name).eval()
+    params = sum(int(p.numel()) for p in model.parameters())
+    return params, 2 * count_macs(model, flow.zeros(1, *input_size)) / 1e9
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=OUT)
     ap.add_argument("pattern", nargs="?", default="")
-    ap.add_argument("--missing", action="store_true", help="keep the entries already in --out; count only new models")
+    ap.add_argument("--missing", action="store_true",
+                    help="keep the entries already in --out; count only new models and those without GFLOPs")
     args = ap.parse_args(argv)
     import flowvision.models as fm
     from tqdm import tqdm
@@ -65,7 +73,7 @@ def main(argv=None):
     stats = {}
     if args.missing and os.path.isfile(args.out):
         with open(args.out) as f:
-            stats = json.load(f)["models"]
+            stats = {k: v for k, v in json.load(f)["models"].items() if v.get("gflops") is not None}
     todo = [n for n in fm.list_models(args.pattern) if n not in stats]
     for name in tqdm(todo, desc="models", unit="model"):
         cfg = fm.get_pretrained_cfg(name)
@@ -75,12 +83,11 @@ def main(argv=None):
         except Exception as e:  # a reference model that cannot run on the meta device: count with flowvision
             tqdm.write(f"{name}: {type(e).__name__}: {e}")
             counted = None
+        by = "timm-meta"
         if counted is None:
-            stats[name] = {"params": own_params(name), "gflops": None, "input_size": list(size),
-                           "counted_by": "flowvision"}
-        else:
-            stats[name] = {"params": counted[0], "gflops": round(counted[1], 3), "input_size": list(size),
-                           "counted_by": "timm-meta"}
+            counted, by = own_counts(name, size), "flowvision"
+        stats[name] = {"params": counted[0], "gflops": round(counted[1], 3), "input_size": list(size),
+                       "counted_by": by}
     with open(args.out, "w") as f:  # one model a line: small diffs when models are added
         f.write('{"schema_version": 1, "models": {\n')
         f.write(",\n".join(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(stats.items())))

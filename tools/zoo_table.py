@@ -91,8 +91,10 @@ def zoo_markdown() -> str:
         "model's weights load without network on your machine now.", "",
         "- **params / GFLOPs**: counted once by `tools/zoo_stats.py` for one image at the input size shown; "
         "GFLOPs are 2 x multiply-adds of convolutions, matrix products and attention (PyTorch's "
-        "`torch.utils.flop_counter` over timm's definition of the same architecture on the meta device); `?` where "
-        "no reference implementation could count them.",
+        "`torch.utils.flop_counter` over timm's definition of the same architecture on the meta device; the "
+        "families timm lacks -- CSWin, FAN, PVT v1, ... -- by `flowvision.utils.flops.count_macs` over the same ops "
+        "of flowvision's model). Model papers' FLOPs columns count multiply-adds (half these numbers) and some "
+        "leave out the attention products.",
         "- **published top-1**: ImageNet-1K validation accuracy as torchvision's weights metadata publishes it, for "
         "the tags that are torchvision's weights; other tags carry no accuracy in their source's metadata and none "
         "is shown (not our measurement).",
