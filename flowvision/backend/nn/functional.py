@@ -47,6 +47,10 @@ from ._functional.loss import (  # noqa: F401
     kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
     _BCE, _check_target_shape, _legacy_reduction, _NllPick, _reduce
 )
+from ._functional.margin_loss import (  # noqa: F401
+    gaussian_nll_loss, hinge_embedding_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
+    triplet_margin_loss, triplet_margin_with_distance_loss
+)
 
 # torch's CPU kernels for these return channels_last outputs for channels_last inputs; the engine's write NCHW
 from .._memory_format import follows_channels_last as _follows_cl  # noqa: E402
@@ -67,4 +71,7 @@ __all__ = [
     "scaled_dot_product_attention", "normalize", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
     "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "relu_", "gumbel_softmax",
+    "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss", "margin_ranking_loss", "cosine_embedding_loss",
+    "hinge_embedding_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]

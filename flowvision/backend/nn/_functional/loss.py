@@ -39,6 +39,21 @@ def _check_target_shape(input, target, name):
                          f"({list(input.shape)}) is not supported. Please ensure they have the same size.")
 
 
+def _weighted(loss: Tensor, weight: Optional[Tensor], input: Tensor, reduction: str, mean_by_weight: bool) -> Tensor:
+    """Elementwise ``weight * loss`` reduced as torch's weighted regression losses: ``'mean'`` is
+    ``sum(weight * loss) / sum(weight)`` (mse, l1) or the plain mean (huber)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "mean" and mean_by_weight:
+        return R.sum(loss) / R.sum(weight)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    return _reduce(loss, reduction)
+
+
 class _NllPick(Function):
     """-input[n, index[n, ...], ...] * weight[n, ...]: the per-element negative log-likelihood of class indices."""
 
@@ -205,7 +220,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     return nll * (1 - label_smoothing) + ret * (label_smoothing / c)
 
 
-@_amp.fp32
 def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
              reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
     """Mean squared error ``(input - target)^2``, as ``torch.nn.functional.mse_loss``.
@@ -216,13 +230,14 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
         size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
         reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
         reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
-        weight: accepted for torch compatibility (unused).
+        weight: optional per-element weight shaped like ``input``; ``'mean'`` is then
+            ``sum(weight * loss) / sum(weight)``.
 
     Returns:
         A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
 
     Raises:
-        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+        ValueError: ``target``'s or ``weight``'s shape differs from ``input``'s, or ``reduction`` is unknown.
 
     Example:
         >>> import flowvision.backend as flow
@@ -231,13 +246,14 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
         tensor(2.)
     """
     _check_target_shape(input, target, "mse_loss")
+    if weight is None:  # torch's autocast runs the fused loss in float32, the weighted composite as given
+        input, target = _amp.cast_fp32(input), _amp.cast_fp32(target)
     d = input - target
-    return _reduce(d * d, _legacy_reduction(size_average, reduce, reduction))
+    return _weighted(d * d, weight, input, _legacy_reduction(size_average, reduce, reduction), True)
 
 
-@_amp.fp32
 def l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
-            reduction: str = "mean") -> Tensor:
+            reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
     """Mean absolute error ``|input - target|``, as ``torch.nn.functional.l1_loss``.
 
     Args:
@@ -246,15 +262,19 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, 
         size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
         reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
         reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
+        weight: optional per-element weight shaped like ``input``; ``'mean'`` is then
+            ``sum(weight * loss) / sum(weight)``.
 
     Returns:
         A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
 
     Raises:
-        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+        ValueError: ``target``'s or ``weight``'s shape differs from ``input``'s, or ``reduction`` is unknown.
     """
     _check_target_shape(input, target, "l1_loss")
-    return _reduce(E.abs(input - target), _legacy_reduction(size_average, reduce, reduction))
+    if weight is None:  # torch's autocast runs the fused loss in float32, the weighted composite as given
+        input, target = _amp.cast_fp32(input), _amp.cast_fp32(target)
+    return _weighted(E.abs(input - target), weight, input, _legacy_reduction(size_average, reduce, reduction), True)
 
 
 @_amp.fp32
@@ -300,18 +320,18 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         target: targets, shaped like ``input``.
         reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
         delta: the switch point between the quadratic and linear parts.
-        weight: accepted for torch compatibility (unused).
+        weight: optional per-element weight shaped like ``input`` (``'mean'`` stays the plain mean, as in torch).
 
     Returns:
         A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
 
     Raises:
-        ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
+        ValueError: ``target``'s or ``weight``'s shape differs from ``input``'s, or ``reduction`` is unknown.
     """
     _check_target_shape(input, target, "huber_loss")
     d = E.abs(input - target)
     loss = E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduce(loss, reduction)
+    return _weighted(loss, weight, input, reduction, False)
 
 
 class _BCE(Function):
@@ -443,21 +463,27 @@ def kl_div(input: Tensor, target: Tensor, size_average: Optional[bool] = None, r
     return _reduce(loss, reduction)
 
 
-def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+@_amp.fp32
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
+                     reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     """Two-class logistic loss ``log(1 + exp(-target * input))``, as ``torch.nn.functional.soft_margin_loss``.
 
     Args:
         input: scores, any shape.
         target: labels 1 or -1, shaped like ``input``.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
         reduction: ``'none'``, ``'mean'`` or ``'sum'``.
 
     Returns:
         A scalar, or the per-element loss with ``reduction='none'``.
     """
-    return _reduce(E.log1p(E.exp(-target * input)), reduction)
+    return _reduce(E.log1p(E.exp(-target * input)), _legacy_reduction(size_average, reduce, reduction))
 
 
+@_amp.fp32
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                         reduction: str = "mean") -> Tensor:
     """Ranking loss ``max(0, -target * (input1 - input2) + margin)``, as ``torch.nn.functional.margin_ranking_loss``.
 
@@ -466,16 +492,20 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         input2: scores of the second items.
         target: 1 where ``input1`` should rank higher, -1 where ``input2`` should.
         margin: the required score gap.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
         reduction: ``'none'``, ``'mean'`` or ``'sum'``.
 
     Returns:
         A scalar, or the per-pair loss with ``reduction='none'``.
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce(E.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
 @_amp.fp32
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                           reduction: str = "mean") -> Tensor:
     """Cosine embedding loss, as ``torch.nn.functional.cosine_embedding_loss``: ``1 - cos(x1, x2)`` for ``target == 1``,
     ``max(0, cos(x1, x2) - margin)`` for ``target == -1`` (cosine similarity over dim 1).
@@ -485,6 +515,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
         input2: ``(N, D)`` embeddings.
         target: ``(N,)`` labels 1 (similar) or -1 (dissimilar).
         margin: the cosine below which dissimilar pairs cost nothing.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
         reduction: ``'none'``, ``'mean'`` or ``'sum'``.
 
     Returns:
@@ -492,24 +524,45 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     """
     cos = F.cosine_similarity(input1, input2, 1)
     loss = E.where(target > 0, 1 - cos, E.clamp_min(cos - margin, 0))
-    return _reduce(loss, reduction)
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
-def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, eps: float = 1e-8,
+@_amp.fp32
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: Optional[bool] = None, eps: float = 1e-8, reduce: Optional[bool] = None,
                      reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of a Poisson target, as ``torch.nn.functional.poisson_nll_loss``: ``exp(input) - target
-    * input`` with ``log_input``, else ``input - target * log(input + eps)``.
+    * input`` with ``log_input``, else ``input - target * log(input + eps)``; ``full`` adds the Stirling
+    approximation of ``log(target!)``, ``target * log(target) - target + 0.5 * log(2 pi target)``, where
+    ``target > 1``.
 
     Args:
         input: the expectation (its log with ``log_input``).
         target: observed counts, shaped like ``input``.
         log_input: ``input`` is the log of the rate.
-        full: accepted for torch compatibility; the Stirling term is not added.
+        full: add the Stirling term.
+        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
         eps: keeps the log finite when ``log_input`` is False.
+        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
         reduction: ``'none'``, ``'mean'`` or ``'sum'``.
 
     Returns:
         A scalar, or the per-element loss with ``reduction='none'``.
+
+    Raises:
+        ValueError: an unknown ``reduction``.
+
+    Example:
+        >>> import flowvision.backend as flow
+        >>> import flowvision.backend.nn.functional as F
+        >>> F.poisson_nll_loss(flow.tensor([0.0, 1.0]), flow.tensor([1.0, 3.0]), full=True)
+        tensor(1.2412)
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     loss = E.exp(input) - target * input if log_input else input - target * E.log(input + eps)
+    if full:
+        stirling = target * E.log(target) - target + 0.5 * E.log(2 * np.pi * target)
+        loss = loss + E.masked_fill(stirling, target <= 1, 0.0)
     return _reduce(loss, reduction)
