@@ -112,7 +112,14 @@ TYPED_PATHS = ["flowvision/hub", "flowvision/utils/__init__.py", "flowvision/io"
                "flowvision/models/_predict.py"]
 # modules whose docstring examples run as doctests
 DOCTEST_MODULES = ["flowvision.utils", "flowvision.io.image", "flowvision.data.mixup", "flowvision.hub._env", "flowvision.hub.download", "flowvision.hub.hf",
-                   "flowvision.backend._capture", "flowvision.models._registry", "flowvision.models._factory"]
+                   "flowvision.backend._capture", "flowvision.models._registry", "flowvision.models._factory",
+                   "flowvision.backend._creation", "flowvision.backend.optim.sgd",
+                   "flowvision.backend.utils.data.dataset", "flowvision.backend.utils.data.dataloader",
+                   # doctest collects the examples of the module that defines each function, so nn.functional's
+                   # examples are run from its implementation modules
+                   *(f"flowvision.backend.nn._functional.{m}" for m in (
+                       "activation", "attention", "conv", "distance", "dropout", "linear", "loss", "margin_loss",
+                       "normalization", "pooling", "softmax", "sparse", "vision"))]
 
 
 def test_mypy_passes_on_the_typed_modules():

@@ -347,22 +347,24 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Union[Tensor, float], 
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = full_like(input, float(var))
-    elif bool(R.any(var < 0)):
-        raise ValueError("var has negative entry/entries")
-    if tuple(var.shape) != tuple(input.shape):
-        if tuple(input.shape[:-1]) == tuple(var.shape):
-            var = S.unsqueeze(var, -1)
-        elif not (input.ndim == var.ndim and
-                  sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+        variance = full_like(input, float(var))
+    else:
+        variance = var
+        if bool(R.any(variance < 0)):
+            raise ValueError("var has negative entry/entries")
+    if tuple(variance.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(variance.shape):
+            variance = S.unsqueeze(variance, -1)
+        elif not (input.ndim == variance.ndim and
+                  sum(v for i, v in zip(input.shape, variance.shape) if i != v) == 1):
             raise ValueError("var is of incorrect size")
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
     # torch clamps a clone in place under no_grad: the clamped value, the unclamped gradient
-    v = var.detach()
-    var = var + (E.clamp_min(v, eps) - v)
+    v = variance.detach()
+    variance = variance + (E.clamp_min(v, eps) - v)
     d = input - target
-    loss = 0.5 * (E.log(var) + d * d / var)
+    loss = 0.5 * (E.log(variance) + d * d / variance)
     if full:
         loss = loss + 0.5 * float(np.log(2 * np.pi))
     return _reduce(loss, reduction)
