@@ -14,6 +14,7 @@ import functools
 import numpy as np
 
 from ._tensor import Tensor
+from .autograd import graph as _graph
 from .autograd.graph import Function
 
 # dimension order from the fastest-varying to the slowest (torch's channels_last / channels_last_3d)
@@ -160,6 +161,9 @@ def follows_channels_last(fn=None, *, weight: bool = False):
     @functools.wraps(fn)
     def inner(input, *args, **kwargs):
         out = fn(input, *args, **kwargs)
+        if _graph._RECORDER is not None:
+            # being captured by compile: the plan chooses its own layouts, and a relayout would be a step of its own
+            return out
         second = (args[0] if args else kwargs.get("weight")) if weight else None
         if _suggests_channels_last(input) or _suggests_channels_last(second):
             return _as_channels_last(out)
