@@ -250,7 +250,7 @@ def test_empty_batch():
 def test_every_torch_functional_loss_exists():
     names = [n for n in dir(torch.nn.functional) if n.endswith("loss")]
     missing = [n for n in names if not hasattr(FF, n)]
-    assert missing == ["ctc_loss"], missing  # CTC is not implemented
+    assert missing == [], missing
 
 
 def _module_cases():
@@ -301,8 +301,8 @@ def test_loss_modules_end_to_end(case):
 def test_every_torch_loss_module_exists():
     names = [n for n in dir(torch.nn) if n.endswith("Loss")]
     missing = sorted(n for n in names if not hasattr(fnn, n))
-    # not implemented: CTC, the adaptive softmax, the fused linear + cross-entropy
-    assert missing == ["AdaptiveLogSoftmaxWithLoss", "CTCLoss", "LinearCrossEntropyLoss"], missing
+    # not implemented: the adaptive softmax, the fused linear + cross-entropy
+    assert missing == ["AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss"], missing
 
 
 def _autocast_cases(L, F):
@@ -335,3 +335,60 @@ def test_autocast_dtype_like_torch(name):
         with L.autocast("cpu", dtype=L.bfloat16):
             dtypes.append(str(case().dtype).split(".")[-1])
     assert dtypes[1] == dtypes[0]
+
+
+def _ctc_case(seed=12, t=12, n=4, c=5):
+    r = _rng(seed)
+    x = r.standard_normal((t, n, c))
+    targets = r.integers(1, c, (n, 6))
+    targets[0, :3] = [2, 2, 3]  # a repeated label needs a blank between its frames
+    target_lengths = np.array([3, 6, 1, 0])
+    input_lengths = np.array([12, 10, 7, 5])
+    return x, targets, input_lengths, target_lengths
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("layout", ["padded", "concatenated", "lists"])
+def test_ctc_loss(reduction, zero_infinity, layout):
+    x, targets, input_lengths, target_lengths = _ctc_case()
+    # sample 3 cannot be aligned: two equal labels need a blank between them, 3 frames, and it has 2
+    targets[3, :2], target_lengths[3], input_lengths[3] = [1, 1], 2, 2
+
+    def call(F, L):
+        def f(logits):
+            lp = F.log_softmax(logits, 2)
+            if layout == "concatenated":
+                tg = L.tensor(np.concatenate([targets[i, :k] for i, k in enumerate(target_lengths)]))
+            else:
+                tg = L.tensor(targets)
+            lens = ((input_lengths.tolist(), target_lengths.tolist()) if layout == "lists"
+                    else (L.tensor(input_lengths), L.tensor(target_lengths)))
+            return F.ctc_loss(lp, tg, *lens, reduction=reduction, zero_infinity=zero_infinity)
+        return f
+    if not zero_infinity:  # an infinite loss: compare the finite samples' values and gradients only
+        x_fin = x[:, :3]
+        input_lengths, target_lengths, targets = input_lengths[:3], target_lengths[:3], targets[:3]
+        _check(call(torch.nn.functional, torch), call(FF, flow), [x_fin], [True], rtol=1e-9, atol=1e-12)
+        return
+    _check(call(torch.nn.functional, torch), call(FF, flow), [x], [True], rtol=1e-9, atol=1e-12)
+
+
+def test_ctc_loss_log_probs_gradient_and_unbatched():
+    # torch's gradient with respect to log_probs themselves (exp(lp) - posterior), and the (T, C) form
+    x, targets, input_lengths, target_lengths = _ctc_case(seed=13)
+    lp = x - np.log(np.exp(x).sum(2, keepdims=True))
+    _check(lambda a: torch.nn.functional.ctc_loss(a, torch.tensor(targets), torch.tensor(input_lengths),
+                                                  torch.tensor(target_lengths), blank=0, reduction="none"),
+           lambda a: FF.ctc_loss(a, flow.tensor(targets), flow.tensor(input_lengths), flow.tensor(target_lengths),
+                                 blank=0, reduction="none"), [lp], [True], rtol=1e-9, atol=1e-12)
+    _check(lambda a: torch.nn.functional.ctc_loss(a, torch.tensor(targets[1]), torch.tensor(10), torch.tensor(6)),
+           lambda a: FF.ctc_loss(a, flow.tensor(targets[1]), flow.tensor(10), flow.tensor(6)), [lp[:, 1]], [True],
+           rtol=1e-9, atol=1e-12)
+    # another blank index (labels avoid it), float32, the module
+    tg = np.where(targets == 4, 1, targets)
+    lp32 = lp.astype(np.float32)
+    _check(lambda a: torch.nn.CTCLoss(blank=4)(a, torch.tensor(tg), torch.tensor(input_lengths),
+                                              torch.tensor(target_lengths)),
+           lambda a: fnn.CTCLoss(blank=4)(a, flow.tensor(tg), flow.tensor(input_lengths),
+                                         flow.tensor(target_lengths)), [lp32], [True], rtol=1e-5, atol=1e-6)

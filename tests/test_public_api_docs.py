@@ -118,7 +118,7 @@ DOCTEST_MODULES = ["flowvision.utils", "flowvision.io.image", "flowvision.data.m
                    # doctest collects the examples of the module that defines each function, so nn.functional's
                    # examples are run from its implementation modules
                    *(f"flowvision.backend.nn._functional.{m}" for m in (
-                       "activation", "attention", "conv", "distance", "dropout", "linear", "loss", "margin_loss",
+                       "activation", "attention", "conv", "ctc", "distance", "dropout", "linear", "loss", "margin_loss",
                        "normalization", "pooling", "softmax", "sparse", "vision"))]
 
 

@@ -47,6 +47,7 @@ from ._functional.loss import (  # noqa: F401
     kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
     _BCE, _check_target_shape, _legacy_reduction, _NllPick, _reduce
 )
+from ._functional.ctc import ctc_loss  # noqa: F401
 from ._functional.margin_loss import (  # noqa: F401
     gaussian_nll_loss, hinge_embedding_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
     triplet_margin_loss, triplet_margin_with_distance_loss
@@ -73,5 +74,5 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "relu_", "gumbel_softmax",
     "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss", "margin_ranking_loss", "cosine_embedding_loss",
     "hinge_embedding_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
-    "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss",
 ]

@@ -4,7 +4,7 @@ from .module import Module
 __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss",
            "HuberLoss", "KLDivLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
            "MarginRankingLoss", "HingeEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-           "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
+           "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
 
 
 def _F():
@@ -209,3 +209,15 @@ class TripletMarginWithDistanceLoss(_Loss):
         return _F().triplet_margin_with_distance_loss(anchor, positive, negative,
                                                       distance_function=self.distance_function,
                                                       margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss, as ``torch.nn.CTCLoss``."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                             self.zero_infinity)
