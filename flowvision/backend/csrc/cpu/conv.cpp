@@ -1,6 +1,7 @@
 // conv2d forward/backward (im2col + GEMM, direct 1x1, dedicated depthwise path), im2col/col2im.
 #include "cpu/common.h"
 #include "cpu/conv_batched.h"
+#include "cpu/conv_nhwc.h"
 #include "cpu/im2col.h"
 
 namespace fv {
@@ -193,10 +194,21 @@ void dw_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
     });
 }
 
+// Whether the forward runs the NHWC direct kernel: float32 ungrouped KxK convs with at least 16 input channels.
+// It needs no im2col matrix and reaches ~1.3-1.7x the im2col + GEMM rate on ResNet's 3x3 convs (transposing x
+// and packing the weight included); on the 3-channel stem the transpose costs more than it saves.
+template <class T>
+static inline bool direct_forward_suits(const ConvParams& p) {
+    return std::is_same<T, float>::value && p.groups == 1 && p.kh * p.kw > 1 && p.C >= 16;
+}
+
 // ---------------- general (grouped) conv ----------------
 template <class T>
 void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams& p) {
     if (is_depthwise(p)) return dw_forward(x, w, bias, y, p);
+    if constexpr (std::is_same<T, float>::value) {
+        if (direct_forward_suits<T>(p)) return conv_forward_nchw_direct(x, w, bias, y, p);
+    }
     if (conv_blocked_forward(x, w, bias, y, p)) return;
     const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
     const int64_t L = p.OH * p.OW, HW = p.H * p.W;

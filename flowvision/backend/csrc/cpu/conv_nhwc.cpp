@@ -1,4 +1,5 @@
-// Direct NHWC convolution in the oneDNN style (float32, forward only, inference).
+// Direct NHWC convolution in the oneDNN style (float32, forward only): inference, and the training forward of
+// ungrouped KxK convs (conv_forward_nchw_direct, chosen by cpu/conv.cpp).
 //
 // Activations are NHWC; weights are packed once into output-channel-blocked panels
 // [group][oc block][kh][kw][ic/g][ocb] (ocb = NV vector widths, zero padded past the group's width), so the
@@ -15,6 +16,7 @@
 // per pixel. Each output element is computed by one task in a fixed order: results are bit-identical for
 // any thread count.
 #include "cpu/common.h"
+#include "cpu/conv_nhwc.h"
 #include "cpu/fma_tile.h"
 
 #if defined(__AVX512F__)
@@ -99,11 +101,14 @@ void pack(const float* w, float* out, const ConvNhwcParams& p0) {
             const int64_t g = gb / nb, ob = gb % nb;
             float* dst = out + gb * blk;
             const int64_t nr = mn<int64_t>(ocb, ocg - ob * ocb);
-            for (int64_t j = 0; j < nr; ++j) {
-                const float* src = w + (g * ocg + ob * ocb + j) * icg * KK;
-                for (int64_t ic = 0; ic < icg; ++ic)
-                    for (int64_t t = 0; t < KK; ++t) dst[(t * icg + ic) * ocb + j] = src[ic * KK + t];
-            }
+            // contiguous writes, the nr source rows' reads for one ic stay in L1 (writing one output channel at a
+            // time strode the whole block: a 512x512x3x3 weight took ~4 ms)
+            const float* src = w + (g * ocg + ob * ocb) * icg * KK;
+            for (int64_t ic = 0; ic < icg; ++ic)
+                for (int64_t t = 0; t < KK; ++t) {
+                    float* d = dst + (t * icg + ic) * ocb;
+                    for (int64_t j = 0; j < nr; ++j) d[j] = src[j * icg * KK + ic * KK + t];
+                }
         }
     });
 }
@@ -646,6 +651,20 @@ void conv_forward(const float* x, const float* wp, const float* bias, const floa
 }
 
 }  // namespace
+
+void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& cp) {
+    ConvNhwcParams p{};
+    p.N = cp.N; p.H = cp.H; p.W = cp.W; p.C = cp.C;
+    p.O = cp.O; p.KH = cp.kh; p.KW = cp.kw; p.groups = cp.groups;
+    p.sh = cp.sh; p.sw = cp.sw; p.ph = cp.ph; p.pw = cp.pw; p.dh = cp.dh; p.dw = cp.dw;
+    p.OH = cp.OH; p.OW = cp.OW;
+    p.out_nchw = 1;
+    Buf<float> wp(packed_size(p) + 16);
+    pack(w, wp.get(), p);
+    Buf<float> xt(p.N * p.H * p.W * p.C);
+    transpose_batched(x, xt.get(), p.N, p.C, p.H * p.W);
+    conv_forward(xt.get(), wp.get(), bias, nullptr, y, p, kEpNone, 0.0f, 0.0f);
+}
 
 FV_REGISTRATION void fill_conv_nhwc(KernelTable& t) {
     t.nhwc.transpose = &transpose_batched;

@@ -1,0 +1,13 @@
+// The NHWC direct convolution (cpu/conv_nhwc.cpp) as a step of the NCHW conv2d forward (cpu/conv.cpp).
+#pragma once
+#include "cpu/common.h"
+
+namespace fv {
+namespace FV_ISA_NAMESPACE {
+
+// y (N, O, OH, OW) = conv(x, w) + bias for NCHW x and a torch-layout weight (O, C/groups, KH, KW): x transposed to
+// NHWC, the weight packed for this call (it changes every training step), the direct kernel writing NCHW.
+void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& p);
+
+}  // namespace FV_ISA_NAMESPACE
+}  // namespace fv
