@@ -297,7 +297,7 @@ py::object channel_gate_nhwc_impl(py::handle x_, py::handle gate_, const std::st
 
 }  // namespace
 
-// Shared with core/executor.cpp (declared in core/bind_util.h): the checks and the compute of conv2d_nhwc.
+// Shared with the plan executor (core/executor*.cpp) (declared in core/bind_util.h): the checks and the compute of conv2d_nhwc.
 fv::ConvNhwcParams conv_nhwc_params(const char* fn, const PackedConv& pk, const std::vector<int64_t>& xshape,
                                     const std::vector<int64_t>& stride_, const std::vector<int64_t>& pad_,
                                     const std::vector<int64_t>& dil_) {
@@ -366,7 +366,7 @@ void conv_nhwc_compute(const PackedConv& pk, const fv::ConvNhwcParams& p, const 
     }
 }
 
-// shared with core/executor.cpp (the plan's channel_gate step)
+// shared with the plan executor (core/executor*.cpp) (the plan's channel_gate step)
 int channel_gate_act(const char* fn, const std::string& kind) {
     if (kind == "sigmoid") return fv::kPwSigmoid;
     if (kind == "hardsigmoid") return fv::kPwHardsigmoid;

@@ -178,7 +178,7 @@ py::object gemm_packed_a_impl(const PackedA& pk, py::handle b_, py::object bias_
 
 }  // namespace
 
-// Shared with core/executor.cpp (declared in core/bind_util.h).
+// Shared with the plan executor (core/executor*.cpp) (declared in core/bind_util.h).
 int epilogue_code(const std::string& name) { return parse_epilogue(name); }
 
 void bind_gemm(py::module_& m) {

@@ -216,7 +216,7 @@ py::object adaptive_avg_nhwc_impl(py::handle x_, std::vector<int64_t> out_hw) {
 
 }  // namespace
 
-// Shared with core/executor.cpp (declared in core/bind_util.h).
+// Shared with the plan executor (core/executor*.cpp) (declared in core/bind_util.h).
 fv::PoolParams nchw_pool_params(const char* fn, const std::vector<int64_t>& nchw_shape, const std::vector<int64_t>& kernel,
                                 const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                                 const std::vector<int64_t>& dilation, bool ceil_mode) {

@@ -1,5 +1,5 @@
-// Shared by the pybind11 binding files of flowvision.backend._C (core/module.cpp, core/bind_*.cpp,
-// core/executor.cpp): the kernel table in use, numpy argument checks, and the packed-weight handles.
+// Shared by the pybind11 binding files of flowvision.backend._C (core/module.cpp, core/bind_*.cpp and the plan
+// executor, core/executor*.cpp): the kernel table in use, numpy argument checks, and the packed-weight handles.
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -174,7 +174,7 @@ void bind_window(py::module_& m);
 void bind_executor(py::module_& m);
 void bind_optim(py::module_& m);
 
-// ---------------------------------------------------------------- shared with core/executor.cpp (core/module.cpp)
+// ---------------------------------------------------------------- shared with the plan executor (core/executor*.cpp) and core/module.cpp
 // conv2d_nhwc's checks (ISA, x (N, H, W, C) against the packed weight, stride / padding / dilation) -> its params
 fv::ConvNhwcParams conv_nhwc_params(const char* fn, const PackedConv& pk, const std::vector<int64_t>& xshape,
                                     const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
