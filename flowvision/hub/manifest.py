@@ -109,6 +109,7 @@ def _check_source(tag, i, s, errors):
     sha = s.get("sha256")
     if sha is not None and not (isinstance(sha, str) and _HEX64.match(sha)):
         errors.append(f"{where}: sha256 must be 64 lowercase hex digits or null")
+        sha = None  # reported once; the checks below compare only a well-formed digest
     size = s.get("size")
     if size is not None and not (isinstance(size, int) and not isinstance(size, bool) and size > 0):
         errors.append(f"{where}: size must be a positive integer or null")
@@ -117,7 +118,7 @@ def _check_source(tag, i, s, errors):
     remap = s.get("remap")
     if remap is not None:
         from .remap import REMAPS
-        if remap not in REMAPS:
+        if not isinstance(remap, str) or remap not in REMAPS:
             errors.append(f"{where}: unknown remap {remap!r}")
     if kind == "package":
         for field in ("package", "module", "path"):
