@@ -233,9 +233,30 @@ void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams&
     });
 }
 
+// The input gradient of a unit-stride conv is a forward conv of gy with the weight transposed (O <-> C) and
+// flipped, padded by d * (k - 1) - p: it runs the direct kernel when that conv suits it (gy has >= 16 channels),
+// with no (C*kh*kw, OH*OW) column matrix and no col2im pass.
+template <class T>
+static inline bool direct_backward_input_suits(const ConvParams& p) {
+    return std::is_same<T, float>::value && p.groups == 1 && p.kh * p.kw > 1 && p.sh == 1 && p.sw == 1 &&
+           p.O >= 16 && p.dh * (p.kh - 1) >= p.ph && p.dw * (p.kw - 1) >= p.pw;
+}
+
+static void conv_backward_input_direct(const float* gy, const float* w, float* gx, const ConvParams& p) {
+    ConvParams q = p;
+    q.C = p.O; q.H = p.OH; q.W = p.OW;
+    q.O = p.C; q.OH = p.H; q.OW = p.W;
+    q.ph = p.dh * (p.kh - 1) - p.ph;
+    q.pw = p.dw * (p.kw - 1) - p.pw;
+    conv_forward_nchw_direct(gy, w, nullptr, gx, q, true);
+}
+
 template <class T>
 void conv_backward_input(const T* gy, const T* w, T* gx, const ConvParams& p) {
     if (is_depthwise(p)) return dw_backward_input(gy, w, gx, p);
+    if constexpr (std::is_same<T, float>::value) {
+        if (direct_backward_input_suits<T>(p)) return conv_backward_input_direct(gy, w, gx, p);
+    }
     if (conv_blocked_backward_input(gy, w, gx, p)) return;
     const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
     const int64_t L = p.OH * p.OW, HW = p.H * p.W;

@@ -72,8 +72,14 @@ int64_t packed_size(ConvNhwcParams& p) {
     return p.groups * nb * p.KH * p.KW * icg * p.ocb;
 }
 
-// w: (O, C/g, KH, KW) torch layout
-void pack(const float* w, float* out, const ConvNhwcParams& p0) {
+// Where weight element (output channel o, input channel c of its group, tap t) lies: w[off + o*so + c*sc + t*st].
+// The torch layout (O, C/g, KH, KW) is {C/g * KK, KK, 1, 0}; the transposed and flipped weight of an input
+// gradient (read from the forward conv's (C, O, KH, KW) weight) is {KK, O * KK, -1, KK - 1} (ungrouped only).
+struct WeightView {
+    int64_t so, sc, st, off;
+};
+
+void pack_view(const float* w, float* out, const ConvNhwcParams& p0, const WeightView& view) {
     ConvNhwcParams p = p0;
     const int64_t total = packed_size(p);
     memset(out, 0, sizeof(float) * total);
@@ -103,14 +109,20 @@ void pack(const float* w, float* out, const ConvNhwcParams& p0) {
             const int64_t nr = mn<int64_t>(ocb, ocg - ob * ocb);
             // contiguous writes, the nr source rows' reads for one ic stay in L1 (writing one output channel at a
             // time strode the whole block: a 512x512x3x3 weight took ~4 ms)
-            const float* src = w + (g * ocg + ob * ocb) * icg * KK;
+            const float* src = w + view.off + (g * ocg + ob * ocb) * view.so;
             for (int64_t ic = 0; ic < icg; ++ic)
                 for (int64_t t = 0; t < KK; ++t) {
                     float* d = dst + (t * icg + ic) * ocb;
-                    for (int64_t j = 0; j < nr; ++j) d[j] = src[j * icg * KK + ic * KK + t];
+                    const float* s = src + ic * view.sc + t * view.st;
+                    for (int64_t j = 0; j < nr; ++j) d[j] = s[j * view.so];
                 }
         }
     });
+}
+
+void pack(const float* w, float* out, const ConvNhwcParams& p) {
+    const int64_t KK = p.KH * p.KW;
+    pack_view(w, out, p, WeightView{(p.C / p.groups) * KK, KK, 1, 0});
 }
 
 // ---------------------------------------------------------------- epilogue
@@ -652,7 +664,8 @@ void conv_forward(const float* x, const float* wp, const float* bias, const floa
 
 }  // namespace
 
-void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& cp) {
+void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& cp,
+                              bool w_flipped) {
     ConvNhwcParams p{};
     p.N = cp.N; p.H = cp.H; p.W = cp.W; p.C = cp.C;
     p.O = cp.O; p.KH = cp.kh; p.KW = cp.kw; p.groups = cp.groups;
@@ -660,7 +673,9 @@ void conv_forward_nchw_direct(const float* x, const float* w, const float* bias,
     p.OH = cp.OH; p.OW = cp.OW;
     p.out_nchw = 1;
     Buf<float> wp(packed_size(p) + 16);
-    pack(w, wp.get(), p);
+    const int64_t KK = p.KH * p.KW;
+    if (w_flipped) pack_view(w, wp.get(), p, WeightView{KK, p.O * KK, -1, KK - 1});
+    else pack(w, wp.get(), p);
     Buf<float> xt(p.N * p.H * p.W * p.C);
     transpose_batched(x, xt.get(), p.N, p.C, p.H * p.W);
     conv_forward(xt.get(), wp.get(), bias, nullptr, y, p, kEpNone, 0.0f, 0.0f);

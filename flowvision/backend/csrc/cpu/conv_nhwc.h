@@ -7,7 +7,10 @@ namespace FV_ISA_NAMESPACE {
 
 // y (N, O, OH, OW) = conv(x, w) + bias for NCHW x and a torch-layout weight (O, C/groups, KH, KW): x transposed to
 // NHWC, the weight packed for this call (it changes every training step), the direct kernel writing NCHW.
-void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& p);
+// w_flipped (groups == 1 only): w is (C, O, KH, KW) and the conv uses it transposed and flipped in both spatial
+// dims (w'[o][c][i][j] = w[c][o][KH-1-i][KW-1-j]), the weight of a unit-stride conv's input gradient.
+void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& p,
+                              bool w_flipped = false);
 
 }  // namespace FV_ISA_NAMESPACE
 }  // namespace fv
