@@ -1,6 +1,6 @@
 """The training convolution kernels on the shapes of a ResNet step: `_C.conv2d_forward` (which runs float32
-ungrouped KxK convs with >= 16 input channels through the NHWC direct kernel), `_C.conv2d_backward_input` and
-`_C.conv2d_backward_weight`, against torch on every ISA this CPU supports, and bit-identical across thread counts.
+ungrouped KxK convs with >= 16 input channels through the NHWC direct kernel), `_C.conv2d_backward_input` (a unit-stride
+conv's through the same kernel, as a conv of gy with the flipped weight) and `_C.conv2d_backward_weight`, against torch on every ISA this CPU supports, and bit-identical across thread counts.
 """
 import numpy as np
 import pytest
@@ -16,6 +16,8 @@ CASES = [
     (2, 20, 10, 9, 17, (3, 2), (2, 1), (2, 0), (2, 1)),    # dilation, mixed stride, rectangular kernel
     (1, 16, 4, 4, 16, (3, 3), (1, 1), (3, 3), (1, 1)),     # padding larger than the kernel reach
     (3, 24, 6, 6, 40, (5, 5), (3, 3), (2, 2), (1, 1)),     # stride > 1 with a wide kernel
+    (2, 16, 9, 10, 20, (3, 3), (1, 1), (2, 1), (2, 1)),    # unit stride, dilation: the direct input gradient
+    (1, 16, 6, 6, 16, (3, 1), (1, 1), (1, 0), (1, 1)),     # unit stride, a 3x1 kernel
     (2, 15, 8, 8, 16, (3, 3), (1, 1), (1, 1), (1, 1)),     # 15 channels: the im2col path
     (2, 64, 5, 5, 64, (1, 1), (2, 2), (0, 0), (1, 1)),     # strided 1x1
 ]
