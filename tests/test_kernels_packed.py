@@ -15,7 +15,7 @@ TF = torch.nn.functional
 EPILOGUES = {
     "none": lambda t: t, "relu": torch.relu, "relu6": TF.relu6, "gelu": TF.gelu,
     "gelu_tanh": lambda t: TF.gelu(t, approximate="tanh"), "silu": TF.silu, "hardswish": TF.hardswish,
-    "clamp": lambda t: t.clamp(-0.5, 0.7),
+    "clamp": lambda t: t.clamp(-0.5, 0.7), "leaky_relu": lambda t: TF.leaky_relu(t, -0.5),  # slope: lo
 }
 
 

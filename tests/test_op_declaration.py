@@ -98,11 +98,53 @@ def test_compile_equals_eager():
     x2 = fb.from_numpy(rs.randn(2, 3, 9, 9).astype(np.float32))
     cm = fb.compile(model, x)
     plan = cm.explain(x)
-    # elementwise: both run inside the native plan on its channels-last activations, no layout conversion around them
-    assert "Sinc" in plan and "_RRelu" in plan and "to_nchw" not in plan, plan
+    # sinc is elementwise: it runs inside the native plan on its channels-last activations, no layout conversion
+    # around it; rrelu (eval) declares an activation: it is the epilogue of the conv before it, no step of its own
+    assert "Sinc" in plan and "_RRelu" not in plan and "to_nchw" not in plan, plan
     with fb.no_grad():
         ref = model(x2).numpy()
     np.testing.assert_allclose(cm(x2).numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+class _LeakyEpilogues(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        y = F.rrelu(self.conv(x), 0.1, 0.3)
+        return F.leaky_relu(self.fc(y.mean((2, 3))), 0.2)
+
+
+def _torch_leaky_epilogues(model, x):
+    p = {k: torch.tensor(v.detach().numpy()) for k, v in model.state_dict().items()}
+    y = TF.rrelu(TF.conv2d(torch.tensor(x), p["conv.weight"], p["conv.bias"], padding=1), 0.1, 0.3)
+    return TF.leaky_relu(TF.linear(y.mean((2, 3)), p["fc.weight"], p["fc.bias"]), 0.2).numpy()
+
+
+@pytest.mark.parametrize("dtype,executor", [(np.float32, "native"), (np.float32, "python"), (np.float64, "native")])
+def test_rrelu_and_leaky_relu_fuse_as_conv_and_linear_epilogues(dtype, executor):
+    """Declaring the activation trait is all it takes: conv -> rrelu (eval) and linear -> leaky_relu become one
+    kernel step each (the leaky_relu epilogue, slope (lower + upper) / 2 for rrelu), equal to eager and torch."""
+    assert traits.activation(F._RRelu, (0.2,), {}) == ("leaky_relu", 0.2, 0.0)
+    assert traits.activation(F._LeakyRelu, (0.01,), {}) == ("leaky_relu", 0.01, 0.0)
+    assert traits.activation(F._RRelu, (np.full(3, 0.2, np.float32),), {}) is None  # training: drawn slopes
+    fb.manual_seed(0)
+    model = _LeakyEpilogues().eval()
+    if dtype == np.float64:
+        model = model.double()
+    x = _x(2, 3, 9, 9, dtype=dtype) * 2
+    cm = fb.compile(model, fb.tensor(x), executor=executor)
+    plan = cm.explain(fb.tensor(x))
+    assert "RRelu" not in plan and "LeakyRelu" not in plan and "PYTHON" not in plan, plan
+    assert plan.count("leaky_relu") == 2, plan
+    with fb.no_grad():
+        eager = model(fb.tensor(x)).numpy()
+    got = cm(fb.tensor(x)).numpy()
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, eager, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got, _torch_leaky_epilogues(model, x), rtol=tol * 10, atol=tol * 10)
 
 
 @pytest.fixture

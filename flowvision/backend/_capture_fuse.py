@@ -80,7 +80,7 @@ def _conv_takes_epilogue(g, op, ep):
     """Whether the lowering of fused op ``op`` can apply epilogue ``ep`` / a residual inside its kernel."""
     if op.kind == "linear" or _conv_algo(g, op) != "im2col":
         return True
-    return ep in ("residual", "relu", "relu6", "clamp")  # NCHW conv2d_forward: applied in place, no new buffer
+    return ep in ("residual", "relu", "relu6", "clamp", "leaky_relu")  # NCHW conv2d_forward: applied in place
 
 
 def _conv_algo(g, op):

@@ -44,6 +44,8 @@ def _inplace_epilogue(ep, lo, hi):
     if ep in ("relu6", "clamp"):
         lo, hi = (0.0, 6.0) if ep == "relu6" else (lo, hi)
         return lambda y: np.clip(y, lo, hi, out=y)
+    if ep == "leaky_relu":  # x where x > 0, else x * slope (NaN stays NaN), as the kernels' epilogue
+        return lambda y: np.multiply(y, y.dtype.type(lo), out=y, where=~(y > 0))
     return None
 
 

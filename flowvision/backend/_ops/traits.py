@@ -50,6 +50,15 @@ def clamp(params, kwargs) -> Activation:
     return ("relu6", 0.0, 0.0) if (lo, hi) == (0.0, 6.0) else ("clamp", lo, hi)
 
 
+def leaky_relu(params, kwargs) -> Activation:
+    """The ``activation`` trait of an op recorded as ``(x, slope)``: leaky_relu, and rrelu outside training (one
+    constant slope; a tensor of drawn slopes is not an activation the kernels run)."""
+    slope = params[0] if params else kwargs.get("negative_slope", 0.01)
+    if isinstance(slope, bool) or not isinstance(slope, (int, float)):
+        return None
+    return "leaky_relu", float(slope), 0.0
+
+
 def gelu(params, kwargs) -> Activation:
     """The ``activation`` trait of gelu(x, approximate)."""
     approx = params[0] if params else kwargs.get("approximate", "none")

@@ -91,10 +91,10 @@ py::object silu_bwd_impl(py::handle gy_, py::handle x_) {
 
 // y = f(x) for the pointwise activations; out may be x itself (in place) or a fresh array of x's shape.
 int pointwise_kind(const std::string& k) {
-    static const char* names[] = {"relu", "clamp", "sigmoid", "hardswish", "hardsigmoid"};
-    for (int i = 0; i < 5; ++i)
+    static const char* names[] = {"relu", "clamp", "sigmoid", "hardswish", "hardsigmoid", "leaky_relu"};
+    for (int i = 0; i < int(sizeof(names) / sizeof(names[0])); ++i)
         if (k == names[i]) return i;
-    fail("pointwise: unknown kind '" + k + "' (relu, clamp, sigmoid, hardswish, hardsigmoid)");
+    fail("pointwise: unknown kind '" + k + "' (relu, clamp, sigmoid, hardswish, hardsigmoid, leaky_relu)");
     return -1;
 }
 template <class T>
@@ -148,7 +148,8 @@ void bind_activation(py::module_& m) {
     using hnd = py::handle;
     py::enum_<fv::Pointwise>(m, "Pointwise", "kinds of _C.pointwise and of a native plan's unary step")
         .value("relu", fv::kPwRelu).value("clamp", fv::kPwClamp).value("sigmoid", fv::kPwSigmoid)
-        .value("hardswish", fv::kPwHardswish).value("hardsigmoid", fv::kPwHardsigmoid);
+        .value("hardswish", fv::kPwHardswish).value("hardsigmoid", fv::kPwHardsigmoid)
+        .value("leaky_relu", fv::kPwLeakyRelu);
     py::enum_<fv::UnaryStep>(m, "UnaryStep", "a native plan's unary steps with kernels of their own")
         .value("gelu", fv::kUnGelu).value("gelu_tanh", fv::kUnGeluTanh).value("silu", fv::kUnSilu);
     py::enum_<fv::BinaryOp>(m, "BinaryOp", "ops of the binary kernels").value("add", fv::kBinAdd).value("mul", fv::kBinMul);
@@ -172,7 +173,8 @@ void bind_activation(py::module_& m) {
     m.def("pointwise", [](hnd x, const std::string& kind, double lo, double hi, obj out) {
         return FV_DISPATCH(pointwise_impl, is_f64(x), x, kind, lo, hi, out);
     }, py::arg("x"), py::arg("kind"), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),
-          "y = relu / clamp(lo, hi) / sigmoid / hardswish / hardsigmoid of x (out may be x: in place)");
+          "y = relu / clamp(lo, hi) / sigmoid / hardswish / hardsigmoid / leaky_relu (slope lo) of x (out may be x: "
+          "in place)");
     m.def("silu_backward", [](hnd gy, hnd x) { return FV_DISPATCH(silu_bwd_impl, is_f64(gy) || is_f64(x), gy, x); },
           py::arg("grad_y"), py::arg("x"));
 }

@@ -194,13 +194,8 @@ py::object conv2d_nhwc_impl(py::handle x_, const PackedConv& pk, py::object bias
              "' is in use; pack it again");
     need_f32(fn, "x", x_);
     auto x = as<float>(x_, fn, "x");
-    static const char* names[] = {"none", "relu", "relu6", "gelu", "gelu_tanh", "silu", "hardswish", "clamp"};
-    int act = -1;
-    for (int i = 0; i < 8; ++i)
-        if (ep == names[i]) act = i;
     fv::ConvNhwcParams p = conv_nhwc_params(fn, pk, shape_vec(x), stride_, pad_, dil_);
-    if (act < 0)
-        fail(std::string(fn) + ": unknown epilogue '" + ep + "' (none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp)");
+    const int act = epilogue_code(ep, fn);
     p.out_nchw = nchw_out ? 1 : 0;
     const std::vector<int64_t> oshape = nchw_out ? std::vector<int64_t>{p.N, p.O, p.OH, p.OW}
                                                  : std::vector<int64_t>{p.N, p.OH, p.OW, p.O};
@@ -440,7 +435,7 @@ void bind_conv(py::module_& m) {
           py::arg("out") = py::none(),
           "y (N, OH, OW, O) = epilogue(conv(x (N, H, W, C) float32, packed) + bias + residual); the residual is "
           "added before the activation; epilogue: none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp (to "
-          "[lo, hi]); out: a preallocated C-contiguous float32 output to write into (returned)");
+          "[lo, hi]), leaky_relu (slope lo); out: a preallocated C-contiguous float32 output to write into (returned)");
     m.def("nchw_to_nhwc", [](hnd x) { return layout_impl(x, true); }, py::arg("x"),
           "float32 (N, C, H, W) -> C-contiguous (N, H, W, C) copy (threaded, cache-blocked)");
     m.def("nhwc_to_nchw", [](hnd x) { return layout_impl(x, false); }, py::arg("x"),

@@ -50,13 +50,6 @@ PackedB pack_b_impl(py::handle b_, bool tb) {
     return pk;
 }
 
-int parse_epilogue(const std::string& s) {
-    static const char* names[] = {"none", "relu", "relu6", "gelu", "gelu_tanh", "silu", "hardswish", "clamp"};
-    for (int i = 0; i < 8; ++i)
-        if (s == names[i]) return i;
-    fail("gemm_packed: unknown epilogue '" + s + "' (none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp)");
-}
-
 bool gemm_overlaps(const void* a, int64_t abytes, const void* b, int64_t bbytes) {
     const char* a0 = static_cast<const char*>(a);
     const char* b0 = static_cast<const char*>(b);
@@ -94,7 +87,7 @@ py::object gemm_packed_impl(py::handle a_, const PackedB& pk, py::object bias_, 
         os << fn << ": a has shape " << shp(a) << " but the packed weight has K=" << pk.K << " (N=" << pk.N << ")";
         fail(os.str());
     }
-    const int act = parse_epilogue(ep);
+    const int act = epilogue_code(ep);
     const int64_t M = a.shape(0);
     Arr<T> bk, rk;
     const T* bias = opt_ptr<T>(bias_, bk, fn, "bias", pk.N);
@@ -154,7 +147,7 @@ py::object gemm_packed_a_impl(const PackedA& pk, py::handle b_, py::object bias_
     }
     const bool three = b.ndim() == 3;
     const int64_t batch = three ? b.shape(0) : 1, N = b.shape(b.ndim() - 1), M = pk.M;
-    const int act = parse_epilogue(ep);
+    const int act = epilogue_code(ep);
     Arr<T> bk, rk;
     const T* bias = opt_ptr<T>(bias_, bk, fn, "bias", M);
     auto c = gemm_out<T>(fn, out_, three ? std::vector<int64_t>{batch, M, N} : std::vector<int64_t>{M, N});
@@ -178,8 +171,15 @@ py::object gemm_packed_a_impl(const PackedA& pk, py::handle b_, py::object bias_
 
 }  // namespace
 
-// Shared with the plan executor (core/executor*.cpp) (declared in core/bind_util.h).
-int epilogue_code(const std::string& name) { return parse_epilogue(name); }
+// Shared with conv2d_nhwc and the plan executor (declared in core/bind_util.h). Names in Epilogue's order.
+int epilogue_code(const std::string& name, const char* fn) {
+    static const char* names[] = {"none", "relu", "relu6", "gelu", "gelu_tanh", "silu", "hardswish", "clamp",
+                                  "leaky_relu"};
+    for (int i = 0; i < int(sizeof(names) / sizeof(names[0])); ++i)
+        if (name == names[i]) return i;
+    fail(std::string(fn) + ": unknown epilogue '" + name +
+         "' (none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp, leaky_relu)");
+}
 
 void bind_gemm(py::module_& m) {
     using v64 = std::vector<int64_t>;
@@ -188,7 +188,7 @@ void bind_gemm(py::module_& m) {
     py::enum_<fv::Epilogue>(m, "Epilogue", "fused epilogues of the packed GEMM and NHWC conv kernels")
         .value("none", fv::kEpNone).value("relu", fv::kEpRelu).value("relu6", fv::kEpRelu6)
         .value("gelu", fv::kEpGelu).value("gelu_tanh", fv::kEpGeluTanh).value("silu", fv::kEpSilu)
-        .value("hardswish", fv::kEpHardswish).value("clamp", fv::kEpClamp);
+        .value("hardswish", fv::kEpHardswish).value("clamp", fv::kEpClamp).value("leaky_relu", fv::kEpLeakyRelu);
 
     m.def("gemm", [](hnd a, hnd b, bool ta, bool tb) { return FV_DISPATCH(gemm_impl, is_f64(a) || is_f64(b), a, b, ta, tb); },
           py::arg("a"), py::arg("b"), py::arg("trans_a") = false, py::arg("trans_b") = false);
@@ -213,8 +213,8 @@ void bind_gemm(py::module_& m) {
     }, py::arg("a"), py::arg("packed"), py::arg("bias") = py::none(), py::arg("epilogue") = "none",
        py::arg("residual") = py::none(), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),
        "C = epilogue(a @ packed + bias + residual); a (M, K) is cast to the packed dtype; epilogue: none, relu, "
-       "relu6, gelu, gelu_tanh, silu, hardswish, clamp (to [lo, hi]); out: a writeable C-contiguous (M, N) array "
-       "to write C into (may be the residual itself, must not overlap a)");
+       "relu6, gelu, gelu_tanh, silu, hardswish, clamp (to [lo, hi]), leaky_relu (slope lo); out: a writeable "
+       "C-contiguous (M, N) array to write C into (may be the residual itself, must not overlap a)");
     py::class_<PackedA>(m, "PackedA", "A GEMM left-hand side (e.g. a 1x1 conv weight) packed once (from pack_a)")
         .def_readonly("M", &PackedA::M)
         .def_readonly("K", &PackedA::K)

@@ -191,8 +191,8 @@ int channel_gate_act(const char* fn, const std::string& kind);
 // act >= 0; y may be x (in place)
 void channel_gate_compute(const float* x, const float* gate, float* y, float* act_tmp, int64_t N, int64_t P,
                           int64_t C, int act);
-// the Epilogue code of a gemm_packed / conv2d_nhwc epilogue name (throws on an unknown name)
-int epilogue_code(const std::string& name);
+// the Epilogue code of a gemm_packed / conv2d_nhwc epilogue name (throws on an unknown name, naming fn)
+int epilogue_code(const std::string& name, const char* fn = "gemm_packed");
 // pooling output size and checks for an (N, C, H, W) input (max/avg pool)
 fv::PoolParams nchw_pool_params(const char* fn, const std::vector<int64_t>& nchw_shape, const std::vector<int64_t>& kernel,
                                 const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,

@@ -155,6 +155,7 @@ static inline V pw_apply(int kind, V v, S lo, S hi) {
         case kPwClamp: { V l = V{} + lo, h = V{} + hi; V r = v < l ? l : v; return r > h ? h : r; }
         case kPwHardswish: { V t = v + three; t = t < zero ? zero : t; t = t > six ? six : t; return v * t / six; }
         case kPwHardsigmoid: { V t = v + three; t = t < zero ? zero : t; t = t > six ? six : t; return t / six; }
+        case kPwLeakyRelu: return v > zero ? v : v * lo;
         default: return v;
     }
 }
@@ -167,6 +168,7 @@ static inline T pw_scalar(int kind, T v, T lo, T hi) {
         case kPwClamp: t = v < lo ? lo : v; return t > hi ? hi : t;
         case kPwHardswish: t = v + T(3); t = t < T(0) ? T(0) : (t > T(6) ? T(6) : t); return v * t / T(6);
         case kPwHardsigmoid: t = v + T(3); t = t < T(0) ? T(0) : (t > T(6) ? T(6) : t); return t / T(6);
+        case kPwLeakyRelu: return v > T(0) ? v : v * lo;
         default: return v;
     }
 }

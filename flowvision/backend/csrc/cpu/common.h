@@ -224,5 +224,26 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
 template <class T>
 void act_inplace(int act, T* p, int64_t n);
 
+// The epilogues applied where the GEMM / conv kernels store a value (V: a vector or the scalar T), the one
+// definition of their math: relu / relu6 / clamp to [lo, hi] (callers set the bounds of relu / relu6),
+// hardswish, leaky_relu with slope lo; GELU / SiLU (and none) pass through, act_inplace runs them after the store.
+// Comparisons are written so that NaN propagates, like torch's clamp / relu / leaky_relu.
+template <class V, class T>
+static inline V epilogue_apply(int act, V v, T lo, T hi) {
+    if (act == kEpRelu || act == kEpRelu6 || act == kEpClamp) {
+        const V l = V{} + lo, h = V{} + hi;
+        v = v < l ? l : v;
+        return v > h ? h : v;
+    }
+    if (act == kEpHardswish) {
+        const V z = V{}, six = V{} + T(6);
+        V u = v + T(3);
+        u = u < z ? z : (u > six ? six : u);
+        return v * u / T(6);
+    }
+    if (act == kEpLeakyRelu) return v > V{} ? v : v * lo;
+    return v;
+}
+
 }  // namespace FV_ISA_NAMESPACE
 }  // namespace fv

@@ -133,27 +133,11 @@ struct Ep {
     float lo, hi;
 };
 
-static inline V vclamp(V v, float lo, float hi) {
-    // NaN propagates (comparisons with NaN are false), like torch's clamp/relu
-    V l = V{} + lo, h = V{} + hi;
-    v = v < l ? l : v;
-    return v > h ? h : v;
-}
-static inline V vhardswish(V v) {
-    V u = v + 3.0f;
-    V z = V{}, six = V{} + 6.0f;
-    u = u < z ? z : u;
-    u = u > six ? six : u;
-    return v * u / 6.0f;
-}
-
 // y[0:n] = act(acc + bias[0:n] + res[0:n]); the same order of operations as the packed GEMM's epilogue
 static inline void finish_vec(V acc, float* y, const float* bias, const float* res, const Ep& e) {
     if (bias) acc += vload<V>(bias);
     if (res) acc += vload<V>(res);
-    if (e.act == kEpRelu || e.act == kEpRelu6 || e.act == kEpClamp) acc = vclamp(acc, e.lo, e.hi);
-    else if (e.act == kEpHardswish) acc = vhardswish(acc);
-    vstore(y, acc);
+    vstore(y, epilogue_apply<V, float>(e.act, acc, e.lo, e.hi));
 }
 static inline void finish_scalar(float* y, const float* acc, int64_t n, const float* bias, const float* res,
                                  const Ep& e) {
@@ -161,13 +145,7 @@ static inline void finish_scalar(float* y, const float* acc, int64_t n, const fl
         float v = acc[j];
         if (bias) v += bias[j];
         if (res) v += res[j];
-        if (e.act == kEpRelu || e.act == kEpRelu6 || e.act == kEpClamp) v = v < e.lo ? e.lo : (v > e.hi ? e.hi : v);
-        else if (e.act == kEpHardswish) {
-            float u = v + 3.0f;
-            u = u < 0.0f ? 0.0f : (u > 6.0f ? 6.0f : u);
-            v = v * u / 6.0f;
-        }
-        y[j] = v;
+        y[j] = epilogue_apply<float, float>(e.act, v, e.lo, e.hi);
     }
 }
 

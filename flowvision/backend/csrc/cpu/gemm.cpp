@@ -221,7 +221,6 @@ void epilogue_rows(T* C, int64_t ldc, int64_t i0, int64_t i1, int64_t j0, int64_
     if (n <= 0) return;
     if (act == kEpRelu) { lo = T(0); hi = T(INFINITY); }
     if (act == kEpRelu6) { lo = T(0); hi = T(6); }
-    const bool clampit = act == kEpRelu || act == kEpRelu6 || act == kEpClamp;
     for (int64_t i = i0; i < i1; ++i) {
         T* __restrict c = C + i * ldc + j0;
         if (bias && bias_per_row) {
@@ -235,20 +234,9 @@ void epilogue_rows(T* C, int64_t ldc, int64_t i0, int64_t i1, int64_t j0, int64_
             const T* __restrict r = res + i * ldc + j0;
             for (int64_t j = 0; j < n; ++j) c[j] += r[j];
         }
-        if (clampit) {
-            // NaN propagates (comparisons with NaN are false), like torch's clamp/relu
-            for (int64_t j = 0; j < n; ++j) {
-                const T v = c[j];
-                c[j] = v < lo ? lo : (v > hi ? hi : v);
-            }
-        } else if (act == kEpHardswish) {
-            for (int64_t j = 0; j < n; ++j) {
-                const T v = c[j], u = v + T(3);
-                c[j] = v * (u < T(0) ? T(0) : (u > T(6) ? T(6) : u)) / T(6);
-            }
-        } else if (act == kEpGelu || act == kEpGeluTanh || act == kEpSilu) {
-            act_inplace<T>(act, c, n);
-        }
+        if (act == kEpGelu || act == kEpGeluTanh || act == kEpSilu) act_inplace<T>(act, c, n);
+        else if (act != kEpNone)
+            for (int64_t j = 0; j < n; ++j) c[j] = epilogue_apply<T, T>(act, c[j], lo, hi);
     }
 }
 
@@ -316,7 +304,7 @@ typedef vec_t<float> VecF;
 // the activations tile_kernel applies in registers (the rest run once per task tile through act_inplace)
 template <class T>
 static inline bool act_in_registers(int act) {
-    return act == kEpNone || act == kEpClamp || act == kEpHardswish ||
+    return act == kEpNone || act == kEpClamp || act == kEpHardswish || act == kEpLeakyRelu ||
            (sizeof(T) == 4 && (act == kEpGelu || act == kEpGeluTanh || act == kEpSilu));
 }
 
@@ -335,22 +323,6 @@ __attribute__((noinline)) void act_tile(int act, T* C, int64_t ldc, int rows, in
             }
         }
     }
-}
-
-template <class T>
-static inline vec_t<T> apply_vec_act(vec_t<T> v, int act, T lo, T hi) {
-    typedef vec_t<T> V;
-    if (act == kEpClamp) {
-        // NaN propagates (comparisons with NaN are false), like torch's clamp/relu
-        const V l = V{} + lo, h = V{} + hi;
-        v = v < l ? l : (v > h ? h : v);
-    } else if (act == kEpHardswish) {
-        const V z = V{}, six = V{} + T(6);
-        V u = v + T(3);
-        u = u < z ? z : (u > six ? six : u);
-        v = v * u / T(6);
-    }
-    return v;
 }
 
 // R rows x NV vectors of C. A rows at A + i * lda (k contiguous); B: the packed panel, kc rows of NR floats
@@ -414,7 +386,7 @@ __attribute__((always_inline)) inline void tile_kernel(int64_t kc, const T* __re
             }
             if (last) {
                 if (ep.bias) v = v + vload<V>(ep.bias + j * W);
-                v = apply_vec_act<T>(v, ep.act, ep.lo, ep.hi);
+                v = epilogue_apply<V, T>(ep.act, v, ep.lo, ep.hi);
             }
             vstore(p, v);
         }

@@ -92,16 +92,17 @@ struct KernelSet {
     void (*binary)(int op, const T* a, const T* b, T* y, int64_t R, int64_t L, int b_mode);
 };
 
-enum Pointwise : int { kPwRelu = 0, kPwClamp = 1, kPwSigmoid = 2, kPwHardswish = 3, kPwHardsigmoid = 4 };
+enum Pointwise : int { kPwRelu = 0, kPwClamp = 1, kPwSigmoid = 2, kPwHardswish = 3, kPwHardsigmoid = 4,
+                       kPwLeakyRelu = 5 };  // leaky_relu: slope in lo
 // A native plan's unary step: a Pointwise kind, or one of these activations with kernels of their own.
 enum UnaryStep : int { kUnGelu = 100, kUnGeluTanh = 101, kUnSilu = 102 };
 // A native plan's pool step, and the two ops of the binary kernels.
 enum PoolKind : int { kPoolMax = 0, kPoolAvg = 1, kPoolAdaptiveAvg = 2 };
 enum BinaryOp : int { kBinAdd = 0, kBinMul = 1 };
 
-// Fused GEMM epilogues (applied after bias and residual): clamp uses lo/hi.
+// Fused GEMM / conv epilogues (applied after bias and residual): clamp uses lo/hi, leaky_relu's slope is lo.
 enum Epilogue : int { kEpNone = 0, kEpRelu = 1, kEpRelu6 = 2, kEpGelu = 3, kEpGeluTanh = 4, kEpSilu = 5,
-                      kEpHardswish = 6, kEpClamp = 7 };
+                      kEpHardswish = 6, kEpClamp = 7, kEpLeakyRelu = 8 };
 
 // NHWC inference kernels (float32 only): direct convolution with weights packed once (cpu/conv_nhwc.cpp) and
 // pooling over channels-last activations (cpu/pool_nhwc.cpp).

@@ -70,7 +70,8 @@ _Hardtanh = _act("Hardtanh", lambda x, lo, hi: _pointwise("clamp", x, lambda a: 
                  lambda x, g, xp, lo, hi: g * ((x > lo) & (x < hi)), activation=staticmethod(_traits.clamp),
                  cuda=("hardtanh", lambda lo, hi: (lo, hi)))
 _LeakyRelu = _act("LeakyRelu", lambda x, s: np.where(x > 0, x, x * s),
-                  lambda x, g, xp, s: xp.where(x > 0, g, g * s), cuda=("leaky_relu", lambda s: (s,)))
+                  lambda x, g, xp, s: xp.where(x > 0, g, g * s), activation=staticmethod(_traits.leaky_relu),
+                  cuda=("leaky_relu", lambda s: (s,)))
 _Elu = _act("Elu", lambda x, a, sc, isc: np.where(x > 0, x * sc, a * sc * np.expm1(x * isc)),
             lambda x, g, xp, a, sc, isc: xp.where(x > 0, g * sc, g * a * sc * isc * xp.exp(x * isc)),
             cuda=("elu", _elu_params))
@@ -141,6 +142,7 @@ class _RRelu(Function):
     forward and one backward over ``ctx.xp`` serve the CPU and CUDA; capture treats it as elementwise."""
 
     elementwise = True
+    activation = staticmethod(_traits.leaky_relu)
 
     @staticmethod
     def forward(ctx, x, slope):
@@ -268,12 +270,6 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
     Returns:
         A tensor shaped like ``input``.
-
-    Example:
-        >>> import flowvision.backend as flow
-        >>> import flowvision.backend.nn.functional as F
-        >>> F.relu6(flow.tensor([-1.0, 3.0, 8.0]))
-        tensor([0., 3., 6.])
     """
     return F.hardtanh(input, 0.0, 6.0, inplace)
 
@@ -459,38 +455,18 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(x))`` elementwise, computed stably, as ``torch.nn.functional.logsigmoid``.
-
-    Args:
-        input: a tensor of any shape.
-
-    Returns:
-        A tensor shaped like ``input``.
-    """
+    """``log(sigmoid(x))`` elementwise, computed stably, as ``torch.nn.functional.logsigmoid``; the result is shaped
+    like ``input``."""
     return _LogSigmoid.apply(input)
 
 
 def softsign(input: Tensor) -> Tensor:
-    """``x / (1 + |x|)`` elementwise, as ``torch.nn.functional.softsign``.
-
-    Args:
-        input: a tensor of any shape.
-
-    Returns:
-        A tensor shaped like ``input``.
-    """
+    """``x / (1 + |x|)`` elementwise, as ``torch.nn.functional.softsign``; the result is shaped like ``input``."""
     return _Softsign.apply(input)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
-    """``x - tanh(x)`` elementwise, as ``torch.nn.functional.tanhshrink``.
-
-    Args:
-        input: a tensor of any shape.
-
-    Returns:
-        A tensor shaped like ``input``.
-    """
+    """``x - tanh(x)`` elementwise, as ``torch.nn.functional.tanhshrink``; the result is shaped like ``input``."""
     return input - E.tanh(input)
 
 
@@ -510,26 +486,13 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    """Logistic function ``1 / (1 + exp(-x))`` elementwise, as ``torch.nn.functional.sigmoid``.
-
-    Args:
-        input: a tensor of any shape.
-
-    Returns:
-        A tensor shaped like ``input``.
-    """
+    """Logistic function ``1 / (1 + exp(-x))`` elementwise, as ``torch.nn.functional.sigmoid``; the result is shaped
+    like ``input``."""
     return E.sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
-    """Hyperbolic tangent elementwise, as ``torch.nn.functional.tanh``.
-
-    Args:
-        input: a tensor of any shape.
-
-    Returns:
-        A tensor shaped like ``input``.
-    """
+    """Hyperbolic tangent elementwise, as ``torch.nn.functional.tanh``; the result is shaped like ``input``."""
     return E.tanh(input)
 
 
