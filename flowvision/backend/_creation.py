@@ -260,22 +260,8 @@ def zeros(*size: Union[int, Sequence[int]], dtype: Optional[Union[D.dtype, str]]
 def ones(*size: Union[int, Sequence[int]], dtype: Optional[Union[D.dtype, str]] = None,
          device: Optional[Union[Device, str]] = None, requires_grad: bool = False, out: Optional[Tensor] = None,
          layout: Optional[Any] = None) -> Tensor:
-    """A tensor of the given shape filled with 1, as ``torch.ones``.
-
-    Args:
-        *size: the shape, as separate ints or one sequence (also accepted as the ``size=`` keyword).
-        dtype: the dtype; ``None`` means the default dtype (float32 unless changed).
-        device: where to create it; ``None`` means the CPU.
-        requires_grad: record operations on it for autograd.
-        out: accepted for torch compatibility (a new tensor is returned).
-        layout: accepted for torch compatibility (strided only).
-
-    Returns:
-        The new tensor.
-
-    Raises:
-        TypeError: a size that is not an int.
-        RuntimeError: a negative size.
+    """A tensor of the given shape filled with 1, as ``torch.ones``; arguments, defaults and errors as
+    :func:`zeros`.
 
     Example:
         >>> import flowvision.backend as flow
@@ -367,39 +353,17 @@ def _laid_out(input, out, memory_format):
 def zeros_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None,
                device: Optional[Union[Device, str]] = None, requires_grad: bool = False,
                memory_format: Optional[Any] = None) -> Tensor:
-    """A tensor shaped like ``input`` filled with 0, as ``torch.zeros_like``.
-
-    Args:
-        input: the tensor whose shape (and by default dtype, device and memory format) is taken.
-        dtype: the dtype; ``None`` means ``input``'s.
-        device: where to create it; ``None`` means ``input``'s device.
-        requires_grad: record operations on it for autograd.
-        memory_format: ``None`` or ``preserve_format`` keep ``input``'s layout (channels-last stays channels-last).
-
-    Returns:
-        The new tensor.
-    """
-    return _laid_out(input, _filled(tuple(input.shape), 0, _like(input, dtype), requires_grad,
-                                    _like_device(input, device)), memory_format)
+    """A tensor shaped like ``input`` filled with 0, as ``torch.zeros_like``: :func:`full_like` with ``fill_value``
+    0 (the same keywords and defaults)."""
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def ones_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None,
               device: Optional[Union[Device, str]] = None, requires_grad: bool = False,
               memory_format: Optional[Any] = None) -> Tensor:
-    """A tensor shaped like ``input`` filled with 1, as ``torch.ones_like``.
-
-    Args:
-        input: the tensor whose shape (and by default dtype, device and memory format) is taken.
-        dtype: the dtype; ``None`` means ``input``'s.
-        device: where to create it; ``None`` means ``input``'s device.
-        requires_grad: record operations on it for autograd.
-        memory_format: ``None`` or ``preserve_format`` keep ``input``'s layout (channels-last stays channels-last).
-
-    Returns:
-        The new tensor.
-    """
-    return _laid_out(input, _filled(tuple(input.shape), 1, _like(input, dtype), requires_grad,
-                                    _like_device(input, device)), memory_format)
+    """A tensor shaped like ``input`` filled with 1, as ``torch.ones_like``: :func:`full_like` with ``fill_value``
+    1 (the same keywords and defaults)."""
+    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def empty_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None,
@@ -646,6 +610,17 @@ def _complex_draw(draw, size, dt, scale):
     return parts.view(dt.np)[..., 0]
 
 
+def _float_draw(method, complex_scale, size, generator, dtype, requires_grad, device):
+    """rand / randn: the generator's ``method`` drawn in float32 (float64 for float64), complex dtypes as two real
+    draws scaled by ``complex_scale``."""
+    dt = _random_dtype(dtype)
+    draw = getattr(_rng(generator), method)
+    if dt.is_complex:
+        return _finish(_complex_draw(draw, _size(size), dt, complex_scale), dt, requires_grad, device)
+    arr = draw(_size(size), dtype=np.float64 if dt is D.float64 else np.float32)
+    return _finish(arr.astype(_compute_np(dt), copy=False), dt, requires_grad, device)
+
+
 @_size_kw
 def rand(*size: Union[int, Sequence[int]], generator: Optional[Generator] = None,
          dtype: Optional[Union[D.dtype, str]] = None, device: Optional[Union[Device, str]] = None,
@@ -670,11 +645,7 @@ def rand(*size: Union[int, Sequence[int]], generator: Optional[Generator] = None
         >>> flow.rand(2, 3).shape
         flowvision.Size([2, 3])
     """
-    dt = _random_dtype(dtype)
-    if dt.is_complex:
-        return _finish(_complex_draw(_rng(generator).random, _size(size), dt, 1.0), dt, requires_grad, device)
-    arr = _rng(generator).random(_size(size), dtype=np.float64 if dt is D.float64 else np.float32)
-    return _finish(arr.astype(_compute_np(dt), copy=False), dt, requires_grad, device)
+    return _float_draw("random", 1.0, size, generator, dtype, requires_grad, device)
 
 
 @_size_kw
@@ -682,32 +653,14 @@ def randn(*size: Union[int, Sequence[int]], generator: Optional[Generator] = Non
           dtype: Optional[Union[D.dtype, str]] = None, device: Optional[Union[Device, str]] = None,
           requires_grad: bool = False) -> Tensor:
     """A tensor of the given shape filled with standard normal random values (complex dtypes: each part with
-    variance 1/2), as ``torch.randn``.
-
-    Args:
-        *size: the shape, as separate ints or one sequence (also accepted as the ``size=`` keyword).
-        generator: the random generator; ``None`` means the global one (seeded by ``manual_seed``).
-        dtype: a floating-point or complex dtype; ``None`` means the default dtype.
-        device: where to create it; ``None`` means the CPU.
-        requires_grad: record operations on it for autograd.
-
-    Returns:
-        The new tensor.
-
-    Raises:
-        RuntimeError: a non-floating-point dtype, or a negative size.
+    variance 1/2), as ``torch.randn``; arguments, defaults and errors as :func:`rand`.
 
     Example:
         >>> import flowvision.backend as flow
         >>> flow.randn(2, 3).shape
         flowvision.Size([2, 3])
     """
-    dt = _random_dtype(dtype)
-    if dt.is_complex:
-        return _finish(_complex_draw(_rng(generator).standard_normal, _size(size), dt, np.sqrt(0.5)), dt,
-                       requires_grad, device)
-    arr = _rng(generator).standard_normal(_size(size), dtype=np.float64 if dt is D.float64 else np.float32)
-    return _finish(arr.astype(_compute_np(dt), copy=False), dt, requires_grad, device)
+    return _float_draw("standard_normal", np.sqrt(0.5), size, generator, dtype, requires_grad, device)
 
 
 def randint(low: int = 0, high: Optional[int] = None, size: Optional[Union[int, Sequence[int]]] = None, *,
@@ -788,17 +741,8 @@ def rand_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None, gen
 
 def randn_like(input: Tensor, *, dtype: Optional[Union[D.dtype, str]] = None, generator: Optional[Generator] = None,
                device: Optional[Union[Device, str]] = None) -> Tensor:
-    """Standard normal random values shaped like ``input``, as ``torch.randn_like``.
-
-    Args:
-        input: the tensor whose shape (and by default dtype and device) is taken.
-        dtype: the dtype; ``None`` means ``input``'s.
-        generator: the random generator; ``None`` means the global one (seeded by ``manual_seed``).
-        device: where to create it; ``None`` means ``input``'s device.
-
-    Returns:
-        The new tensor.
-    """
+    """Standard normal random values shaped like ``input``, as ``torch.randn_like``; arguments as
+    :func:`rand_like`."""
     return randn(tuple(input.shape), dtype=dtype or input._dtype, generator=generator,
                  device=_like_device(input, device))
 

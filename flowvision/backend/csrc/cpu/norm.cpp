@@ -231,14 +231,12 @@ void gn_bwd(const T* gy, const T* x, const T* w, const T* mean, const T* rstd, T
 
 }  // namespace
 
+// one row per norm: forward, backward (batch norm: then its inference forward)
 FV_REGISTRATION void fill_norm(KernelTable& t) {
-    FV_FILL_F32_F64(t, batch_norm_train_forward, bn_train_fwd);
-    FV_FILL_F32_F64(t, batch_norm_infer_forward, bn_infer_fwd);
-    FV_FILL_F32_F64(t, batch_norm_backward, bn_bwd);
-    FV_FILL_F32_F64(t, layer_norm_forward, ln_fwd);
-    FV_FILL_F32_F64(t, layer_norm_backward, ln_bwd);
-    FV_FILL_F32_F64(t, group_norm_forward, gn_fwd);
-    FV_FILL_F32_F64(t, group_norm_backward, gn_bwd);
+    FV_FILL_F32_F64(t, batch_norm_train_forward, bn_train_fwd), FV_FILL_F32_F64(t, batch_norm_backward, bn_bwd),
+        FV_FILL_F32_F64(t, batch_norm_infer_forward, bn_infer_fwd);
+    FV_FILL_F32_F64(t, layer_norm_forward, ln_fwd), FV_FILL_F32_F64(t, layer_norm_backward, ln_bwd);
+    FV_FILL_F32_F64(t, group_norm_forward, gn_fwd), FV_FILL_F32_F64(t, group_norm_backward, gn_bwd);
 }
 
 }  // namespace FV_ISA_NAMESPACE

@@ -193,13 +193,12 @@ void adaptive_max_fwd(const T* x, T* y, int64_t* idx, int64_t planes, int64_t H,
 
 }  // namespace
 
+// one row per pool: forward, backward (adaptive max pool: forward only)
 FV_REGISTRATION void fill_pool(KernelTable& t) {
-    FV_FILL_F32_F64(t, max_pool2d_forward, max_pool_fwd);
-    FV_FILL_F32_F64(t, max_pool2d_backward, max_pool_bwd);
-    FV_FILL_F32_F64(t, avg_pool2d_forward, avg_pool_fwd);
-    FV_FILL_F32_F64(t, avg_pool2d_backward, avg_pool_bwd);
-    FV_FILL_F32_F64(t, adaptive_avg_pool2d_forward, adaptive_avg_fwd);
-    FV_FILL_F32_F64(t, adaptive_avg_pool2d_backward, adaptive_avg_bwd);
+    FV_FILL_F32_F64(t, max_pool2d_forward, max_pool_fwd), FV_FILL_F32_F64(t, max_pool2d_backward, max_pool_bwd);
+    FV_FILL_F32_F64(t, avg_pool2d_forward, avg_pool_fwd), FV_FILL_F32_F64(t, avg_pool2d_backward, avg_pool_bwd);
+    FV_FILL_F32_F64(t, adaptive_avg_pool2d_forward, adaptive_avg_fwd),
+        FV_FILL_F32_F64(t, adaptive_avg_pool2d_backward, adaptive_avg_bwd);
     FV_FILL_F32_F64(t, adaptive_max_pool2d_forward, adaptive_max_fwd);
 }
 

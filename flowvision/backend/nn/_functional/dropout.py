@@ -87,40 +87,15 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout, as ``torch.nn.functional.dropout1d``: while ``training``, each whole channel of each sample is
-    zeroed with probability ``p`` and the kept channels are scaled by ``1 / (1 - p)``.
-
-    Args:
-        input: ``(N, C, L)``, or ``(C, L)`` unbatched (then every channel is one unit).
-        p: probability of zeroing a channel, in ``[0, 1]``.
-        training: apply dropout; when False the input is returned as is.
-        inplace: write the result into ``input``.
-
-    Returns:
-        A tensor shaped like ``input`` (``input`` itself when not training, ``p == 0`` or ``inplace``).
-
-    Raises:
-        ValueError: ``p`` is outside ``[0, 1]``.
-    """
+    """Channel dropout, as ``torch.nn.functional.dropout1d``, over ``(N, C, L)``, or ``(C, L)`` unbatched (then every
+    channel is one unit); ``p``, ``training``, ``inplace``, the result and errors as :func:`dropout2d`."""
     return _channel_dropout(input, p, training, inplace, 2 if input.ndim == 3 else 1)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout, as ``torch.nn.functional.dropout3d``: while ``training``, each whole channel of each sample is
-    zeroed with probability ``p`` and the kept channels are scaled by ``1 / (1 - p)``.
-
-    Args:
-        input: ``(N, C, D, H, W)``, or ``(C, D, H, W)`` unbatched (then every channel is one unit).
-        p: probability of zeroing a channel, in ``[0, 1]``.
-        training: apply dropout; when False the input is returned as is.
-        inplace: write the result into ``input``.
-
-    Returns:
-        A tensor shaped like ``input`` (``input`` itself when not training, ``p == 0`` or ``inplace``).
-
-    Raises:
-        ValueError: ``p`` is outside ``[0, 1]``.
-    """
+    """Channel dropout, as ``torch.nn.functional.dropout3d``, over ``(N, C, D, H, W)``, or ``(C, D, H, W)``
+    unbatched (then every channel is one unit); ``p``, ``training``, ``inplace``, the result and errors as
+    :func:`dropout2d`."""
     return _channel_dropout(input, p, training, inplace, 2 if input.ndim == 5 else 1)
 
 

@@ -245,36 +245,23 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
         >>> F.mse_loss(flow.tensor([1.0, 2.0]), flow.tensor([1.0, 4.0]))
         tensor(2.)
     """
-    _check_target_shape(input, target, "mse_loss")
+    return _elementwise_loss("mse_loss", lambda d: d * d, input, target, size_average, reduce, reduction, weight)
+
+
+def _elementwise_loss(name, of_difference, input, target, size_average, reduce, reduction, weight):
+    """mse / l1: ``of_difference(input - target)`` per element, optionally weighted, reduced."""
+    _check_target_shape(input, target, name)
     if weight is None:  # torch's autocast runs the fused loss in float32, the weighted composite as given
         input, target = _amp.cast_fp32(input), _amp.cast_fp32(target)
-    d = input - target
-    return _weighted(d * d, weight, input, _legacy_reduction(size_average, reduce, reduction), True)
+    return _weighted(of_difference(input - target), weight, input, _legacy_reduction(size_average, reduce, reduction),
+                     True)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
             reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
-    """Mean absolute error ``|input - target|``, as ``torch.nn.functional.l1_loss``.
-
-    Args:
-        input: predictions, any shape.
-        target: targets, shaped like ``input``.
-        size_average: deprecated (torch's legacy flag); with ``reduce`` it overrides ``reduction`` when given.
-        reduce: deprecated (torch's legacy flag); ``False`` means ``reduction='none'``.
-        reduction: ``'none'`` (per element), ``'mean'`` or ``'sum'``.
-        weight: optional per-element weight shaped like ``input``; ``'mean'`` is then
-            ``sum(weight * loss) / sum(weight)``.
-
-    Returns:
-        A scalar tensor, or the per-element loss shaped like ``input`` with ``reduction='none'``.
-
-    Raises:
-        ValueError: ``target``'s or ``weight``'s shape differs from ``input``'s, or ``reduction`` is unknown.
-    """
-    _check_target_shape(input, target, "l1_loss")
-    if weight is None:  # torch's autocast runs the fused loss in float32, the weighted composite as given
-        input, target = _amp.cast_fp32(input), _amp.cast_fp32(target)
-    return _weighted(E.abs(input - target), weight, input, _legacy_reduction(size_average, reduce, reduction), True)
+    """Mean absolute error ``|input - target|``, as ``torch.nn.functional.l1_loss``; arguments, result and errors as
+    :func:`mse_loss`."""
+    return _elementwise_loss("l1_loss", E.abs, input, target, size_average, reduce, reduction, weight)
 
 
 @_amp.fp32

@@ -76,37 +76,24 @@ def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtyp
         tensor([[0.5000, 0.5000],
                 [0.1192, 0.8808]])
     """
+    return _softmax(input, dim, dtype, False)
+
+
+def _softmax(input, dim, dtype, log):
+    """softmax / log_softmax (``log``) after the optional cast; a 0-d input as one element."""
     if dtype is not None:
         input = input.to(dtype)
-    _check_float(input, "softmax")
+    _check_float(input, "log_softmax" if log else "softmax")
     if input.ndim == 0:
-        return _Softmax.apply(S.reshape(input, (1,)), 0, False).reshape(())
-    return _Softmax.apply(input, _softmax_dim(input, dim), False)
+        return _Softmax.apply(S.reshape(input, (1,)), 0, log).reshape(())
+    return _Softmax.apply(input, _softmax_dim(input, dim), log)
 
 
 def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
                 dtype: Optional[D.dtype] = None) -> Tensor:
     """Logarithm of the softmax along ``dim``, as ``torch.nn.functional.log_softmax``: ``x_i - log(sum_j exp(x_j))``,
-    computed stably.
-
-    Args:
-        input: a floating-point tensor of any shape.
-        dim: the dim to normalise over; ``None`` picks torch's legacy default (0 for 0-, 1- and 3-D input, else 1).
-        _stacklevel: accepted for torch compatibility (unused).
-        dtype: cast the input to this dtype first.
-
-    Returns:
-        A tensor shaped like ``input``.
-
-    Raises:
-        TypeError: the (cast) input is not a floating-point tensor.
-    """
-    if dtype is not None:
-        input = input.to(dtype)
-    _check_float(input, "log_softmax")
-    if input.ndim == 0:
-        return _Softmax.apply(S.reshape(input, (1,)), 0, True).reshape(())
-    return _Softmax.apply(input, _softmax_dim(input, dim), True)
+    computed stably; arguments, result and errors as :func:`softmax`."""
+    return _softmax(input, dim, dtype, True)
 
 
 def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[D.dtype] = None) -> Tensor:
