@@ -91,6 +91,20 @@ def sgd_group(opt, group) -> bool:
     return True
 
 
+def adam_state_step(state: dict, w: np.ndarray, amsgrad: bool) -> Tensor:
+    """Adam's per-parameter ``state`` (zero moments, created at the first step) with its step count advanced by
+    one; the step tensor (shared by the fused and the per-parameter update)."""
+    if len(state) == 0:
+        state["step"] = _step_tensor(0.0)
+        state["exp_avg"] = _zeros_state(w)
+        state["exp_avg_sq"] = _zeros_state(w)
+        if amsgrad:
+            state["max_exp_avg_sq"] = _zeros_state(w)
+    step_t = state["step"]
+    step_t._data[...] = step_t._data + 1
+    return step_t
+
+
 def adam_group(opt, group) -> bool:
     """One Adam / AdamW step of ``group`` in place through the fused kernel; False (nothing done) when it does not
     apply."""
@@ -112,15 +126,7 @@ def adam_group(opt, group) -> bool:
     m, v, vmax, neg_steps, bc2s = [], [], [], [], []
     for p, w, _g, _b in items:
         state = opt.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor(0.0)
-            state["exp_avg"] = _zeros_state(w)
-            state["exp_avg_sq"] = _zeros_state(w)
-            if amsgrad:
-                state["max_exp_avg_sq"] = _zeros_state(w)
-        step_t = state["step"]
-        step_t._data[...] = step_t._data + 1
-        step = float(step_t._data)
+        step = float(adam_state_step(state, w, amsgrad)._data)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         neg_steps.append(-(lr / bias_correction1))

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _fused
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check_non_negative, _params_with_grad, _zeros_state, _step_tensor
+from .optimizer import Optimizer, ParamsT, _check_non_negative, _params_with_grad
 
 __all__ = ["Adam", "AdamW"]
 
@@ -90,14 +90,7 @@ class Adam(Optimizer):
             amsgrad, decoupled = group["amsgrad"], group["decoupled_weight_decay"]
             for p, w, grad in _params_with_grad(group):
                 state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0)
-                    state["exp_avg"] = _zeros_state(w)
-                    state["exp_avg_sq"] = _zeros_state(w)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = _zeros_state(w)
-                step_t = state["step"]
-                step_t._data[...] = step_t._data + 1
+                step_t = _fused.adam_state_step(state, w, amsgrad)
                 if wd != 0:
                     if decoupled:
                         w *= 1 - lr * wd
