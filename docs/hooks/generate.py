@@ -25,6 +25,14 @@ def reference_page(slug: str) -> str:
     for name, obj in names.items():
         # the defining module's path: static analysis cannot follow lazy re-exports (module __getattr__)
         path = f"{getattr(obj, '__module__', module)}.{getattr(obj, '__qualname__', name)}"
+        first = _PRIMARY.setdefault(path, slug)
+        if first != slug:
+            # an object several modules export (InterpolationMode, ...) is documented once: a second full entry
+            # would give its anchor two pages; here it gets its own anchor and a link to that entry
+            lines += [f'<h2 id="{module}.{name}"><code>{name}</code></h2>', "",
+                      f"The same object as [`{name}`][{path}] (documented in "
+                      f"[{first}]({first}.md)).", ""]
+            continue
         if _statically_found(path):
             lines += [f"::: {path}", "    options:", f"      heading: {name}", ""]
         else:  # built at import time (a factory's closure, functools.partial): render from the live object
@@ -33,6 +41,7 @@ def reference_page(slug: str) -> str:
 
 
 _GRIFFE = {}
+_PRIMARY: dict = {}  # an object's path -> the reference page that documents it in full
 
 
 def _statically_found(path: str) -> bool:

@@ -237,7 +237,7 @@ def compile(model: "Module", example_input: Tensor, *, optimise: bool = True, va
         TypeError: ``example_input`` is not a Tensor, or ``model`` is not a Module.
         RuntimeError: ``model`` (or a submodule) is in training mode.
 
-    Example:
+    Examples:
         >>> import flowvision
         >>> from flowvision import backend as flow
         >>> nn = flow.nn

@@ -111,7 +111,7 @@ def tensor(data: Any, *, dtype: Optional[Union[D.dtype, str]] = None, device: Op
     Raises:
         TypeError: a string, ragged or non-numeric data, or data whose dtype cannot be inferred.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.tensor([[1, 2], [3, 4]])
         tensor([[1, 2],
@@ -148,7 +148,7 @@ def as_tensor(data: Any, dtype: Optional[Union[D.dtype, str]] = None,
     Returns:
         A tensor, possibly sharing memory with ``data``.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> import flowvision.backend as flow
         >>> a = np.zeros(3, np.float32)
@@ -182,7 +182,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     Raises:
         TypeError: ``ndarray`` is not a numpy array.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> import flowvision.backend as flow
         >>> flow.from_numpy(np.arange(3))
@@ -248,7 +248,7 @@ def zeros(*size: Union[int, Sequence[int]], dtype: Optional[Union[D.dtype, str]]
         TypeError: a size that is not an int.
         RuntimeError: a negative size.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.zeros(2, 3).shape
         flowvision.Size([2, 3])
@@ -263,7 +263,7 @@ def ones(*size: Union[int, Sequence[int]], dtype: Optional[Union[D.dtype, str]] 
     """A tensor of the given shape filled with 1, as ``torch.ones``; arguments, defaults and errors as
     :func:`zeros`.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.ones(2, 3).shape
         flowvision.Size([2, 3])
@@ -293,7 +293,7 @@ def empty(*size: Union[int, Sequence[int]], dtype: Optional[Union[D.dtype, str]]
         TypeError: a size that is not an int.
         RuntimeError: a negative size.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.empty(2, 3).shape
         flowvision.Size([2, 3])
@@ -321,7 +321,7 @@ def full(size: Union[int, Sequence[int]], fill_value: Union[bool, int, float, co
     Returns:
         The new tensor.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.full((2, 2), 7)
         tensor([[7, 7],
@@ -425,7 +425,7 @@ def arange(start: Union[int, float, Tensor], end: Optional[Union[int, float, Ten
     Raises:
         RuntimeError: ``step`` is 0 or points away from ``end``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.arange(5)
         tensor([0, 1, 2, 3, 4])
@@ -472,7 +472,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Optional[Union[D.dt
     Raises:
         RuntimeError: ``steps`` is negative.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.linspace(0, 1, 5)
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
@@ -525,7 +525,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *,
     Returns:
         A 1-D tensor of ``steps`` values.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.logspace(0, 2, 3)
         tensor([  1.,  10., 100.])
@@ -549,7 +549,7 @@ def eye(n: int, m: Optional[int] = None, *, dtype: Optional[Union[D.dtype, str]]
     Returns:
         An ``(n, m)`` tensor.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.eye(2)
         tensor([[1., 0.],
@@ -571,7 +571,7 @@ def meshgrid(*tensors: Union[Tensor, Sequence[Tensor]], indexing: str = "ij") ->
     Returns:
         One tensor per input, each of the grid's shape (expanded views, not copies).
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> gy, gx = flow.meshgrid(flow.arange(2), flow.arange(3), indexing="ij")
         >>> gx
@@ -640,7 +640,7 @@ def rand(*size: Union[int, Sequence[int]], generator: Optional[Generator] = None
     Raises:
         RuntimeError: a non-floating-point dtype, or a negative size.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.rand(2, 3).shape
         flowvision.Size([2, 3])
@@ -655,7 +655,7 @@ def randn(*size: Union[int, Sequence[int]], generator: Optional[Generator] = Non
     """A tensor of the given shape filled with standard normal random values (complex dtypes: each part with
     variance 1/2), as ``torch.randn``; arguments, defaults and errors as :func:`rand`.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.randn(2, 3).shape
         flowvision.Size([2, 3])
@@ -685,7 +685,7 @@ def randint(low: int = 0, high: Optional[int] = None, size: Optional[Union[int, 
         TypeError: no ``size``.
         RuntimeError: ``high <= low``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.randint(0, 10, (2, 3)).shape
         flowvision.Size([2, 3])
@@ -761,7 +761,7 @@ def randperm(n: int, *, generator: Optional[Generator] = None, dtype: Optional[U
     Returns:
         A 1-D tensor of ``n`` values.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> flow.randperm(4).sort().values
         tensor([0, 1, 2, 3])

@@ -46,7 +46,7 @@ def one_hot(x: Any, num_classes: int, on_value: float = 1.0, off_value: float = 
     Returns:
         A (N, num_classes) float32 array.
 
-    Example:
+    Examples:
         >>> from flowvision.data.mixup import one_hot
         >>> one_hot([2, 0], 3).tolist()
         [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
@@ -435,8 +435,7 @@ class FastCollateMixup(Mixup):
     ``(uint8 batch, soft targets)`` of the sample's container type. Mode ``half`` mixes only the
     first half of the batch and returns B//2 samples (for the JSD / AugMix split setups).
 
-    Args:
-        The same as :class:`Mixup`'s.
+    Takes the same arguments as :class:`Mixup`.
     """
 
     def _check_mode(self):

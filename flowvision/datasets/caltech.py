@@ -21,7 +21,9 @@ class Caltech101(VisionDataset):
         root: the directory holding ``caltech101``.
         target_type: ``category``, ``annotation`` (the object contour from ``Annotations/*.mat``, needs scipy) or a
             list of them.
-        transform, target_transform, download: as usual.
+        transform: as usual.
+        target_transform: as usual.
+        download: as usual.
 
     Images are returned as stored (some are greyscale), like torchvision.
     """

@@ -29,7 +29,8 @@ class CelebA(VisionDataset):
         root: the directory holding ``celeba`` (``img_align_celeba/`` and the ``list_*.txt`` files).
         split: ``train``, ``valid``, ``test`` or ``all``.
         target_type: ``attr`` (40 binary attributes), ``identity``, ``bbox``, ``landmarks`` or a list of them.
-        transform, target_transform: as usual.
+        transform: as usual.
+        target_transform: as usual.
         download: the files live on Google Drive, which flowvision does not script: already present files are
             verified, missing ones are listed with their Drive URL, destination and md5.
 

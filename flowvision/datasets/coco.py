@@ -65,7 +65,9 @@ class CocoDetection(VisionDataset):
     Args:
         root: the image folder (``file_name`` of each image is relative to it).
         annFile: the ``instances_*.json`` annotation file.
-        transform, target_transform, transforms: as :class:`VisionDataset`.
+        transform: as :class:`VisionDataset`.
+        target_transform: as :class:`VisionDataset`.
+        transforms: as :class:`VisionDataset`.
 
     ``ids`` are the sorted image ids; ``coco`` is a :class:`CocoIndex` (pycocotools-compatible attributes).
     """

@@ -27,7 +27,10 @@ class Kitti(VisionDataset):
     Args:
         root: the directory holding ``Kitti/raw``.
         train: the training images (with labels), else the testing images (target None).
-        transform, target_transform, transforms, download: as usual.
+        transform: as usual.
+        target_transform: as usual.
+        transforms: as usual.
+        download: as usual.
 
     Images are listed in sorted order (torchvision uses the file system's order).
     """
@@ -107,7 +110,8 @@ class WIDERFace(VisionDataset):
     Args:
         root: the directory holding ``widerface``.
         split: ``train``, ``val`` or ``test`` (target None).
-        transform, target_transform: as usual.
+        transform: as usual.
+        target_transform: as usual.
         download: the annotations are fetched (md5-verified); the image zips live on Google Drive: present ones
             are verified and extracted, missing ones are listed with their URL, destination and md5.
 

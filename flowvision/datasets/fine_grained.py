@@ -266,7 +266,10 @@ class OxfordIIITPet(VisionDataset):
         root: the directory holding ``oxford-iiit-pet/{images,annotations}``.
         split: ``trainval`` or ``test``.
         target_types: ``category``, ``binary-category``, ``segmentation`` (a PIL trimap) or a list of them.
-        transforms, transform, target_transform, download: as usual.
+        transforms: as usual.
+        transform: as usual.
+        target_transform: as usual.
+        download: as usual.
     """
 
     _RESOURCES = (

@@ -79,7 +79,8 @@ class LSUN(VisionDataset):
         root: the directory holding the ``<category>_<split>_lmdb`` databases.
         classes: ``train``, ``val`` or ``test`` (all ten categories of that split), or a list such as
             ``["bedroom_train", "church_outdoor_train"]``.
-        transform, target_transform: as usual.
+        transform: as usual.
+        target_transform: as usual.
     """
 
     def __init__(self, root: Union[str, Path], classes: Union[str, List[str]] = "train",

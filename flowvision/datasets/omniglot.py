@@ -18,7 +18,10 @@ class Omniglot(VisionDataset):
     Args:
         root: the directory holding ``omniglot-py``.
         background: the 30-alphabet background set, else the 20-alphabet evaluation set.
-        transform, target_transform, download, loader: as usual.
+        transform: as usual.
+        target_transform: as usual.
+        download: as usual.
+        loader: as usual.
 
     Alphabets, characters and images are listed in sorted order (torchvision uses the file system's order, so
     character indices can differ between machines there).

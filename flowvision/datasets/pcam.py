@@ -18,7 +18,8 @@ class PCAM(VisionDataset):
     Args:
         root: the directory holding ``pcam/camelyonpatch_level_2_split_<split>_{x,y}.h5``.
         split: ``train``, ``test`` or ``val``.
-        transform, target_transform: as usual.
+        transform: as usual.
+        target_transform: as usual.
         download: the files live on Google Drive: present ``.h5.gz`` files are verified and decompressed, missing
             ones are listed with their URL, destination and md5.
     """

@@ -23,7 +23,9 @@ class Places365(VisionDataset):
         split: ``train-standard``, ``train-challenge``, ``val`` or ``test``.
         small: the 256x256 images instead of the high-resolution ones.
         download: fetch (md5-verified) and safely extract the devkit and the split's images.
-        transform, target_transform, loader: as usual.
+        transform: as usual.
+        target_transform: as usual.
+        loader: as usual.
     """
 
     _SPLITS = ("train-standard", "train-challenge", "val", "test")
@@ -160,7 +162,10 @@ class INaturalist(VisionDataset):
         root: the directory holding the ``<version>`` folder.
         version: ``2017``, ``2018``, ``2019``, ``2021_train``, ``2021_train_mini`` or ``2021_valid``.
         target_type: ``full`` (the species), 2021: ``kingdom`` ... ``genus``; earlier: ``super``; or a list.
-        transform, target_transform, download, loader: as usual.
+        transform: as usual.
+        target_transform: as usual.
+        download: as usual.
+        loader: as usual.
 
     Images of a category are listed in sorted order (torchvision uses the file system's order).
     """

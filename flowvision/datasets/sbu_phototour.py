@@ -21,7 +21,9 @@ class SBU(VisionDataset):
 
     Args:
         root: the directory holding ``SBUCaptionedPhotoDataset.tar.gz`` and ``dataset/``.
-        transform, target_transform, loader: as usual.
+        transform: as usual.
+        target_transform: as usual.
+        loader: as usual.
         download: fetch (md5-verified) and extract the URL/caption lists, then every photo still reachable on
             Flickr (the ones that fail are skipped, as in torchvision). Default True, like torchvision.
 

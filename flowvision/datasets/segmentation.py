@@ -28,7 +28,9 @@ class Cityscapes(VisionDataset):
         split: ``train``/``val``/``test`` (fine) or ``train``/``train_extra``/``val`` (coarse).
         mode: ``fine`` or ``coarse``.
         target_type: ``instance``, ``semantic``, ``color``, ``polygon`` (json dict) or a list of them.
-        transform, target_transform, transforms: as usual.
+        transform: as usual.
+        target_transform: as usual.
+        transforms: as usual.
 
     Cities and files are listed in sorted order (torchvision uses the file system's order).
     """

@@ -70,7 +70,9 @@ class VOCSegmentation(_VOCBase):
         year: ``"2007"`` to ``"2012"``.
         image_set: ``train``, ``trainval``, ``val`` (and ``test`` for 2007).
         download: fetch and safely extract the md5-verified archive.
-        transform, target_transform, transforms: as :class:`VisionDataset`.
+        transform: as :class:`VisionDataset`.
+        target_transform: as :class:`VisionDataset`.
+        transforms: as :class:`VisionDataset`.
     """
 
     _SPLITS_DIR = "Segmentation"

@@ -52,7 +52,7 @@ def offline_reason():
 def is_offline() -> bool:
     """Whether offline mode is on (``FLOWVISION_OFFLINE=1`` or ``HF_HUB_OFFLINE=1``): no download is attempted.
 
-    Example:
+    Examples:
         >>> import os
         >>> from flowvision.hub import is_offline
         >>> os.environ["FLOWVISION_OFFLINE"] = "1"; is_offline()

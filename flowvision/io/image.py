@@ -195,7 +195,7 @@ def decode_image(input: Union[Any, str, os.PathLike], mode: Union[ImageReadMode,
     Raises:
         ValueError: the bytes are not a readable image, or the mode is unknown.
 
-    Example:
+    Examples:
         >>> from flowvision.io import decode_image, encode_png
         >>> from flowvision import backend as flow
         >>> img = flow.zeros(3, 4, 5, dtype=flow.uint8)

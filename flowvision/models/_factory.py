@@ -57,7 +57,7 @@ def create_model(model_name: str, pretrained: bool = False, pretrained_cfg: Any 
             without weights.
         flowvision.hub.DownloadError: the weights are neither installed nor cached and cannot be downloaded.
 
-    Example:
+    Examples:
         >>> import flowvision
         >>> from flowvision import backend as flow
         >>> model = flowvision.models.create_model("resnet18", num_classes=10).eval()

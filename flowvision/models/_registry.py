@@ -138,7 +138,7 @@ def list_models(filter: Union[str, Iterable[str]] = "", module: Any = "", pretra
     Returns:
         The names, naturally sorted (``resnet18`` before ``resnet101``).
 
-    Example:
+    Examples:
         >>> from flowvision.models import list_models
         >>> list_models("resnet1*")[:2]
         ['resnet10t', 'resnet14t']
@@ -217,7 +217,7 @@ def list_aliases(filter: Union[str, Iterable[str]] = "") -> Dict[str, str]:
     accepts: the original flowvision's spellings (``cait_S24_224`` -> ``cait_s24_224``,
     ``vit_base_patch16_224_in21k`` -> ``vit_base_patch16_224.augreg_in21k``) and short names (``vit_base``).
 
-    Example:
+    Examples:
         >>> from flowvision.models import list_aliases
         >>> list_aliases("cait_S24*")
         {'cait_S24_224': 'cait_s24_224', 'cait_S24_384': 'cait_s24_384'}
@@ -325,7 +325,7 @@ def get_pretrained_cfg(model_name: str, allow_unregistered: bool = True) -> Any:
     Raises:
         RuntimeError: an unknown model, or a tag the architecture does not have.
 
-    Example:
+    Examples:
         >>> from flowvision.models import get_pretrained_cfg
         >>> cfg = get_pretrained_cfg("resnet50.tv_in1k")
         >>> cfg.input_size, cfg.interpolation

@@ -21,7 +21,7 @@ class Resize(Transform):
         size (int or sequence of int): ``(h, w)`` of the output; an int or 1-element sequence gives the smaller edge,
             the other edge keeps the aspect ratio.
         interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         max_size (int, optional): upper bound of the longer edge when ``size`` gives the smaller edge. Default ``None``.
         antialias (bool, optional): antialias when downsampling (always on for PIL). Default ``True``.
 
@@ -218,9 +218,9 @@ class RandomPerspective(Transform):
         distortion_scale (float): degree of distortion, in ``[0, 1]``. Default ``0.5``.
         p (float): probability of the transform. Default ``0.5``.
         interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         fill (number or sequence): value of pixels outside the transformed image, one for all channels or one per
-        channel. Default ``0``.
+            channel. Default ``0``.
 
     Raises:
         ValueError: if ``distortion_scale`` is outside ``[0, 1]``.
@@ -284,7 +284,7 @@ class RandomResizedCrop(Transform):
         ratio (sequence of 2 float): range of the crop's aspect ratio (w / h), sampled log-uniformly.
             Default ``(3/4, 4/3)``.
         interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         antialias (bool, optional): antialias when downsampling. Default ``True``.
 
     Raises:
@@ -411,13 +411,13 @@ class RandomRotation(Transform):
     """Rotate the image by a random angle.
 
     Args:
-        degrees (number or (min, max)): range of the angle in degrees; a number ``d`` gives ``(-d, d)``.
+            degrees (number or (min, max)): range of the angle in degrees; a number ``d`` gives ``(-d, d)``.
         interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
-        Default ``InterpolationMode.NEAREST``.
+            Default ``InterpolationMode.NEAREST``.
         expand (bool): enlarge the output to hold the whole rotated image. Default ``False``.
         center (sequence of float, optional): ``(x, y)`` center of rotation. Default ``None``: the image center.
         fill (number or sequence): value of pixels outside the transformed image, one for all channels or one per
-        channel. Default ``0``.
+            channel. Default ``0``.
 
     Raises:
         TypeError, ValueError: if ``degrees``, ``center`` or ``fill`` is invalid.
@@ -460,16 +460,16 @@ class RandomAffine(Transform):
     """Apply a random affine transform (rotation, translation, scale, shear), keeping the image center.
 
     Args:
-        degrees (number or (min, max)): range of the rotation in degrees; a number ``d`` gives ``(-d, d)``.
+            degrees (number or (min, max)): range of the rotation in degrees; a number ``d`` gives ``(-d, d)``.
         translate (tuple of 2 float, optional): maximum horizontal and vertical shift as fractions of the width and
             height, in ``[0, 1]``. Default ``None``: no shift.
         scale (tuple of 2 float, optional): range of the scale factor. Default ``None``: 1.
         shear (number or sequence of 2 or 4 numbers, optional): shear range in degrees (x, or x and y).
             Default ``None``: no shear.
         interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
-        Default ``InterpolationMode.NEAREST``.
+            Default ``InterpolationMode.NEAREST``.
         fill (number or sequence): value of pixels outside the transformed image, one for all channels or one per
-        channel. Default ``0``.
+            channel. Default ``0``.
         center (sequence of float, optional): ``(x, y)`` center of the transform. Default ``None``: the image center.
 
     Raises:
@@ -552,9 +552,9 @@ class ElasticTransform(Transform):
         alpha (float or sequence of 2 float): magnitude of the displacement, per axis. Default ``50.0``.
         sigma (float or sequence of 2 float): smoothness (Gaussian standard deviation) of the field. Default ``5.0``.
         interpolation (InterpolationMode or int): interpolation mode (a Pillow integer constant is accepted).
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         fill (number or sequence): value of pixels outside the transformed image, one for all channels or one per
-        channel. Default ``0``.
+            channel. Default ``0``.
 
     Raises:
         TypeError: if ``alpha``, ``sigma`` or ``fill`` has a wrong type.

@@ -63,7 +63,7 @@ def make_grid(tensor: Any, nrow: int = 8, padding: int = 2, normalize: bool = Fa
     Raises:
         ValueError: an empty list, or images of different sizes.
 
-    Example:
+    Examples:
         >>> from flowvision import backend as flow
         >>> from flowvision.utils import make_grid
         >>> make_grid(flow.zeros(4, 3, 8, 8), nrow=2, padding=1).shape
@@ -241,7 +241,7 @@ def draw_bounding_boxes(image: Any, boxes: Any, labels: Optional[List[str]] = No
         TypeError: ``image`` is not a tensor or array.
         ValueError: a wrong shape or dtype, or a box with ``x2 < x1`` or ``y2 < y1``.
 
-    Example:
+    Examples:
         >>> from flowvision import backend as flow
         >>> from flowvision.utils import draw_bounding_boxes
         >>> img = flow.zeros(3, 20, 20, dtype=flow.uint8)
@@ -319,7 +319,7 @@ def draw_segmentation_masks(image: Any, masks: Any, alpha: float = 0.8, colors: 
         TypeError: ``image`` is not a tensor or array.
         ValueError: wrong shapes, a non-boolean mask, or too few colours.
 
-    Example:
+    Examples:
         >>> from flowvision import backend as flow
         >>> from flowvision.utils import draw_segmentation_masks
         >>> img = flow.zeros(3, 20, 20, dtype=flow.uint8)
@@ -444,7 +444,7 @@ def flow_to_image(flow: Any) -> Any:
     Raises:
         ValueError: not float32, or a wrong shape.
 
-    Example:
+    Examples:
         >>> from flowvision import backend as flow
         >>> from flowvision.utils import flow_to_image
         >>> flow_to_image(flow.zeros(2, 4, 4))[:, 0, 0].tolist()

@@ -44,13 +44,13 @@ class Adam(Optimizer):
         capturable: accepted for torch compatibility (no CUDA-graph capture here).
         differentiable: must be False: differentiating through the step is not supported.
         fused: accepted for torch compatibility; the compiled in-place kernel runs whenever it applies (all of a group's
-        tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
+            tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
         decoupled_weight_decay: decay the weights directly (``p *= 1 - lr * weight_decay``, AdamW) instead of adding an
-        L2 term to the gradient.
+            L2 term to the gradient.
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     _decoupled_default = False
@@ -131,11 +131,11 @@ class AdamW(Adam):
         capturable: accepted for torch compatibility (no CUDA-graph capture here).
         differentiable: must be False: differentiating through the step is not supported.
         fused: accepted for torch compatibility; the compiled in-place kernel runs whenever it applies (all of a group's
-        tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
+            tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     _decoupled_default = True

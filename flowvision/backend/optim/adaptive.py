@@ -79,7 +79,7 @@ class Adadelta(_PerParameterOptimizer):
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
@@ -126,7 +126,7 @@ class Adamax(_PerParameterOptimizer):
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, lr: float = 2e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -170,7 +170,7 @@ class NAdam(_PerParameterOptimizer):
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, lr: float = 2e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -225,7 +225,7 @@ class RAdam(_PerParameterOptimizer):
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -278,7 +278,7 @@ class ASGD(_PerParameterOptimizer):
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,

@@ -102,7 +102,7 @@ class LBFGS(Optimizer):
 
     Args:
         params: an iterable of parameters, or of dicts (parameter groups) with ``params`` and per-group options. Only
-        one group.
+            one group.
         lr: learning rate (step length).
         max_iter: iterations per ``step()``.
         max_eval: closure evaluations per ``step()``; None means ``max_iter * 5 // 4``.

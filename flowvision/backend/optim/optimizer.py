@@ -60,7 +60,7 @@ class Optimizer:
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]) -> None:

@@ -30,7 +30,7 @@ class RMSprop(Optimizer):
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
@@ -101,7 +101,7 @@ class Adagrad(Optimizer):
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
@@ -158,7 +158,7 @@ class Lamb(Optimizer):
 
     Raises:
         ValueError: a negative or out-of-range hyperparameter, an empty parameter list, or a non-leaf or
-        non-floating-point parameter.
+            non-floating-point parameter.
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, bias_correction: bool = True,

@@ -26,13 +26,13 @@ class SGD(Optimizer):
         foreach: accepted for torch compatibility (the update runs per parameter).
         differentiable: must be False: differentiating through the step is not supported.
         fused: accepted for torch compatibility; the compiled in-place kernel runs whenever it applies (all of a group's
-        tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
+            tensors in one dtype, contiguous) unless ``FLOWVISION_FUSED_OPTIM=0``.
 
     Raises:
         ValueError: a negative learning rate, momentum or weight decay, Nesterov without momentum or with dampening,
-        ``differentiable=True``, or invalid parameters.
+            ``differentiable=True``, or invalid parameters.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> w = flow.tensor([1.0, -2.0], requires_grad=True)
         >>> opt = flow.optim.SGD([w], lr=0.1)

@@ -29,7 +29,7 @@ class Resize(Transform):
         size (int, sequence of int or None): ``(h, w)``; an int or 1-element sequence gives the smaller edge; ``None``
             resizes so that the longer edge is ``max_size``.
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         max_size (int, optional): upper bound of the longer edge. Default ``None``.
         antialias (bool, optional): antialias when downsampling images. Default ``True``.
 
@@ -86,7 +86,7 @@ class RandomResizedCrop(Transform):
         scale (sequence of 2 float): range of the crop area as a fraction of the image area. Default ``(0.08, 1.0)``.
         ratio (sequence of 2 float): range of the crop's aspect ratio, sampled log-uniformly. Default ``(3/4, 4/3)``.
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         antialias (bool, optional): antialias when downsampling images. Default ``True``.
     """
 
@@ -177,7 +177,7 @@ class Pad(Transform):
         padding (int or sequence of int): one value for all borders, two for left/right and top/bottom, or four for
             left, top, right and bottom.
         fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
-        (``"others"`` for the rest). Default ``0``.
+            (``"others"`` for the rest). Default ``0``.
         padding_mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``. Default ``"constant"``.
 
     Raises:
@@ -204,7 +204,7 @@ class RandomZoomOut(_RandomApplyTransform):
 
     Args:
         fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
-        (``"others"`` for the rest). Default ``0``.
+            (``"others"`` for the rest). Default ``0``.
         side_range (sequence of 2 float): range of the canvas side as a multiple of the input side, ``>= 1``.
             Default ``(1.0, 4.0)``.
         p (float): probability of applying the transform. Default ``0.5``.
@@ -244,7 +244,7 @@ class RandomCrop(Transform):
         padding (int or sequence of int, optional): padding applied first, as in :class:`Pad`. Default ``None``.
         pad_if_needed (bool): pad an input smaller than ``size`` so that the crop fits. Default ``False``.
         fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
-        (``"others"`` for the rest). Default ``0``.
+            (``"others"`` for the rest). Default ``0``.
         padding_mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``. Default ``"constant"``.
 
     Raises:
@@ -309,13 +309,13 @@ class RandomRotation(Transform):
     """Rotate the input by a random angle.
 
     Args:
-        degrees (number or (min, max)): range of the angle in degrees; a number ``d`` gives ``(-d, d)``.
+            degrees (number or (min, max)): range of the angle in degrees; a number ``d`` gives ``(-d, d)``.
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.NEAREST``.
+            Default ``InterpolationMode.NEAREST``.
         expand (bool): enlarge the output to hold the whole rotated image. Default ``False``.
         center (sequence of float, optional): ``(x, y)`` center of rotation. Default ``None``: the image center.
         fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
-        (``"others"`` for the rest). Default ``0``.
+            (``"others"`` for the rest). Default ``0``.
     """
 
     def __init__(self, degrees: float | Sequence[float],
@@ -343,14 +343,14 @@ class RandomAffine(Transform):
     """Apply a random affine transform (rotation, translation, scale, shear).
 
     Args:
-        degrees (number or (min, max)): range of the rotation in degrees; a number ``d`` gives ``(-d, d)``.
+            degrees (number or (min, max)): range of the rotation in degrees; a number ``d`` gives ``(-d, d)``.
         translate (tuple of 2 float, optional): maximum shifts as fractions of width and height. Default ``None``.
         scale (tuple of 2 float, optional): range of the scale factor. Default ``None``: 1.
         shear (number or sequence of 2 or 4 numbers, optional): shear range in degrees. Default ``None``.
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.NEAREST``.
+            Default ``InterpolationMode.NEAREST``.
         fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
-        (``"others"`` for the rest). Default ``0``.
+            (``"others"`` for the rest). Default ``0``.
         center (sequence of float, optional): ``(x, y)`` center of the transform. Default ``None``: the image center.
 
     Raises:
@@ -387,9 +387,9 @@ class RandomPerspective(_RandomApplyTransform):
         distortion_scale (float): degree of distortion, in ``[0, 1]``. Default ``0.5``.
         p (float): probability of applying the transform. Default ``0.5``.
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
-        (``"others"`` for the rest). Default ``0``.
+            (``"others"`` for the rest). Default ``0``.
 
     Raises:
         ValueError: if ``distortion_scale`` or ``p`` is outside ``[0, 1]``.
@@ -423,9 +423,9 @@ class ElasticTransform(Transform):
         alpha (float or sequence of 2 float): magnitude of the displacement. Default ``50.0``.
         sigma (float or sequence of 2 float): smoothness of the field. Default ``5.0``.
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         fill (number, sequence or dict): value of pixels outside the image; a dict maps input types to fills
-        (``"others"`` for the rest). Default ``0``.
+            (``"others"`` for the rest). Default ``0``.
 
     Raises:
         TypeError, ValueError: if ``alpha``, ``sigma`` or ``fill`` is invalid.
@@ -544,7 +544,7 @@ class ScaleJitter(Transform):
         target_size (tuple of int): ``(height, width)`` of the target.
         scale_range (tuple of 2 float): range of the random scale. Default ``(0.1, 2.0)``.
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         antialias (bool, optional): antialias when downsampling images. Default ``True``.
     """
 
@@ -573,7 +573,7 @@ class RandomShortestSize(Transform):
         min_size (int or sequence of int): candidate sizes of the shorter edge.
         max_size (int, optional): upper bound of the longer edge. Default ``None``.
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         antialias (bool, optional): antialias when downsampling images. Default ``True``.
     """
 
@@ -604,7 +604,7 @@ class RandomResize(Transform):
         min_size (int): smallest size (inclusive).
         max_size (int): largest size (exclusive).
         interpolation (InterpolationMode, str or int): interpolation of images; masks use nearest.
-        Default ``InterpolationMode.BILINEAR``.
+            Default ``InterpolationMode.BILINEAR``.
         antialias (bool, optional): antialias when downsampling images. Default ``True``.
 
     Raises:

@@ -236,7 +236,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     Returns:
         A tensor shaped like ``input``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.relu(flow.tensor([-1.0, 0.0, 2.0]))
@@ -307,7 +307,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     Returns:
         A tensor shaped like ``input``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.leaky_relu(flow.tensor([-2.0, 3.0]), 0.1)

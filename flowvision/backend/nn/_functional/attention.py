@@ -36,7 +36,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     Raises:
         RuntimeError: mismatched embedding dims or sequence lengths, or ``attn_mask`` with ``is_causal``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> q = k = v = flow.ones(2, 4, 5, 8)

@@ -81,7 +81,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride:
             kernel, or ``padding`` is an unknown string.
         RuntimeError: ``weight`` or ``bias`` has the wrong shape, or ``padding='same'`` with a stride.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.conv2d(flow.ones(1, 3, 5, 5), flow.ones(2, 3, 3, 3), padding=1).shape
@@ -170,7 +170,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride:
     Raises:
         RuntimeError: ``weight`` is not 3-D (and the errors of :func:`conv2d`).
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.conv1d(flow.ones(2, 4, 10), flow.ones(8, 4, 3)).shape
@@ -267,7 +267,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = Non
         ValueError: the computed output size is negative.
         RuntimeError: the weight does not match the input channels, or ``output_padding`` is too large.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.conv_transpose2d(flow.ones(1, 4, 3, 3), flow.ones(4, 2, 2, 2), stride=2).shape
@@ -358,7 +358,7 @@ def unfold(input: Tensor, kernel_size: Union[int, Sequence[int]], dilation: Unio
     Returns:
         ``(N, C * kH * kW, L)``, one column per block, ``L`` the number of block positions.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.unfold(flow.ones(1, 2, 4, 4), 2, stride=2).shape
@@ -386,7 +386,7 @@ def fold(input: Tensor, output_size: Union[int, Sequence[int]], kernel_size: Uni
     Returns:
         ``(N, C, H, W)`` (unbatched: ``(C, H, W)``).
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.fold(flow.ones(1, 8, 4), (4, 4), 2, stride=2).shape

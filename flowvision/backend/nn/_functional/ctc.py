@@ -134,7 +134,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Union[Tensor, Se
         ValueError: an unknown ``reduction``.
         RuntimeError: bad shapes or lengths, or a blank index out of range.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> lp = F.log_softmax(flow.zeros(3, 1, 2), 2)

@@ -16,7 +16,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     Returns:
         The broadcast shape without ``dim``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.cosine_similarity(flow.tensor([[1.0, 0.0]]), flow.tensor([[1.0, 1.0]]))

@@ -36,7 +36,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     Raises:
         ValueError: ``p`` is outside ``[0, 1]``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.dropout(flow.ones(4), 0.5, training=False)

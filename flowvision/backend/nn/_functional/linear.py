@@ -25,7 +25,7 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
     Raises:
         RuntimeError: ``input``'s last dim differs from ``in_features``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.linear(flow.ones(2, 3), flow.ones(4, 3), flow.zeros(4))

@@ -101,7 +101,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, siz
         RuntimeError: floating-point targets.
         IndexError: a target out of ``[0, C)``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.nll_loss(flow.tensor([[-0.5, -1.0], [-2.0, -0.1]]), flow.tensor([0, 1]))
@@ -170,7 +170,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
         ValueError: ``label_smoothing`` outside ``[0, 1]``, mismatched shapes, or an unknown ``reduction``.
         IndexError: a class index out of range.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.cross_entropy(flow.tensor([[0.0, 0.0]]), flow.tensor([1]))
@@ -239,7 +239,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
     Raises:
         ValueError: ``target``'s or ``weight``'s shape differs from ``input``'s, or ``reduction`` is unknown.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.mse_loss(flow.tensor([1.0, 2.0]), flow.tensor([1.0, 4.0]))
@@ -398,7 +398,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Opti
     Raises:
         ValueError: ``target``'s shape differs from ``input``'s, or ``reduction`` is unknown.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.binary_cross_entropy_with_logits(flow.tensor([0.0]), flow.tensor([1.0]))
@@ -539,7 +539,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     Raises:
         ValueError: an unknown ``reduction``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.poisson_nll_loss(flow.tensor([0.0, 1.0]), flow.tensor([1.0, 3.0]), full=True)

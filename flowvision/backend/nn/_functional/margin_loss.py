@@ -71,7 +71,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     Raises:
         ValueError: an unknown ``reduction``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.hinge_embedding_loss(flow.tensor([0.3, 2.0]), flow.tensor([-1.0, 1.0]), reduction="none")
@@ -108,7 +108,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         ValueError: ``p`` not 1 or 2, a ``weight`` that is not 1-D, or an unknown ``reduction``.
         RuntimeError: bad input/target/weight shapes, a non-integer target, or a target out of range.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.multi_margin_loss(flow.tensor([[0.1, 0.2, 0.4, 0.8]]), flow.tensor([3]))
@@ -165,7 +165,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Optional
         ValueError: an unknown ``reduction``.
         RuntimeError: bad shapes, a non-integer target, or a target value outside ``[-1, C)``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.multilabel_margin_loss(flow.tensor([[0.1, 0.2, 0.4, 0.8]]), flow.tensor([[3, 0, -1, 1]]))
@@ -214,7 +214,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Optional[
     Raises:
         ValueError: an unknown ``reduction``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.multilabel_soft_margin_loss(flow.tensor([[0.0, 0.0]]), flow.tensor([[1.0, 0.0]]))
@@ -275,7 +275,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
         ValueError: ``margin <= 0`` or an unknown ``reduction``.
         RuntimeError: the three inputs differ in their number of dims.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> a, pos, neg = flow.tensor([[0.0, 0.0]]), flow.tensor([[0.0, 1.0]]), flow.tensor([[1.0, 1.0]])
@@ -338,7 +338,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Union[Tensor, float], 
     Raises:
         ValueError: a negative variance, a ``var`` shape that fits none of the above, or an unknown ``reduction``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.gaussian_nll_loss(flow.tensor([1.0, 2.0]), flow.tensor([1.0, 4.0]), flow.tensor([1.0, 2.0]))

@@ -102,7 +102,7 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optio
         ValueError: fewer than 2 dims, or one value per channel while training.
         RuntimeError: a statistic/affine tensor is not ``(C,)``, or running statistics are missing in eval mode.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> x = flow.tensor([[1.0, 2.0], [3.0, 6.0]])
@@ -195,7 +195,7 @@ def layer_norm(input: Tensor, normalized_shape: Union[int, Sequence[int]], weigh
         TypeError: the input is not a floating-point tensor.
         RuntimeError: the input's trailing shape, ``weight`` or ``bias`` do not match ``normalized_shape``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.layer_norm(flow.tensor([[1.0, 3.0]]), (2,))
@@ -259,7 +259,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Optional[Tensor] = None, 
         TypeError: the input is not a floating-point tensor.
         RuntimeError: fewer than 2 dims, or ``C`` not divisible by ``num_groups``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.group_norm(flow.randn(2, 4, 3, 3), 2).shape
@@ -346,7 +346,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     Returns:
         A tensor shaped like ``input``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.normalize(flow.tensor([[3.0, 4.0]]))

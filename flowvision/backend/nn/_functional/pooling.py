@@ -81,7 +81,7 @@ def max_pool2d(input: Tensor, kernel_size: Union[int, Sequence[int]],
         ValueError: the output would be empty.
         RuntimeError: a non-positive kernel, stride or dilation, or too much padding.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.max_pool2d(flow.arange(16.0).reshape(1, 1, 4, 4), 2)
@@ -172,7 +172,7 @@ def avg_pool2d(input: Tensor, kernel_size: Union[int, Sequence[int]],
         TypeError: the input is not a floating-point tensor.
         RuntimeError: a non-positive kernel or stride, too much padding, or ``divisor_override=0``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.avg_pool2d(flow.arange(16.0).reshape(1, 1, 4, 4), 2)
@@ -257,7 +257,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Union[int, Sequence[Optional
         TypeError: the input is not a floating-point tensor.
         RuntimeError: a negative output size.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.adaptive_avg_pool2d(flow.ones(2, 3, 7, 5), 1).shape

@@ -69,7 +69,7 @@ def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtyp
     Raises:
         TypeError: the (cast) input is not a floating-point tensor.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.softmax(flow.tensor([[0.0, 0.0], [0.0, 2.0]]), dim=1)

@@ -45,7 +45,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, 
         RuntimeError: ``input`` is not an integer tensor.
         IndexError: an index is out of range.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.embedding(flow.tensor([[0, 2]]), flow.arange(6.0).reshape(3, 2))
@@ -85,7 +85,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     Raises:
         RuntimeError: ``tensor`` is not int64, or an index is negative or not below ``num_classes``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.one_hot(flow.tensor([0, 2]), 3)

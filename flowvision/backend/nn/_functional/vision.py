@@ -63,7 +63,7 @@ def interpolate(input: Tensor, size: Optional[Union[int, Sequence[int]]] = None,
             ``antialias`` with another mode, or an empty output.
         NotImplementedError: an unsupported mode or input rank.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.interpolate(flow.tensor([[[[1.0, 2.0]]]]), scale_factor=2, mode="nearest")
@@ -200,7 +200,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         RuntimeError: an odd number of amounts, more pairs than dims, or reflect/circular padding larger than the dim.
         NotImplementedError: an unknown mode, or a non-constant mode over the leading dim.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.pad(flow.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect")
@@ -241,7 +241,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     Raises:
         RuntimeError: the channels are not divisible by ``r^2``.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> import flowvision.backend.nn.functional as F
         >>> F.pixel_shuffle(flow.ones(1, 8, 3, 3), 2).shape

@@ -633,7 +633,7 @@ class DataLoader:
             ``shuffle``, ``batch_sampler`` with the batching options, a sampler or shuffle with an iterable-style
             dataset).
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> from flowvision.backend.utils.data import DataLoader, TensorDataset
         >>> loader = DataLoader(TensorDataset(flow.arange(5)), batch_size=2)

@@ -44,7 +44,7 @@ class TensorDataset(Dataset):
     Raises:
         ValueError: the first dims differ.
 
-    Example:
+    Examples:
         >>> import flowvision.backend as flow
         >>> from flowvision.backend.utils.data import TensorDataset
         >>> ds = TensorDataset(flow.arange(3), flow.arange(3) * 10)
@@ -214,7 +214,7 @@ def random_split(dataset: Dataset, lengths: Sequence[Union[int, float]],
     Raises:
         ValueError: a fraction outside ``[0, 1]``, or lengths that do not sum to the dataset's length.
 
-    Example:
+    Examples:
         >>> from flowvision.backend.utils.data import random_split
         >>> [len(s) for s in random_split(range(10), [0.7, 0.3])]
         [7, 3]
