@@ -98,7 +98,11 @@ def zoo_markdown() -> str:
         "- **published top-1**: ImageNet-1K validation accuracy as torchvision's weights metadata publishes it, for "
         "the tags that are torchvision's weights; other tags carry no accuracy in their source's metadata and none "
         "is shown (not our measurement).",
-        "- **captured ms**: " + (f"batch-1 latency of `flowvision.compile` from {lat.get('source', 'a recorded run')}."
+        "- **captured ms**: " + (f"batch-1 latency of `flowvision.compile`, the median of the calling thread's "
+                                 f"CPU time per call, from {lat.get('source', 'a recorded run')}; "
+                                 f"{sum('captured_ms' in v for v in lat.get('models', {}).values())} of {len(rows)} "
+                                 "models are recorded (`tools/record_zoo_latency.py --all` resumes the run), the others "
+                                 "show no number."
                                  if lat else "no recorded benchmark file (`benchmarks/results/zoo_latency.json`, "
                                  "written by `tools/record_zoo_latency.py` on an idle machine) in this build; see "
                                  "[Benchmarks](benchmarks.md) for measured models."), "",
