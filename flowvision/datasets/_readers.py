@@ -103,6 +103,9 @@ def read_sn3_pascalvincent(path: str) -> np.ndarray:
     if len(data) - head != expected:
         raise CorruptDatasetError(f"{path}: the header announces shape {shape} ({expected} bytes of data) but the "
                                   f"file holds {len(data) - head} bytes (truncated or corrupt)")
+    if math.prod(n for n in shape if n) * dtype.itemsize >= 2 ** 63:
+        # an empty array whose other sizes overflow numpy's index type: numpy refuses the shape
+        raise CorruptDatasetError(f"{path}: the header announces shape {shape}, too large for an array")
     arr = np.frombuffer(data, dtype=dtype, offset=head).reshape(shape)
     return arr.astype(dtype.newbyteorder("="), copy=True)
 
