@@ -87,7 +87,7 @@ def test_transforms_preset():
 
 def test_builder_forms_and_errors():
     m = M.resnet50(weights=None, num_classes=10)
-    assert type(m).__name__ == "ResNetTV" and m.fc.out_features == 10  # torchvision's structure
+    assert type(m).__name__ == "ResNet" and m.fc.out_features == 10  # torchvision's structure
     # one rule for names: flowvision.models.<name> / get_model are torchvision's, create_model timm's
     assert type(M.efficientnet_b0(weights=None)).__name__ == "EfficientNetTV"  # torchvision's structure
     assert type(M.efficientnet_b0(progress=False)).__name__ == "EfficientNetTV"

@@ -98,7 +98,8 @@ class BottleneckTV(nn.Module):
 
 class ResNetTV(nn.Module):
     """torchvision's ``ResNet(block, layers, num_classes, zero_init_residual, groups, width_per_group,
-    replace_stride_with_dilation, norm_layer)``."""
+    replace_stride_with_dilation, norm_layer)``. Its class name is ``ResNet``, as torchvision's (code that checks
+    ``type(m).__name__`` or prints the model sees the same); ``flowvision.models.ResNet`` is timm's class."""
 
     def __init__(self, block: Type[Union[BasicBlockTV, BottleneckTV]], layers: Sequence[int],
                  num_classes: int = 1000, zero_init_residual: bool = False, groups: int = 1,
@@ -166,3 +167,7 @@ class ResNetTV(nn.Module):
 
     def forward(self, x):
         return self._forward_impl(x)
+
+
+ResNetTV.__name__ = ResNetTV.__qualname__ = "ResNet"
+ResNet = ResNetTV  # the name pickle resolves from __qualname__
