@@ -346,6 +346,8 @@ def _extract_zip(path: str, staging: str) -> None:
             zf.extractall(staging, members=_progress(zf.infolist(), path))
     except UnsafeArchiveError:
         raise
+    except RuntimeError as e:  # zipfile's "File ... is encrypted, password required for extraction"
+        raise CorruptDatasetError(f"{path}: cannot extract an encrypted member: {e}") from e
     except (zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError, NotImplementedError,
             UnicodeDecodeError) as e:  # a member name flagged UTF-8 that is not
         raise CorruptDatasetError(f"{path} is not a readable zip archive (truncated or corrupt): "

@@ -115,8 +115,9 @@ def _exif_transpose(arr, orientation):
 
 # what Pillow's parsers raise on damaged bytes (a truncated GIF frame table gives IndexError, a bad TIFF tag
 # ValueError or struct.error): all become the decoders' RuntimeError, as with torchvision's decoders
-# what Pillow raises on damaged data (its TIFF reader raises TypeError for a frame that declares no dimensions)
-_DECODE_ERRORS = (OSError, EOFError, SyntaxError, ValueError, IndexError, TypeError, struct.error,
+# what Pillow raises on damaged data (its TIFF reader raises TypeError for a frame that declares no dimensions;
+# convert() asserts on a palette image whose palette is missing)
+_DECODE_ERRORS = (OSError, EOFError, SyntaxError, ValueError, IndexError, TypeError, AssertionError, struct.error,
                   Image.DecompressionBombError)
 
 
