@@ -4,18 +4,24 @@ A family's model class inherits ``ClassifierContract`` and names its head throug
 ``head_attr`` (the attribute holding the final classifier, ``'head'``/``'fc'``/``'classifier'``) and, where the
 pooling is a separate module, ``pool_attr``. Families whose head is not a single pool + linear override
 ``reset_classifier``; everything else (``get_classifier``, ``no_weight_decay``, ``set_grad_checkpointing``,
-``forward``, the input check) is inherited.
+``forward``, the input check) is inherited. Three refinements write the rest once: ``HeadModuleContract`` (the
+head is a ``ClassifierHead``-like module with its own ``reset``), ``MeanPoolContract`` (a mean over ``pool_dims``,
+then a Linear ``head``) and ``StagedContract`` (a pyramid of stages run by ``_stage(i, x)``: ``forward_features``
+and ``forward_intermediates``).
 
 Gradient checkpointing is real where a family runs its blocks through ``checkpoint_seq`` (or
 ``self.run_blocks``): with ``set_grad_checkpointing(True)``, in training mode under autograd, each block keeps
 only its input and recomputes its activations during backward (``flowvision.backend.utils.checkpoint``).
 """
-from typing import Optional, Set
+from typing import List, Optional, Set, Tuple, Union
 
-from flowvision.backend import nn
+from flowvision.backend import Tensor, nn
 from flowvision.layers import create_classifier
 
-__all__ = ["ClassifierContract", "check_input_channels", "checkpoint_seq"]
+from ._features import feature_take_indices
+
+__all__ = ["ClassifierContract", "HeadModuleContract", "MeanPoolContract", "StagedContract", "check_input_channels",
+           "check_mean_pool", "checkpoint_seq"]
 
 
 def checkpoint_seq(blocks, x, enabled: bool = True):
@@ -86,6 +92,91 @@ class ClassifierContract:
 
     def forward(self, x):
         return self.forward_head(self.forward_features(x))
+
+
+class HeadModuleContract(ClassifierContract):
+    """Mixin for models whose ``head`` is a head module (``ClassifierHead``, ``NormMlpClassifierHead``: pooling,
+    dropout and ``fc``, with its own ``reset``): ``get_classifier``, ``reset_classifier`` and ``forward_head``."""
+
+    def get_classifier(self, name_only: bool = False):
+        """The head's ``fc`` (or its name with ``name_only=True``)."""
+        return "head.fc" if name_only else self.head.fc
+
+    def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
+        """A new ``num_classes`` head (0: none, forward returns pre-logits) and optionally a new pooling."""
+        self.num_classes = classifier_or_none(num_classes)
+        self.head.reset(num_classes, global_pool)
+
+    def forward_head(self, x: Tensor, pre_logits: bool = False) -> Tensor:
+        """Pooled features (``pre_logits``) or logits."""
+        return self.head(x, pre_logits=pre_logits)
+
+
+def check_mean_pool(global_pool: str) -> str:
+    """``global_pool`` of a model pooled by a mean: ``'avg'``, or ``''`` for none (a ValueError otherwise)."""
+    if global_pool not in ("avg", ""):
+        raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
+    return global_pool
+
+
+class MeanPoolContract(ClassifierContract):
+    """Mixin for models whose head is a mean over ``pool_dims`` (``global_pool='avg'``; ``''`` keeps every
+    position) followed by a Linear ``head``: ``reset_classifier`` and ``forward_head``."""
+
+    pool_dims: Tuple[int, ...] = (2, 3)
+
+    def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
+        """A new Linear head of ``num_classes`` (0: none, forward returns pre-logits) and optionally a new pooling
+        (``'avg'`` or ``''``)."""
+        self.num_classes = classifier_or_none(num_classes)
+        if global_pool is not None:
+            self.global_pool = check_mean_pool(global_pool)
+        self.head = linear_head(self.num_features, num_classes)
+
+    def forward_head(self, x: Tensor, pre_logits: bool = False) -> Tensor:
+        """Pooled features (``pre_logits``) or logits."""
+        if self.global_pool == "avg":
+            x = x.mean(dim=self.pool_dims)
+        return x if pre_logits else self.head(x)
+
+
+class StagedContract(MeanPoolContract):
+    """Mixin for a pyramid of ``num_stages`` stages: ``_stage(i, x)`` runs stage ``i`` (its stem or downsampling
+    included), ``final_norm`` follows the last one. Gives ``forward_features`` and timm's ``forward_intermediates``;
+    with ``tokens_last`` the stages output (B, H, W, C) tokens and the intermediates are permuted to NCHW."""
+
+    tokens_last = False
+
+    def final_norm(self, x: Tensor) -> Tensor:
+        """The norm after the last stage (``self.norm``)."""
+        return self.norm(x)
+
+    def forward_intermediates(self, x: Tensor, indices: Optional[Union[int, List[int]]] = None, norm: bool = False,
+                              stop_early: bool = False, output_fmt: str = "NCHW", intermediates_only: bool = False):
+        """(final features, [NCHW outputs of the stages ``indices`` names]) with timm's semantics: ``norm`` applies
+        the final norm to the last stage's output, ``stop_early`` stops after the last stage asked for."""
+        if output_fmt != "NCHW":
+            raise ValueError(f"{type(self).__name__}'s intermediates are NCHW, got output_fmt={output_fmt!r}")
+        check_input_channels(x, self.in_chans)
+        final = self.num_stages - 1
+        take, max_index = feature_take_indices(self.num_stages, indices)
+        last = max_index if stop_early else final
+        intermediates = []
+        for i in range(last + 1):
+            x = self._stage(i, x)
+            if i in take:
+                y = self.final_norm(x) if norm and i == final else x
+                intermediates.append(y.permute(0, 3, 1, 2) if self.tokens_last else y)
+        if intermediates_only:
+            return intermediates
+        return (self.final_norm(x) if last == final else x), intermediates
+
+    def forward_features(self, x: Tensor) -> Tensor:
+        """The last stage's output after ``final_norm``."""
+        check_input_channels(x, self.in_chans)
+        for i in range(self.num_stages):
+            x = self._stage(i, x)
+        return self.final_norm(x)
 
 
 def linear_head(num_features: int, num_classes: int) -> nn.Module:

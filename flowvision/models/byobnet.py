@@ -8,7 +8,7 @@ from flowvision.backend import nn
 from flowvision.layers import ClassifierHead, ConvNormAct, DropPath
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none
+from ._contract import HeadModuleContract, check_input_channels
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
@@ -70,7 +70,7 @@ class BottleneckBlock(nn.Module):
         return self.act(out)
 
 
-class ByobBase(ClassifierContract, nn.Module):
+class ByobBase(HeadModuleContract, nn.Module):
     """timm's ByobNet layout, shared by GENet and MobileViT: ``stem`` -> ``stages`` -> ``final_conv`` -> ``head``
     (a ClassifierHead); subclasses build those modules and set ``in_chans``."""
 
@@ -78,19 +78,9 @@ class ByobBase(ClassifierContract, nn.Module):
         return dict(stem=r"^stem", blocks=[(r"^stages\.(\d+)" if coarse else r"^stages\.(\d+)\.(\d+)", None),
                                            (r"^final_conv", (99999,))])
 
-    def get_classifier(self, name_only=False):
-        return "head.fc" if name_only else self.head.fc
-
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = classifier_or_none(num_classes)
-        self.head.reset(num_classes, global_pool)
-
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
         return self.final_conv(self.run_blocks(self.stages, self.stem(x)))
-
-    def forward_head(self, x, pre_logits=False):
-        return self.head(x, pre_logits=pre_logits)
 
 
 class ByobNet(ByobBase):

@@ -17,6 +17,7 @@ from flowvision.ops import Conv2dNormActivation, Permute, StochasticDepth
 
 from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
+from ._contract import HeadModuleContract, check_input_channels
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, extend_default_cfgs, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
@@ -73,7 +74,7 @@ class ConvNeXtStage(nn.Module):
         return self.blocks(self.downsample(x))
 
 
-class ConvNeXt(nn.Module):
+class ConvNeXt(HeadModuleContract, nn.Module):
     def __init__(self, in_chans=3, num_classes=1000, global_pool="avg", output_stride=32, depths=(3, 3, 9, 3),
                  dims=(96, 192, 384, 768), ls_init_value=1e-6, stem_type="patch", patch_size=4,
                  head_init_scale=1.0, head_norm_first=False, head_hidden_size=None, conv_mlp=False,
@@ -123,30 +124,9 @@ class ConvNeXt(nn.Module):
                 self.head.fc.weight.mul_(head_init_scale)
                 self.head.fc.bias.mul_(head_init_scale)
 
-    def no_weight_decay(self):
-        return set()
-
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
-
-    def get_classifier(self):
-        return self.head.fc
-
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = num_classes
-        self.head.reset(num_classes, global_pool)
-
     def forward_features(self, x):
-        if x.ndim != 4 or x.shape[1] != self.stem[0].in_channels:
-            raise ValueError(f"expected a (B, {self.stem[0].in_channels}, H, W) tensor, got {tuple(x.shape)}")
-        return self.norm_pre(self.stages(self.stem(x)))
-
-    def forward_head(self, x, pre_logits=False):
-        return self.head(x, pre_logits=pre_logits)
-
-    def forward(self, x):
-        return self.forward_head(self.forward_features(x))
+        check_input_channels(x, self.stem[0].in_channels)
+        return self.norm_pre(self.run_blocks(self.stages, self.stem(x)))
 
 
 def checkpoint_filter_fn(state_dict, model):

@@ -16,7 +16,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
+from ._contract import MeanPoolContract, check_input_channels, check_mean_pool, linear_head
 from ._features import feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
@@ -44,7 +44,7 @@ class Block(nn.Module):
         return x + self.drop_path(y.permute(0, 3, 1, 2))
 
 
-class ConvNeXtIsotropic(ClassifierContract, nn.Module):
+class ConvNeXtIsotropic(MeanPoolContract, nn.Module):
     """Isotropic ConvNeXt classifier.
 
     Args:
@@ -57,11 +57,9 @@ class ConvNeXtIsotropic(ClassifierContract, nn.Module):
                  drop_path_rate: float = 0.0, layer_scale_init_value: float = 0.0, head_init_scale: float = 1.0,
                  global_pool: str = "avg", drop_rate: float = 0.0, img_size=None):
         super().__init__()
-        if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.grad_checkpointing = False
         self.stem = nn.Conv2d(in_chans, dim, 16, 16)
         dpr = [drop_path_rate * i / max(depth - 1, 1) for i in range(depth)]
@@ -81,14 +79,6 @@ class ConvNeXtIsotropic(ClassifierContract, nn.Module):
 
     def group_matcher(self, coarse: bool = False):
         return dict(stem=r"^stem", blocks=[(r"^blocks\.(\d+)", None), (r"^norm", (99999,))])
-
-    def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
-        self.num_classes = classifier_or_none(num_classes)
-        if global_pool is not None:
-            if global_pool not in ("avg", ""):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
-        self.head = linear_head(self.num_features, num_classes)
 
     def forward_intermediates(self, x, indices: Optional[Union[int, List[int]]] = None, norm: bool = False,
                               stop_early: bool = False, output_fmt: str = "NCHW",

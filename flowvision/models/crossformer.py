@@ -17,7 +17,7 @@ DPB is the non-residual variant with a hidden size of dim/16; when a stage map i
 size (stage 4 at 224), every block uses SDA over the whole map. The input must make every stage map a multiple
 of the group size (a clear error otherwise), as in the paper.
 """
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Sequence
 
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
@@ -25,8 +25,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, Mlp, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
-from ._features import feature_take_indices
+from ._contract import StagedContract, check_mean_pool, linear_head
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
@@ -158,7 +157,7 @@ class Stage(nn.Module):
         self.downsample = PatchMerging(dim, merge_size) if merge_size else None
 
 
-class CrossFormer(ClassifierContract, nn.Module):
+class CrossFormer(StagedContract, nn.Module):
     """CrossFormer image classifier.
 
     Args:
@@ -169,6 +168,7 @@ class CrossFormer(ClassifierContract, nn.Module):
         mlp_ratio, qkv_bias, drop_rate, attn_drop_rate, drop_path_rate: as in ViT.
         global_pool: 'avg' or ''.
     """
+    tokens_last, pool_dims = True, (1, 2)  # stages output (B, H, W, C) embeddings
 
     def __init__(self, img_size: int = 224, patch_size: Sequence[int] = (4, 8, 16, 32), in_chans: int = 3,
                  num_classes: int = 1000, embed_dim: int = 96, depths: Sequence[int] = (2, 2, 6, 2),
@@ -177,17 +177,16 @@ class CrossFormer(ClassifierContract, nn.Module):
                  qkv_bias: bool = True, drop_rate: float = 0.0, attn_drop_rate: float = 0.0,
                  drop_path_rate: float = 0.0, global_pool: str = "avg"):
         super().__init__()
-        if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         img_size = img_size[0] if isinstance(img_size, (tuple, list)) else img_size
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.grad_checkpointing = False
         self.patch_embed = PatchEmbed(patch_size, in_chans, embed_dim)
         self.pos_drop = nn.Dropout(drop_rate)
         dpr = [drop_path_rate * j / max(sum(depths) - 1, 1) for j in range(sum(depths))]
         self.layers = nn.ModuleList()
+        self.num_stages = len(depths)
         self.feature_info = []
         for i in range(len(depths)):
             dim, res = embed_dim * 2 ** i, img_size // (patch_size[0] * 2 ** i)
@@ -214,53 +213,11 @@ class CrossFormer(ClassifierContract, nn.Module):
         return dict(stem=r"^patch_embed", blocks=[(r"^layers\.(\d+)\.blocks\.(\d+)", None),
                                                   (r"^layers\.(\d+)\.downsample", (0,)), (r"^norm", (99999,))])
 
-    def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
-        self.num_classes = classifier_or_none(num_classes)
-        if global_pool is not None:
-            if global_pool not in ("avg", ""):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
-        self.head = linear_head(self.num_features, num_classes)
-
-    def _stages(self, x, last: int, take=()):
-        """Runs stages 0..last; returns (x, [pre-merge outputs of the stages in ``take``])."""
-        x = self.pos_drop(self.patch_embed(x))
-        outs = []
-        for i in range(last + 1):
-            stage = self.layers[i]
-            x = self.run_blocks(stage.blocks, x)
-            if i in take:
-                outs.append(x)
-            if stage.downsample is not None and i < last:
-                x = stage.downsample(x)
-        return x, outs
-
-    def forward_intermediates(self, x, indices: Optional[Union[int, List[int]]] = None, norm: bool = False,
-                              stop_early: bool = False, output_fmt: str = "NCHW",
-                              intermediates_only: bool = False):
-        """(final features, [stage outputs before their merge, NCHW]) for ``indices`` of the four stages."""
-        if output_fmt != "NCHW":
-            raise ValueError(f"CrossFormer's intermediates are NCHW, got output_fmt={output_fmt!r}")
-        check_input_channels(x, self.in_chans)
-        n = len(self.layers)
-        take, max_index = feature_take_indices(n, indices)
-        last = max_index if stop_early else n - 1
-        x, outs = self._stages(x, last, take)
-        outs = [(self.norm(o) if norm and i == n - 1 else o).permute(0, 3, 1, 2)
-                for i, o in zip(sorted(take), outs)]
-        if intermediates_only:
-            return outs
-        return (self.norm(x) if last == n - 1 else x), outs
-
-    def forward_features(self, x):
-        """(B, H/32, W/32, C) embeddings after the final LayerNorm."""
-        check_input_channels(x, self.in_chans)
-        return self.norm(self._stages(x, len(self.layers) - 1)[0])
-
-    def forward_head(self, x, pre_logits: bool = False):
-        if self.global_pool == "avg":
-            x = x.mean(dim=(1, 2))
-        return x if pre_logits else self.head(x)
+    def _stage(self, i: int, x):
+        """Stage ``i``'s blocks, after the image embedding (stage 0) or the previous stage's merge: stage outputs
+        are taken before their merge."""
+        x = self.pos_drop(self.patch_embed(x)) if i == 0 else self.layers[i - 1].downsample(x)
+        return self.run_blocks(self.layers[i].blocks, x)
 
 
 def _cfg(**kwargs):

@@ -15,7 +15,7 @@ code fixes the resolution at construction); the input must make every stage's ma
 width (a clear error otherwise). A block switches to the single full-window branch when the stripe width equals
 the map size (stage 4), as in the authors' code. The classifier averages the tokens after the final LayerNorm.
 """
-from typing import List, Optional, Sequence, Union
+from typing import Sequence
 
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
@@ -23,8 +23,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, Mlp, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
-from ._features import feature_take_indices
+from ._contract import StagedContract, check_mean_pool, linear_head
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
@@ -125,7 +124,7 @@ class MergeBlock(nn.Module):
         return self.norm(self.conv(x.permute(0, 3, 1, 2)).permute(0, 2, 3, 1))
 
 
-class CSWinTransformer(ClassifierContract, nn.Module):
+class CSWinTransformer(StagedContract, nn.Module):
     """CSWin Transformer image classifier.
 
     Args:
@@ -136,6 +135,7 @@ class CSWinTransformer(ClassifierContract, nn.Module):
         img_size: the size the stage-4 full-window rule is decided at (224 or 384 in the paper).
         global_pool: 'avg' or ''.
     """
+    num_stages, tokens_last, pool_dims = 4, True, (1, 2)  # stages output (B, H, W, C) tokens
 
     def __init__(self, img_size: int = 224, in_chans: int = 3, num_classes: int = 1000, embed_dim: int = 96,
                  depth: Sequence[int] = (2, 2, 6, 2), split_size: Sequence[int] = (3, 5, 7, 7),
@@ -143,12 +143,10 @@ class CSWinTransformer(ClassifierContract, nn.Module):
                  drop_rate: float = 0.0, attn_drop_rate: float = 0.0, drop_path_rate: float = 0.0,
                  global_pool: str = "avg"):
         super().__init__()
-        if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         img_size = img_size[0] if isinstance(img_size, (tuple, list)) else img_size
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.grad_checkpointing = False
         self.stage1_conv_embed = nn.Sequential(nn.Conv2d(in_chans, embed_dim, 7, 4, 2), ToTokens(),
                                                nn.LayerNorm(embed_dim))
@@ -179,48 +177,9 @@ class CSWinTransformer(ClassifierContract, nn.Module):
         return dict(stem=r"^stage1_conv_embed", blocks=[(r"^stage(\d+)\.(\d+)", None), (r"^merge(\d+)", None),
                                                         (r"^norm", (99999,))])
 
-    def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
-        self.num_classes = classifier_or_none(num_classes)
-        if global_pool is not None:
-            if global_pool not in ("avg", ""):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
-        self.head = linear_head(self.num_features, num_classes)
-
     def _stage(self, i: int, x):
         x = self.stage1_conv_embed(x) if i == 0 else getattr(self, f"merge{i}")(x)
         return self.run_blocks(getattr(self, f"stage{i + 1}"), x)
-
-    def forward_intermediates(self, x, indices: Optional[Union[int, List[int]]] = None, norm: bool = False,
-                              stop_early: bool = False, output_fmt: str = "NCHW",
-                              intermediates_only: bool = False):
-        """(final features, [stage outputs as NCHW maps]) for ``indices`` of the four stages."""
-        if output_fmt != "NCHW":
-            raise ValueError(f"CSWin's intermediates are NCHW, got output_fmt={output_fmt!r}")
-        check_input_channels(x, self.in_chans)
-        take, max_index = feature_take_indices(4, indices)
-        intermediates = []
-        last = max_index if stop_early else 3
-        for i in range(last + 1):
-            x = self._stage(i, x)
-            if i in take:
-                y = self.norm(x) if norm and i == 3 else x
-                intermediates.append(y.permute(0, 3, 1, 2))
-        if intermediates_only:
-            return intermediates
-        return (self.norm(x) if last == 3 else x), intermediates
-
-    def forward_features(self, x):
-        """(B, H/32, W/32, C) tokens after the final LayerNorm."""
-        check_input_channels(x, self.in_chans)
-        for i in range(4):
-            x = self._stage(i, x)
-        return self.norm(x)
-
-    def forward_head(self, x, pre_logits: bool = False):
-        if self.global_pool == "avg":
-            x = x.mean(dim=(1, 2))
-        return x if pre_logits else self.head(x)
 
 
 def _cfg(**kwargs):

@@ -15,7 +15,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, get_act_layer, to_2tuple, to_ntuple, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none
+from ._contract import ClassifierContract, check_input_channels, check_mean_pool, classifier_or_none
 from ._features import feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
@@ -311,8 +311,6 @@ class Levit(ClassifierContract, nn.Module):
         super().__init__()
         act_layer = get_act_layer(act_layer)
         attn_act_layer = get_act_layer(attn_act_layer or act_layer)
-        if global_pool not in ("", "avg"):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         if stem_type not in ("s16", "s8"):
             raise ValueError(f"stem_type must be 's16' or 's8', got {stem_type!r}")
         n = len(embed_dim)
@@ -321,7 +319,7 @@ class Levit(ClassifierContract, nn.Module):
         self.use_conv = use_conv
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.num_features = self.head_hidden_size = embed_dim[-1]
         self.embed_dim = embed_dim
         self.drop_rate = drop_rate
@@ -360,9 +358,7 @@ class Levit(ClassifierContract, nn.Module):
 
     def _set_pool(self, global_pool):
         if global_pool is not None:
-            if global_pool not in ("", "avg"):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
+            self.global_pool = check_mean_pool(global_pool)
 
     def reset_classifier(self, num_classes, global_pool=None):
         self.num_classes = classifier_or_none(num_classes)

@@ -11,7 +11,7 @@ from flowvision.backend.nn import functional as F
 from flowvision.layers import DropPath, to_2tuple, to_ntuple, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
+from ._contract import MeanPoolContract, check_input_channels, check_mean_pool, linear_head
 from ._features import collect_intermediates, prune_stages
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
@@ -153,7 +153,7 @@ class PyramidVisionTransformerStage(nn.Module):
         return self.norm(x).reshape(b, h, w, -1).permute(0, 3, 1, 2).contiguous()
 
 
-class PyramidVisionTransformerV2(ClassifierContract, nn.Module):
+class PyramidVisionTransformerV2(MeanPoolContract, nn.Module):
     """PVT v2.
 
     Args:
@@ -168,14 +168,12 @@ class PyramidVisionTransformerV2(ClassifierContract, nn.Module):
                  mlp_ratios=(8.0, 8.0, 4.0, 4.0), qkv_bias=True, linear=False, drop_rate=0.0, proj_drop_rate=0.0,
                  attn_drop_rate=0.0, drop_path_rate=0.0, norm_layer=_LayerNorm):
         super().__init__()
-        if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         n = len(depths)
         if len(embed_dims) != n:
             raise ValueError("depths and embed_dims must have one entry per stage")
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.depths = depths
         self.grad_checkpointing = False
         mlp_ratios, num_heads, sr_ratios = (to_ntuple(n)(v) for v in (mlp_ratios, num_heads, sr_ratios))
@@ -209,14 +207,6 @@ class PyramidVisionTransformerV2(ClassifierContract, nn.Module):
 
     def group_matcher(self, coarse=False):
         return dict(stem=r"^patch_embed", blocks=r"^stages\.(\d+)")
-
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = classifier_or_none(num_classes)
-        if global_pool is not None:
-            if global_pool not in ("avg", ""):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
-        self.head = linear_head(self.num_features, num_classes)
 
     def forward_intermediates(self, x, indices=None, norm=False, stop_early=False, output_fmt="NCHW",
                               intermediates_only=False):

@@ -31,7 +31,7 @@ from flowvision.backend.utils.checkpoint import checkpoint
 from flowvision.layers import DropPath, Mlp, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
+from ._contract import MeanPoolContract, check_input_channels, check_mean_pool, linear_head
 from ._features import feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
@@ -247,7 +247,7 @@ class PatchEmbed(nn.Module):
         return self.proj(x)
 
 
-class RegionViT(ClassifierContract, nn.Module):
+class RegionViT(MeanPoolContract, nn.Module):
     """RegionViT image classifier.
 
     Args:
@@ -258,6 +258,7 @@ class RegionViT(ClassifierContract, nn.Module):
         peg: add the position encoding generator. mlp_ratio, qkv_bias, drop_rate, attn_drop_rate,
         drop_path_rate: as in ViT. global_pool: 'avg' or ''.
     """
+    pool_dims = (1,)  # the mean over the regional tokens
 
     def __init__(self, patch_size: int = 4, in_chans: int = 3, num_classes: int = 1000,
                  embed_dim: Sequence[int] = (96, 96, 192, 384, 768), depth: Sequence[int] = (2, 2, 8, 2),
@@ -266,11 +267,9 @@ class RegionViT(ClassifierContract, nn.Module):
                  qkv_bias: bool = True, drop_rate: float = 0.0, attn_drop_rate: float = 0.0,
                  drop_path_rate: float = 0.0, global_pool: str = "avg", img_size=None):
         super().__init__()
-        if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.grad_checkpointing = False
         self.patch_embed = PatchEmbed(patch_size, in_chans, embed_dim[0], patch_conv_type)
         self.cls_token = PatchEmbed(patch_size * window, in_chans, embed_dim[0], "linear")
@@ -298,14 +297,6 @@ class RegionViT(ClassifierContract, nn.Module):
         return dict(stem=r"^(?:patch_embed|cls_token)", blocks=[(r"^layers\.(\d+)\.block\.(\d+)", None),
                                                                 (r"^layers\.(\d+)\.peg", None),
                                                                 (r"^norm", (99999,))])
-
-    def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
-        self.num_classes = classifier_or_none(num_classes)
-        if global_pool is not None:
-            if global_pool not in ("avg", ""):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
-        self.head = linear_head(self.num_features, num_classes)
 
     def _run(self, x, last: int, take=()):
         """Stages 0..last; returns (regional tokens (B, C, h, w), [local-token maps of the stages in ``take``])."""
@@ -339,11 +330,6 @@ class RegionViT(ClassifierContract, nn.Module):
         check_input_channels(x, self.in_chans)
         cls, _ = self._run(x, len(self.layers) - 1)
         return self.norm(cls.flatten(2).transpose(1, 2))
-
-    def forward_head(self, x, pre_logits: bool = False):
-        if self.global_pool == "avg":
-            x = x.mean(dim=1)
-        return x if pre_logits else self.head(x)
 
 
 def _cfg(**kwargs):

@@ -18,6 +18,7 @@ from flowvision.ops import Conv2dNormActivation, SqueezeExcitation
 
 from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
+from ._contract import HeadModuleContract, check_input_channels
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
@@ -115,7 +116,7 @@ class RegStage(nn.Module):
         return x
 
 
-class RegNet(nn.Module):
+class RegNet(HeadModuleContract, nn.Module):
     def __init__(self, cfg, in_chans=3, num_classes=1000, output_stride=32, global_pool="avg", drop_rate=0.0,
                  drop_path_rate=0.0, zero_init_last=True, **kwargs):
         super().__init__()
@@ -170,33 +171,9 @@ class RegNet(nn.Module):
             elif zero_init_last and isinstance(m, Bottleneck):
                 m.zero_init_last()
 
-    def no_weight_decay(self):
-        return set()
-
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
-
-    def get_classifier(self):
-        return self.head.fc
-
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = num_classes
-        self.head.reset(num_classes, global_pool)
-
     def forward_features(self, x):
-        conv = self.stem.conv
-        if x.ndim != 4 or x.shape[1] != conv.in_channels:
-            raise ValueError(f"expected a (B, {conv.in_channels}, H, W) tensor, got {tuple(x.shape)}")
-        x = self.stem(x)
-        x = self.s4(self.s3(self.s2(self.s1(x))))
-        return self.final_conv(x)
-
-    def forward_head(self, x, pre_logits=False):
-        return self.head(x, pre_logits=pre_logits)
-
-    def forward(self, x):
-        return self.forward_head(self.forward_features(x))
+        check_input_channels(x, self.stem.conv.in_channels)
+        return self.final_conv(self.run_blocks((self.s1, self.s2, self.s3, self.s4), self.stem(x)))
 
 
 _SE = dict(se_ratio=0.25)

@@ -11,7 +11,7 @@ from flowvision.backend import nn
 from flowvision.layers import ClassifierHead, ConvNormAct, DropPath, SEModule, create_act_layer, make_divisible
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none
+from ._contract import HeadModuleContract, check_input_channels
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
@@ -103,7 +103,7 @@ def _build_blocks(block_cfg, prev_chs, width_mult, ch_div=1, output_stride=32, a
     return features, feature_info
 
 
-class RexNet(ClassifierContract, nn.Module):
+class RexNet(HeadModuleContract, nn.Module):
     """ReXNet.
 
     Args:
@@ -139,19 +139,9 @@ class RexNet(ClassifierContract, nn.Module):
     def group_matcher(self, coarse=False):
         return dict(stem=r"^stem", blocks=r"^features\.(\d+)")
 
-    def get_classifier(self, name_only=False):
-        return "head.fc" if name_only else self.head.fc
-
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = classifier_or_none(num_classes)
-        self.head.reset(num_classes, global_pool)
-
     def forward_features(self, x):
         check_input_channels(x, self.in_chans)
         return self.run_blocks(self.features, self.stem(x))
-
-    def forward_head(self, x, pre_logits=False):
-        return self.head(x, pre_logits=pre_logits)
 
 
 def _cfg(**kwargs):

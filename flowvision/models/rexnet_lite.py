@@ -18,7 +18,7 @@ import flowvision.backend as flow
 from flowvision.backend import nn
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none
+from ._contract import ClassifierContract, check_input_channels, check_mean_pool, classifier_or_none
 from ._features import feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
@@ -70,11 +70,9 @@ class ReXNetV1Lite(ClassifierContract, nn.Module):
                  global_pool: str = "avg", input_ch: int = 16, final_ch: int = 164, img_size=None,
                  drop_path_rate: float = 0.0):
         super().__init__()
-        if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.grad_checkpointing = False
         layers, group_strides = [1, 2, 2, 3, 3, 5], [1, 2, 2, 2, 1, 2]
         strides = sum([[s] + [1] * (n - 1) for n, s in zip(layers, group_strides)], [])
@@ -118,9 +116,7 @@ class ReXNetV1Lite(ClassifierContract, nn.Module):
     def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
         self.num_classes = classifier_or_none(num_classes)
         if global_pool is not None:
-            if global_pool not in ("avg", ""):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
+            self.global_pool = check_mean_pool(global_pool)
         self.output[4] = self._classifier(num_classes)
 
     def forward_intermediates(self, x, indices: Optional[Union[int, List[int]]] = None, norm: bool = False,

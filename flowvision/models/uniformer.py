@@ -13,7 +13,7 @@ stem, depths 3-5-9-3"; its head dimension is 32 as in the authors' released S+ m
 head-dimension-64 variant, not registered in the original zoo); LayerScale (``_ls``) starts at 1e-6 and applies to
 the attention stages only; the final norm is a BatchNorm over the last stage's map.
 """
-from typing import List, Optional, Sequence, Union
+from typing import Optional, Sequence
 
 import flowvision.backend as flow
 import flowvision.backend.nn.functional as F
@@ -21,8 +21,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, Mlp, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
-from ._features import feature_take_indices
+from ._contract import StagedContract, check_mean_pool, linear_head
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
@@ -129,7 +128,7 @@ class ConvEmbed(nn.Module):
         return self.proj(x)
 
 
-class UniFormer(ClassifierContract, nn.Module):
+class UniFormer(StagedContract, nn.Module):
     """UniFormer image classifier.
 
     Args:
@@ -142,6 +141,7 @@ class UniFormer(ClassifierContract, nn.Module):
         layer_scale: LayerScale init for the attention stages (None: off).
         global_pool: 'avg' or ''.
     """
+    num_stages = 4
 
     def __init__(self, depth: Sequence[int] = (3, 4, 8, 3), in_chans: int = 3, num_classes: int = 1000,
                  embed_dim: Sequence[int] = (64, 128, 320, 512), head_dim: int = 64, mlp_ratio: float = 4.0,
@@ -149,11 +149,9 @@ class UniFormer(ClassifierContract, nn.Module):
                  drop_path_rate: float = 0.0, conv_stem: bool = False, layer_scale: Optional[float] = None,
                  global_pool: str = "avg", img_size=None):
         super().__init__()
-        if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.grad_checkpointing = False
         self.num_features = self.head_hidden_size = embed_dim[-1]
         for i in range(4):
@@ -186,48 +184,11 @@ class UniFormer(ClassifierContract, nn.Module):
         return dict(stem=r"^patch_embed1", blocks=[(r"^blocks(\d+)\.(\d+)", None),
                                                    (r"^patch_embed(\d+)", None), (r"^norm", (99999,))])
 
-    def reset_classifier(self, num_classes: int, global_pool: Optional[str] = None) -> None:
-        self.num_classes = classifier_or_none(num_classes)
-        if global_pool is not None:
-            if global_pool not in ("avg", ""):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
-        self.head = linear_head(self.num_features, num_classes)
-
     def _stage(self, i: int, x):
         x = getattr(self, f"patch_embed{i + 1}")(x)
         if i == 0:
             x = self.pos_drop(x)
         return self.run_blocks(getattr(self, f"blocks{i + 1}"), x)
-
-    def forward_intermediates(self, x, indices: Optional[Union[int, List[int]]] = None, norm: bool = False,
-                              stop_early: bool = False, output_fmt: str = "NCHW",
-                              intermediates_only: bool = False):
-        """(final features, [stage outputs]) for ``indices`` of the four stages (timm's semantics)."""
-        if output_fmt != "NCHW":
-            raise ValueError(f"UniFormer's intermediates are NCHW, got output_fmt={output_fmt!r}")
-        check_input_channels(x, self.in_chans)
-        take, max_index = feature_take_indices(4, indices)
-        intermediates = []
-        last = max_index if stop_early else 3
-        for i in range(last + 1):
-            x = self._stage(i, x)
-            if i in take:
-                intermediates.append(self.norm(x) if norm and i == 3 else x)
-        if intermediates_only:
-            return intermediates
-        return (self.norm(x) if last == 3 else x), intermediates
-
-    def forward_features(self, x):
-        check_input_channels(x, self.in_chans)
-        for i in range(4):
-            x = self._stage(i, x)
-        return self.norm(x)
-
-    def forward_head(self, x, pre_logits: bool = False):
-        if self.global_pool == "avg":
-            x = x.mean(dim=(2, 3))
-        return x if pre_logits else self.head(x)
 
 
 def _cfg(**kwargs):

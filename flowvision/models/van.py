@@ -17,8 +17,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, trunc_normal_
 
 from ._builder import build_model_with_cfg
-from ._contract import ClassifierContract, check_input_channels, classifier_or_none, linear_head
-from ._features import feature_take_indices
+from ._contract import StagedContract, check_mean_pool, linear_head
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
 
@@ -109,7 +108,7 @@ class OverlapPatchEmbed(nn.Module):
         return self.norm(self.proj(x))
 
 
-class VAN(ClassifierContract, nn.Module):
+class VAN(StagedContract, nn.Module):
     """Visual Attention Network.
 
     Args:
@@ -122,11 +121,9 @@ class VAN(ClassifierContract, nn.Module):
                  depths=(3, 4, 6, 3), drop_rate=0.0, drop_path_rate=0.0, global_pool="avg",
                  norm_layer=partial(nn.LayerNorm, eps=1e-6)):
         super().__init__()
-        if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
         self.num_classes = num_classes
         self.in_chans = in_chans
-        self.global_pool = global_pool
+        self.global_pool = check_mean_pool(global_pool)
         self.depths = depths
         self.num_stages = len(depths)
         self.grad_checkpointing = False
@@ -161,44 +158,15 @@ class VAN(ClassifierContract, nn.Module):
         return dict(stem=r"^patch_embed1", blocks=[(r"^block(\d+)\.(\d+)", None), (r"^(?:patch_embed|norm)(\d+)",
                                                                                    None)])
 
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = classifier_or_none(num_classes)
-        if global_pool is not None:
-            if global_pool not in ("avg", ""):
-                raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-            self.global_pool = global_pool
-        self.head = linear_head(self.num_features, num_classes)
+    def final_norm(self, x):
+        """Nothing: every stage ends in its own norm."""
+        return x
 
     def _stage(self, i, x):
         x = self.run_blocks(getattr(self, f"block{i + 1}"), getattr(self, f"patch_embed{i + 1}")(x))
         b, c, h, w = x.shape
         x = getattr(self, f"norm{i + 1}")(x.flatten(2).transpose(1, 2))
         return x.transpose(1, 2).reshape(b, c, h, w)
-
-    def forward_intermediates(self, x, indices=None, norm=False, stop_early=False, output_fmt="NCHW",
-                              intermediates_only=False):
-        """(final features, [stage outputs]) for ``indices`` of the four stages (timm's semantics)."""
-        if output_fmt != "NCHW":
-            raise ValueError(f"VAN's intermediates are NCHW, got output_fmt={output_fmt!r}")
-        check_input_channels(x, self.in_chans)
-        take, max_index = feature_take_indices(self.num_stages, indices)
-        intermediates = []
-        for i in range(max_index + 1 if stop_early else self.num_stages):
-            x = self._stage(i, x)
-            if i in take:
-                intermediates.append(x)
-        return intermediates if intermediates_only else (x, intermediates)
-
-    def forward_features(self, x):
-        check_input_channels(x, self.in_chans)
-        for i in range(self.num_stages):
-            x = self._stage(i, x)
-        return x
-
-    def forward_head(self, x, pre_logits=False):
-        if self.global_pool == "avg":
-            x = x.mean(dim=(2, 3))
-        return x if pre_logits else self.head(x)
 
 
 def _cfg(**kwargs):

@@ -10,6 +10,7 @@ from flowvision.layers import ClassifierHead
 
 from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
+from ._contract import HeadModuleContract
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
 
@@ -45,7 +46,7 @@ class ConvMlp(nn.Module):
         return self.act2(self.fc2(x))
 
 
-class VGG(nn.Module):
+class VGG(HeadModuleContract, nn.Module):
     def __init__(self, cfg, num_classes=1000, in_chans=3, output_stride=32, mlp_ratio=1.0, act_layer=nn.ReLU,
                  norm_layer=None, global_pool="avg", drop_rate=0.0):
         super().__init__()
@@ -90,20 +91,6 @@ class VGG(nn.Module):
                 nn.init.normal_(m.weight, 0, 0.01)
                 nn.init.zeros_(m.bias)
 
-    def no_weight_decay(self):
-        return set()
-
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
-
-    def get_classifier(self):
-        return self.head.fc
-
-    def reset_classifier(self, num_classes, global_pool=None):
-        self.num_classes = num_classes
-        self.head.reset(num_classes, global_pool)
-
     def forward_features(self, x):
         if x.ndim != 4 or x.shape[1] != self.features[0].in_channels:
             raise ValueError(f"expected a (B, {self.features[0].in_channels}, H, W) tensor, got {tuple(x.shape)}")
@@ -114,9 +101,6 @@ class VGG(nn.Module):
     def forward_head(self, x, pre_logits=False):
         x = self.pre_logits(x)
         return self.head(x, pre_logits=pre_logits)
-
-    def forward(self, x):
-        return self.forward_head(self.forward_features(x))
 
 
 def checkpoint_filter_fn(state_dict, model):
