@@ -299,8 +299,12 @@ CKPT_CASES = [
     ("ghostnet_050", 32, dict(drop_rate=0.0), 0.8), ("cait_xxs24_224", 32, dict(img_size=32, depth=2), 0.6),
     ("poolformer_s12", 32, {}, 0.6), ("levit_128s", 32, dict(img_size=32), 0.6),
     ("legacy_seresnet18", 32, dict(drop_rate=0.0), 0.6), ("iresnet50", 32, dict(img_size=32), 0.6),
-    # stages checkpointed whole (ResNet trunks, DLA levels, HRNet's multi-branch modules, PVT/VAN blocks)
-    ("res2net50_26w_4s", 32, dict(layers=(1, 1, 1, 1)), 0.6), ("resnest14d", 32, {}, 0.6),
+    # every ResNet (plain, Res2Net, ResNeSt blocks) checkpoints block by block, as timm's checkpoint_seq(flatten=True)
+    ("resnet18", 32, {}, 0.6), ("res2net50_26w_4s", 32, dict(layers=(1, 1, 1, 1)), 0.6),
+    ("resnest14d", 32, {}, 0.6),
+    # ConvNeXt and RegNet stages through the contract's run_blocks
+    ("convnext_atto", 32, {}, 0.6), ("regnetx_002", 32, dict(drop_rate=0.0), 0.6),
+    # stages checkpointed whole (DLA levels, HRNet's multi-branch modules, PVT/VAN blocks)
     ("rexnet_100", 32, dict(drop_rate=0.0), 0.6), ("dla46_c", 32, {}, 0.6),
     ("pvt_tiny", 64, dict(img_size=64), 0.6), ("van_b0", 32, {}, 0.6),
     # the kept bytes include the convolution weights the graph saves: HRNet-W18-small's 13 M parameters (52 MB,
@@ -310,7 +314,8 @@ CKPT_CASES = [
 
 # (name, input size, kwargs, a module that checkpointing runs again during backward)
 RECOMPUTE_CASES = [
-    ("res2net50_26w_4s", 32, dict(layers=(1, 1, 1, 1)), "layer2"), ("resnest14d", 32, {}, "layer3"),
+    ("resnet18", 32, {}, "layer2.1"), ("res2net50_26w_4s", 32, dict(layers=(1, 1, 1, 1)), "layer2.0"),
+    ("resnest14d", 32, {}, "layer3.0"),
     ("rexnet_100", 32, dict(drop_rate=0.0), "features.5"), ("dla46_c", 32, {}, "level3"),
     ("hrnet_w18_small", 64, {}, "stage3.0"), ("pvt_tiny", 64, dict(img_size=64), "block2.0"),
     ("van_b0", 32, {}, "block2.1"),

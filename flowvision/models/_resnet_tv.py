@@ -10,21 +10,9 @@ from typing import Callable, List, Optional, Sequence, Type, Union
 from flowvision import backend as flow
 from flowvision.backend import nn
 
+from ._contract import check_input_channels
+
 __all__ = ["BasicBlockTV", "BottleneckTV", "ResNetTV"]
-
-
-def check_image_batch(x, first_conv: nn.Conv2d) -> None:
-    """A clear error for what a ResNet cannot take (not 4-D, integer pixels, empty, wrong channel count)."""
-    if x.ndim != 4:
-        raise ValueError(f"expected a (B, C, H, W) tensor, got shape {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"expected a floating-point input tensor, got {x.dtype} (convert images with "
-                        f"x.float() / 255 or transforms.ToDtype(float32, scale=True))")
-    if 0 in tuple(x.shape):
-        raise ValueError(f"input of shape {tuple(x.shape)} is empty: batch, height and width must be positive")
-    if x.shape[1] != first_conv.in_channels:
-        raise ValueError(f"input has {x.shape[1]} channels, the model expects {first_conv.in_channels} "
-                         f"(create it with in_chans={x.shape[1]})")
 
 
 def _conv3x3(in_planes: int, out_planes: int, stride: int = 1, groups: int = 1, dilation: int = 1) -> nn.Conv2d:
@@ -159,7 +147,7 @@ class ResNetTV(nn.Module):
         return nn.Sequential(*layers)
 
     def _forward_impl(self, x):
-        check_image_batch(x, self.conv1)
+        check_input_channels(x, self.conv1.in_channels)
         x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
         x = flow.flatten(self.avgpool(x), 1)

@@ -13,7 +13,7 @@ from flowvision.layers import create_attn
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model
-from ._checkpointed_resnet import CheckpointedResNet
+from .resnet import ResNet, ResidualBlockBase
 
 __all__ = ["Bottle2neck", "res2_scales"]
 
@@ -34,7 +34,7 @@ def res2_scales(block, x):
     return flow.cat(spo, 1)
 
 
-class Bottle2neck(nn.Module):
+class Bottle2neck(ResidualBlockBase):
     """1x1 conv -> ``scale`` width-groups, each (after the first) fed the previous group's 3x3 output -> 1x1.
 
     The first block of a stage (stride or projection) processes the groups independently and average-pools
@@ -68,20 +68,9 @@ class Bottle2neck(nn.Module):
         self.downsample = downsample
         self.drop_path = drop_path
 
-    def zero_init_last(self):
-        if getattr(self.bn3, "weight", None) is not None:
-            nn.init.zeros_(self.bn3.weight)
-
     def forward(self, x):
-        shortcut = x
         out = self.bn3(self.conv3(self.drop_block(res2_scales(self, self.relu(self.bn1(self.conv1(x)))))))
-        if self.se is not None:
-            out = self.se(out)
-        if self.drop_path is not None:
-            out = self.drop_path(out)
-        if self.downsample is not None:
-            shortcut = self.downsample(x)
-        return self.relu(out + shortcut)
+        return self.residual(out, x, self.relu)
 
 
 def _cfg(**kwargs):
@@ -107,7 +96,7 @@ _DEEP = dict(stem_type="deep", avg_down=True, stem_width=32)
 
 def _r2(variant, pretrained, kwargs, layers=(3, 4, 6, 3), base_width=26, scale=4, **args):
     args = dict(block=Bottle2neck, layers=layers, base_width=base_width, block_args=dict(scale=scale), **args)
-    return build_model_with_cfg(CheckpointedResNet, variant, pretrained, **{**args, **kwargs})
+    return build_model_with_cfg(ResNet, variant, pretrained, **{**args, **kwargs})
 
 
 @register_model

@@ -9,12 +9,12 @@ from flowvision.layers.split_attn import SplitAttn
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
-from ._checkpointed_resnet import CheckpointedResNet
+from .resnet import ResNet, ResidualBlockBase
 
 __all__ = ["ResNestBottleneck"]
 
 
-class ResNestBottleneck(nn.Module):
+class ResNestBottleneck(ResidualBlockBase):
     """1x1 -> split-attention 3x3 (radix >= 1) or plain 3x3 -> 1x1; stride by average pooling when ``avd``."""
     expansion = 4
 
@@ -54,24 +54,14 @@ class ResNestBottleneck(nn.Module):
         self.downsample = downsample
         self.drop_path = drop_path
 
-    def zero_init_last(self):
-        if getattr(self.bn3, "weight", None) is not None:
-            nn.init.zeros_(self.bn3.weight)
-
     def forward(self, x):
-        shortcut = x
         out = self.act1(self.bn1(self.conv1(x)))
         if self.avd_first is not None:
             out = self.avd_first(out)
         out = self.act2(self.drop_block(self.bn2(self.conv2(out))))
         if self.avd_last is not None:
             out = self.avd_last(out)
-        out = self.bn3(self.conv3(out))
-        if self.drop_path is not None:
-            out = self.drop_path(out)
-        if self.downsample is not None:
-            shortcut = self.downsample(x)
-        return self.act3(out + shortcut)
+        return self.residual(self.bn3(self.conv3(out)), x, self.act3)
 
 
 def _cfg(**kwargs):
@@ -99,7 +89,7 @@ def _rs(variant, pretrained, kwargs, layers, stem_width=32, base_width=64, cardi
     args = dict(block=ResNestBottleneck, layers=layers, stem_type="deep", stem_width=stem_width, avg_down=True,
                 base_width=base_width, cardinality=cardinality,
                 block_args=dict(radix=radix, avd=True, avd_first=avd_first))
-    return build_model_with_cfg(CheckpointedResNet, variant, pretrained, **{**args, **kwargs})
+    return build_model_with_cfg(ResNet, variant, pretrained, **{**args, **kwargs})
 
 
 @register_model

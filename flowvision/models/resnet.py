@@ -7,7 +7,7 @@ per-block attention (``block_args=dict(attn_layer='se' | 'eca' | ...)``) comes f
 import math
 from functools import partial
 
-from flowvision.backend import nn
+from flowvision.backend import Tensor, nn
 from flowvision.backend.nn import functional as F
 from flowvision.layers import DropBlock2d, DropPath, create_attn, create_classifier, get_act_layer
 
@@ -15,13 +15,37 @@ from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
-from ._resnet_tv import BasicBlockTV, BottleneckTV, ResNetTV, check_image_batch
+from ._contract import check_input_channels, checkpoint_seq
+from ._resnet_tv import BasicBlockTV, BottleneckTV, ResNetTV
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck"]
 
 
-class BasicBlock(nn.Module):
+class ResidualBlockBase(nn.Module):
+    """What every block of timm's ``ResNet`` shares after its own convolutions: the zero init of its last norm
+    (named by ``last_norm``) and the attention -> drop-path -> shortcut -> activation tail."""
+    last_norm = "bn3"
+
+    def zero_init_last(self) -> None:
+        """Zero the last norm's scale, so the block starts as its shortcut."""
+        norm = getattr(self, self.last_norm)
+        if getattr(norm, "weight", None) is not None:
+            nn.init.zeros_(norm.weight)
+
+    def residual(self, out: Tensor, x: Tensor, act: nn.Module) -> Tensor:
+        """``act(drop_path(se(out)) + downsample(x))``, each of ``se``, ``drop_path``, ``downsample`` skipped where
+        the block has none."""
+        se = getattr(self, "se", None)
+        if se is not None:
+            out = se(out)
+        if self.drop_path is not None:
+            out = self.drop_path(out)
+        return act(out + (self.downsample(x) if self.downsample is not None else x))
+
+
+class BasicBlock(ResidualBlockBase):
     expansion = 1
+    last_norm = "bn2"
 
     def __init__(self, inplanes, planes, stride=1, downsample=None, cardinality=1, base_width=64, reduce_first=1,
                  dilation=1, first_dilation=None, act_layer=nn.ReLU, norm_layer=nn.BatchNorm2d, attn_layer=None,
@@ -45,24 +69,12 @@ class BasicBlock(nn.Module):
         self.downsample = downsample
         self.drop_path = drop_path
 
-    def zero_init_last(self):
-        if getattr(self.bn2, "weight", None) is not None:
-            nn.init.zeros_(self.bn2.weight)
-
     def forward(self, x):
-        shortcut = x
-        x = self.aa(self.act1(self.drop_block(self.bn1(self.conv1(x)))))
-        x = self.bn2(self.conv2(x))
-        if self.se is not None:
-            x = self.se(x)
-        if self.drop_path is not None:
-            x = self.drop_path(x)
-        if self.downsample is not None:
-            shortcut = self.downsample(shortcut)
-        return self.act2(x + shortcut)
+        out = self.aa(self.act1(self.drop_block(self.bn1(self.conv1(x)))))
+        return self.residual(self.bn2(self.conv2(out)), x, self.act2)
 
 
-class Bottleneck(nn.Module):
+class Bottleneck(ResidualBlockBase):
     expansion = 4
 
     def __init__(self, inplanes, planes, stride=1, downsample=None, cardinality=1, base_width=64, reduce_first=1,
@@ -89,22 +101,10 @@ class Bottleneck(nn.Module):
         self.downsample = downsample
         self.drop_path = drop_path
 
-    def zero_init_last(self):
-        if getattr(self.bn3, "weight", None) is not None:
-            nn.init.zeros_(self.bn3.weight)
-
     def forward(self, x):
-        shortcut = x
-        x = self.act1(self.bn1(self.conv1(x)))
-        x = self.aa(self.act2(self.drop_block(self.bn2(self.conv2(x)))))
-        x = self.bn3(self.conv3(x))
-        if self.se is not None:
-            x = self.se(x)
-        if self.drop_path is not None:
-            x = self.drop_path(x)
-        if self.downsample is not None:
-            shortcut = self.downsample(shortcut)
-        return self.act3(x + shortcut)
+        out = self.act1(self.bn1(self.conv1(x)))
+        out = self.aa(self.act2(self.drop_block(self.bn2(self.conv2(out)))))
+        return self.residual(self.bn3(self.conv3(out)), x, self.act3)
 
 
 def _downsample_conv(in_channels, out_channels, kernel_size, stride=1, dilation=1, first_dilation=None,
@@ -209,9 +209,10 @@ class ResNet(nn.Module):
     def no_weight_decay(self):
         return set()
 
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """In training mode, run every block of ``layer1`` .. ``layer4`` under ``checkpoint``: only its input is
+        kept and its activations are recomputed in backward (the same values either way)."""
+        self.grad_checkpointing = bool(enable)
 
     def get_classifier(self, name_only=False):
         return "fc" if name_only else self.fc
@@ -221,12 +222,14 @@ class ResNet(nn.Module):
         self.global_pool, self.fc = create_classifier(self.num_features, num_classes, pool_type=global_pool)
 
     def forward_features(self, x):
-        check_image_batch(x, self.conv1 if isinstance(self.conv1, nn.Conv2d) else self.conv1[0])
+        check_input_channels(x, (self.conv1 if isinstance(self.conv1, nn.Conv2d) else self.conv1[0]).in_channels)
         x = self.maxpool(self.act1(self.bn1(self.conv1(x))))
-        x = self.layer1(x)
-        x = self.layer2(x)
-        x = self.layer3(x)
-        return self.layer4(x)
+        stages = (self.layer1, self.layer2, self.layer3, self.layer4)
+        if self.grad_checkpointing and self.training:  # timm's checkpoint_seq(..., flatten=True): block by block
+            return checkpoint_seq([block for stage in stages for block in stage], x)
+        for stage in stages:
+            x = stage(x)
+        return x
 
     def forward_head(self, x, pre_logits=False):
         x = self.global_pool(x)
