@@ -68,3 +68,57 @@ def test_training_conv_forward_bit_identical_across_threads(threads, case):
     one = _C.conv2d_forward(x, w, b, s, p, d, 1)
     _C.set_num_threads(2)
     np.testing.assert_array_equal(_C.conv2d_forward(x, w, b, s, p, d, 1), one)
+
+
+# Depthwise convs (groups == C == O). N, C, H, W, k, stride, padding, dilation
+DW_CASES = [
+    (2, 24, 14, 14, (7, 7), (1, 1), (3, 3), (1, 1)),   # ConvNeXt's 7x7: NHWC forward / input grad, weight grad by rows
+    (2, 20, 9, 11, (3, 3), (1, 1), (1, 1), (1, 1)),    # channels not a vector multiple, odd map
+    (1, 16, 10, 7, (5, 5), (1, 1), (2, 2), (1, 1)),    # 5x5 (EfficientNet)
+    (2, 16, 8, 8, (3, 3), (1, 1), (0, 0), (1, 1)),     # no padding
+    (1, 8, 9, 9, (5, 3), (1, 1), (1, 0), (1, 1)),      # rectangular kernel, padding below the reach
+    (2, 16, 9, 9, (3, 3), (2, 2), (1, 1), (1, 1)),     # stride 2: the NCHW input-gradient / weight-gradient loops
+    (1, 12, 10, 10, (3, 3), (1, 1), (2, 2), (2, 2)),   # dilation: the NHWC input gradient, NCHW weight gradient
+    (1, 16, 6, 6, (4, 4), (1, 1), (1, 2), (1, 1)),     # a 4-wide kernel: NCHW weight gradient
+]
+
+
+def _dw_data(case, dtype=np.float32):
+    n, c, h, w, k = case[:5]
+    rng = np.random.default_rng(2)
+    return (rng.standard_normal((n, c, h, w)).astype(dtype), (rng.standard_normal((c, 1, *k)) * 0.3).astype(dtype),
+            rng.standard_normal(c).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", DW_CASES)
+def test_depthwise_training_conv_matches_torch(isa, case, dtype):
+    x, w, b = _dw_data(case, dtype)
+    s, p, d = case[5:]
+    c = x.shape[1]
+    tx, tw, tb = (torch.from_numpy(a).requires_grad_(True) for a in (x, w, b))
+    ty = torch.nn.functional.conv2d(tx, tw, tb, s, p, d, c)
+    tol = dict(rtol=1e-4, atol=ATOL) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    y = _C.conv2d_forward(x, w, b, s, p, d, c)
+    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+    gy = np.random.default_rng(3).standard_normal(y.shape).astype(dtype)
+    ty.backward(torch.from_numpy(gy))
+    np.testing.assert_allclose(_C.conv2d_backward_input(gy, w, x.shape, s, p, d, c), tx.grad.numpy(), **tol)
+    tol_w = dict(rtol=1e-4, atol=ATOL * 10) if dtype == np.float32 else tol
+    np.testing.assert_allclose(_C.conv2d_backward_weight(gy, x, w.shape, s, p, d, c), tw.grad.numpy(), **tol_w)
+
+
+@pytest.mark.parametrize("case", DW_CASES[:3])
+def test_depthwise_training_conv_bit_identical_across_threads(threads, case):
+    x, w, b = _dw_data(case)
+    s, p, d = case[5:]
+    c = x.shape[1]
+    gy = np.random.default_rng(3).standard_normal(_C.conv2d_forward(x, w, b, s, p, d, c).shape).astype(np.float32)
+    runs = []
+    for n in (1, 2, 3):
+        _C.set_num_threads(n)
+        runs.append((_C.conv2d_forward(x, w, b, s, p, d, c), _C.conv2d_backward_input(gy, w, x.shape, s, p, d, c),
+                     _C.conv2d_backward_weight(gy, x, w.shape, s, p, d, c)))
+    for other in runs[1:]:
+        for a, b_ in zip(runs[0], other):
+            np.testing.assert_array_equal(a, b_)

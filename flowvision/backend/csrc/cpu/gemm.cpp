@@ -624,10 +624,20 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
         // Few rows (linear layers on token batches, conv with few output channels): split N into
         // column blocks whose packed B (kc x ncb) stays in L2; each task packs its own A and B,
         // so there is a single parallel region and no barrier per K block.
-        int64_t ncb = ceil_div(ceil_div(N, 4 * nt), NR) * NR;
-        // 256..512 columns: the packed B block (kc x ncb, <= 512 KiB) stays in L2
-        ncb = mn<int64_t>(mx<int64_t>(ncb, ceil_div(256, NR) * NR), ceil_div(512, NR) * NR);
-        const int64_t nblocks = ceil_div(N, ncb);
+        // Blocks of <= 512 columns (the packed B block, kc x ncb, stays in L2) and, with several threads, about 4
+        // per thread but >= 128 columns each, in a count that is a multiple of the thread count: 576 columns on 2
+        // threads are 4 blocks of 144, not 3 of 256 (the third block left one thread idle for a third of the call:
+        // the weight gradient of a 64-channel 3x3 conv). Column blocks do not change any element's sums.
+        const int64_t npan_all = ceil_div(N, NR);
+        int64_t nblocks = ceil_div(npan_all, ceil_div(512, NR));
+        if (nt > 1) {
+            const int64_t most = mx<int64_t>(int64_t(1), npan_all * NR / 128);
+            nblocks = mx<int64_t>(nblocks, mn<int64_t>(4 * nt, most));
+            const int64_t rounded = ceil_div(nblocks, nt) * nt;
+            if (rounded <= mx<int64_t>(most, nblocks)) nblocks = rounded;
+        }
+        const int64_t ncb = ceil_div(npan_all, nblocks) * NR;
+        nblocks = ceil_div(N, ncb);
         const int64_t kc_max = mn<int64_t>(kKC, K);
         const int64_t mpad = ceil_div(mn<int64_t>(M, kMC), MR) * MR;
         auto block_fn = [&](int64_t b0, int64_t b1) {
