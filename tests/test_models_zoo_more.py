@@ -285,6 +285,9 @@ def test_timm_parity_native(name):
 # ---- gradient checkpointing -------------------------------------------------------------------------------------
 
 # (name, input size, kwargs, largest kept-bytes ratio checkpointed / plain); dropout off so both passes match
+# Swin-T with stochastic depth off (its default 0.1 draws differently in the plain and the checkpointed pass)
+SWIN_SMALL = dict(img_size=64, depths=(1, 2, 2, 1), window_size=2, drop_path_rate=0.0)
+
 CKPT_CASES = [
     ("uniformer_small", 32, dict(depth=(1, 1, 2, 1)), 0.6),
     ("cswin_tiny_224", 64, dict(img_size=64, depth=(1, 1, 2, 1), split_size=(1, 2, 2, 2)), 0.6),
@@ -310,6 +313,12 @@ CKPT_CASES = [
     # the kept bytes include the convolution weights the graph saves: HRNet-W18-small's 13 M parameters (52 MB,
     # most in the classification head) dominate at this size, its stages' activations halve
     ("hrnet_w18_small", 64, {}, 0.9),
+    # timm's own placements: EfficientNet / MobileNetV3 block by block (checkpoint_seq(flatten=True)), ViT and
+    # Mixer checkpoint_seq(self.blocks), Swin inside each stage, DenseNet each dense layer's concat + norm1 + conv1
+    # (MobileNetV3-small at 32x32: its 1024x1000 classifier weight is most of what the graph keeps)
+    ("efficientnet_b0", 32, {}, 0.6), ("mobilenetv3_small_050", 32, {}, 0.85),
+    ("vit_tiny_patch16_224", 32, dict(img_size=32), 0.6), ("mixer_s32_224", 64, dict(img_size=64), 0.6),
+    ("swin_tiny_patch4_window7_224", 64, SWIN_SMALL, 0.6), ("densenet121", 32, {}, 0.6),
 ]
 
 # (name, input size, kwargs, a module that checkpointing runs again during backward)
@@ -319,6 +328,10 @@ RECOMPUTE_CASES = [
     ("rexnet_100", 32, dict(drop_rate=0.0), "features.5"), ("dla46_c", 32, {}, "level3"),
     ("hrnet_w18_small", 64, {}, "stage3.0"), ("pvt_tiny", 64, dict(img_size=64), "block2.0"),
     ("van_b0", 32, {}, "block2.1"),
+    ("efficientnet_b0", 32, {}, "blocks.2.1"), ("mobilenetv3_small_050", 32, {}, "blocks.2.0"),
+    ("vit_tiny_patch16_224", 32, dict(img_size=32), "blocks.1"), ("mixer_s32_224", 64, dict(img_size=64), "blocks.1"),
+    ("swin_tiny_patch4_window7_224", 64, SWIN_SMALL, "layers.1.blocks.1"),
+    ("densenet121", 32, {}, "features.denseblock2.denselayer2.conv1"),
 ]
 
 
@@ -403,6 +416,31 @@ def test_grad_checkpointing_runs_the_stage_again_in_backward(name, size, kwargs,
     calls.clear()
     model(x).sum().backward()
     assert len(calls) == 1
+
+
+def test_vgg_refuses_grad_checkpointing_as_timm():
+    timm = pytest.importorskip("timm")
+    theirs = timm.create_model("vgg11", mlp_ratio=1 / 64)
+    with pytest.raises(AssertionError) as expected:
+        theirs.set_grad_checkpointing(True)
+    ours = M.create_model("vgg11", mlp_ratio=1 / 64)
+    with pytest.raises(AssertionError) as got:
+        ours.set_grad_checkpointing(True)
+    assert str(got.value) == str(expected.value)
+    assert isinstance(got.value, NotImplementedError)
+    ours.set_grad_checkpointing(False)  # turning it off is accepted, as timm's
+    assert not ours.grad_checkpointing
+
+
+def test_densenet_memory_efficient_is_checkpointing():
+    """torchvision's ``memory_efficient=True`` (and timm's kwarg) turns every dense layer's checkpointing on."""
+    layers = lambda m: [l for l in m.modules() if isinstance(l, M.DenseLayer)]
+    tv = M.densenet121(memory_efficient=True)
+    assert tv.grad_checkpointing and layers(tv) and all(l.grad_checkpointing for l in layers(tv))
+    plain = M.create_model("densenet121")
+    assert not any(l.grad_checkpointing for l in layers(plain))
+    plain.set_grad_checkpointing(True)
+    assert all(l.grad_checkpointing for l in layers(plain))
 
 
 # ---- the original zoo's names ----------------------------------------------------------------------------------

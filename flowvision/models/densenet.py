@@ -5,6 +5,7 @@ then global pool + ``classifier``. Norms are BatchNormAct2d (BN + ReLU in one mo
 """
 from flowvision import backend as flow
 from flowvision.backend import nn
+from flowvision.backend.utils.checkpoint import checkpoint
 from flowvision.layers import BatchNormAct2d, BlurPool2d, create_classifier
 
 from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
@@ -16,17 +17,27 @@ __all__ = ["DenseNet", "DenseLayer", "DenseBlock", "DenseTransition"]
 
 
 class DenseLayer(nn.Module):
-    def __init__(self, num_input_features, growth_rate, bn_size, norm_layer=BatchNormAct2d, drop_rate=0.0):
+    def __init__(self, num_input_features, growth_rate, bn_size, norm_layer=BatchNormAct2d, drop_rate=0.0,
+                 grad_checkpointing=False):
         super().__init__()
         self.add_module("norm1", norm_layer(num_input_features))
         self.add_module("conv1", nn.Conv2d(num_input_features, bn_size * growth_rate, 1, bias=False))
         self.add_module("norm2", norm_layer(bn_size * growth_rate))
         self.add_module("conv2", nn.Conv2d(bn_size * growth_rate, growth_rate, 3, padding=1, bias=False))
         self.drop_rate = float(drop_rate)
+        self.grad_checkpointing = grad_checkpointing
+
+    def bottleneck(self, *features):
+        """norm1 + conv1 over the concatenated earlier features (the wide tensor checkpointing frees)."""
+        return self.conv1(self.norm1(flow.cat(features, 1) if len(features) > 1 else features[0]))
 
     def forward(self, features):
-        x = flow.cat(features, 1) if isinstance(features, (list, tuple)) else features
-        x = self.conv2(self.norm2(self.conv1(self.norm1(x))))
+        features = tuple(features) if isinstance(features, (list, tuple)) else (features,)
+        if self.grad_checkpointing and self.training:  # timm / torchvision memory_efficient: the bottleneck only
+            x = checkpoint(self.bottleneck, *features)
+        else:
+            x = self.bottleneck(*features)
+        x = self.conv2(self.norm2(x))
         if self.drop_rate > 0:
             x = nn.functional.dropout(x, p=self.drop_rate, training=self.training)
         return x
@@ -34,11 +45,12 @@ class DenseLayer(nn.Module):
 
 class DenseBlock(nn.ModuleDict):
     def __init__(self, num_layers, num_input_features, bn_size, growth_rate, norm_layer=BatchNormAct2d,
-                 drop_rate=0.0):
+                 drop_rate=0.0, grad_checkpointing=False):
         super().__init__()
         for i in range(num_layers):
             self.add_module(f"denselayer{i + 1}", DenseLayer(num_input_features + i * growth_rate, growth_rate,
-                                                             bn_size, norm_layer=norm_layer, drop_rate=drop_rate))
+                                                             bn_size, norm_layer=norm_layer, drop_rate=drop_rate,
+                                                             grad_checkpointing=grad_checkpointing))
 
     def forward(self, init_features):
         features = [init_features]
@@ -66,7 +78,7 @@ class DenseNet(nn.Module):
             raise NotImplementedError("anti-aliased transitions (aa_stem_only=False) are not implemented")
         self.num_classes = num_classes
         self.drop_rate = drop_rate
-        self.grad_checkpointing = False
+        self.grad_checkpointing = memory_efficient
         norm = BatchNormAct2d
         num_init = growth_rate * 2
         if aa_layer is None:
@@ -93,7 +105,8 @@ class DenseNet(nn.Module):
         stride, nf = 4, num_init
         for i, num_layers in enumerate(block_config):
             self.features.add_module(f"denseblock{i + 1}", DenseBlock(num_layers, nf, bn_size, growth_rate,
-                                                                       norm_layer=norm, drop_rate=proj_drop_rate))
+                                                                       norm_layer=norm, drop_rate=proj_drop_rate,
+                                                                       grad_checkpointing=memory_efficient))
             nf += num_layers * growth_rate
             if i != len(block_config) - 1:
                 self.feature_info.append(dict(num_chs=nf, reduction=stride, module=f"features.denseblock{i + 1}"))
@@ -122,9 +135,13 @@ class DenseNet(nn.Module):
     def no_weight_decay(self):
         return set()
 
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """In training mode, every dense layer recomputes its concatenation + norm1 + conv1 in backward instead of
+        keeping it (timm's and torchvision's ``memory_efficient``; the same values either way)."""
+        self.grad_checkpointing = bool(enable)
+        for m in self.features.modules():
+            if isinstance(m, DenseLayer):
+                m.grad_checkpointing = self.grad_checkpointing
 
     def get_classifier(self):
         return self.classifier
@@ -238,7 +255,6 @@ def _tv_densenet(name, weights, **kwargs):
     growth, blocks = kwargs.pop("growth_rate", cfg[0]), kwargs.pop("block_config", cfg[1])
     if kwargs.pop("num_init_features", 2 * growth) != 2 * growth:
         raise NotImplementedError("num_init_features must be 2 * growth_rate")
-    kwargs.pop("memory_efficient", None)  # a memory/speed trade-off in torch; the same network
     return DenseNet(growth_rate=growth, block_config=blocks, proj_drop_rate=kwargs.pop("drop_rate", 0.0), **kwargs)
 
 

@@ -12,6 +12,7 @@ from flowvision.backend import nn
 from flowvision.layers import DropPath, GatedMlp, Mlp, PatchEmbed, get_act_layer, lecun_normal_, to_2tuple
 
 from ._builder import build_model_with_cfg
+from ._contract import checkpoint_seq
 from ._features import collect_intermediates, feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, extend_default_cfgs, generate_default_cfgs)
@@ -156,9 +157,10 @@ class MlpMixer(nn.Module):
     def no_weight_decay(self):
         return set()
 
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """In training mode, run every block under ``checkpoint``: only its input is kept and its activations are
+        recomputed in backward (timm's ``checkpoint_seq(self.blocks, x)``; the same values either way)."""
+        self.grad_checkpointing = bool(enable)
 
     def get_classifier(self):
         return self.head
@@ -172,7 +174,9 @@ class MlpMixer(nn.Module):
         self.head = nn.Linear(self.embed_dim, num_classes) if num_classes > 0 else nn.Identity()
 
     def forward_features(self, x):
-        return self.norm(self.blocks(self.stem(x)))
+        x = self.stem(x)
+        x = checkpoint_seq(self.blocks, x) if self.grad_checkpointing and self.training else self.blocks(x)
+        return self.norm(x)
 
     def forward_intermediates(self, x, indices=None, norm=False, stop_early=False, output_fmt="NCHW",
                               intermediates_only=False):

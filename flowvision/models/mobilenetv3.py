@@ -16,6 +16,7 @@ from flowvision.ops.misc import Conv2dNormActivation, SqueezeExcitation
 
 from ._api import convert_by_position, define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
+from ._contract import checkpoint_seq
 from ._efficientnet_builder import build_stages, decode_arch_def, init_weights_goog, round_channels
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, generate_default_cfgs)
@@ -62,9 +63,10 @@ class MobileNetV3(nn.Module):
     def no_weight_decay(self):
         return set()
 
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """In training mode, run every block of every stage under ``checkpoint``: only its input is kept and its
+        activations are recomputed in backward (timm's ``checkpoint_seq(flatten=True)``; the same values)."""
+        self.grad_checkpointing = bool(enable)
 
     def get_classifier(self):
         return self.classifier
@@ -79,7 +81,10 @@ class MobileNetV3(nn.Module):
     def forward_features(self, x):
         if x.ndim != 4 or x.shape[1] != self.conv_stem.in_channels:
             raise ValueError(f"expected a (B, {self.conv_stem.in_channels}, H, W) tensor, got {tuple(x.shape)}")
-        return self.blocks(self.bn1(self.conv_stem(x)))
+        x = self.bn1(self.conv_stem(x))
+        if self.grad_checkpointing and self.training:  # timm's checkpoint_seq(flatten=True): block by block
+            return checkpoint_seq([blk for stage in self.blocks for blk in stage], x)
+        return self.blocks(x)
 
     def forward_head(self, x, pre_logits=False):
         x = self.global_pool(x)

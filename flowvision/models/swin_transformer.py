@@ -17,6 +17,7 @@ from flowvision.ops import MLP, Permute, StochasticDepth
 
 from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
+from ._contract import checkpoint_seq
 from ._features import feature_take_indices
 from ._pretrained import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, generate_default_cfgs
 from ._registry import register_model, register_model_alias
@@ -207,7 +208,8 @@ class SwinTransformerStage(nn.Module):
             for i in range(depth)])
 
     def forward(self, x):
-        return self.blocks(self.downsample(x))
+        x = self.downsample(x)
+        return checkpoint_seq(self.blocks, x) if self.grad_checkpointing and self.training else self.blocks(x)
 
 
 class _NHWCHead(nn.Module):
@@ -283,9 +285,12 @@ class SwinTransformer(nn.Module):
     def no_weight_decay(self):
         return {n for n, _ in self.named_parameters() if "relative_position_bias_table" in n}
 
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """In training mode, every stage runs its blocks under ``checkpoint``: only each block's input is kept and
+        its activations are recomputed in backward (timm's stages: ``checkpoint_seq(self.blocks, x)``)."""
+        self.grad_checkpointing = bool(enable)
+        for stage in self.layers:
+            stage.grad_checkpointing = self.grad_checkpointing
 
     def get_classifier(self):
         return self.head.fc

@@ -46,6 +46,10 @@ class ConvMlp(nn.Module):
         return self.act2(self.fc2(x))
 
 
+class GradCheckpointingUnsupported(NotImplementedError, AssertionError):
+    """``set_grad_checkpointing(True)`` on a model that cannot checkpoint (an AssertionError too, as timm's)."""
+
+
 class VGG(HeadModuleContract, nn.Module):
     def __init__(self, cfg, num_classes=1000, in_chans=3, output_stride=32, mlp_ratio=1.0, act_layer=nn.ReLU,
                  norm_layer=None, global_pool="avg", drop_rate=0.0):
@@ -90,6 +94,12 @@ class VGG(HeadModuleContract, nn.Module):
             elif isinstance(m, nn.Linear):
                 nn.init.normal_(m.weight, 0, 0.01)
                 nn.init.zeros_(m.bias)
+
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """Refused, as timm's VGG: its ``features`` is one flat run of layers with no blocks to checkpoint."""
+        if enable:
+            raise GradCheckpointingUnsupported("gradient checkpointing not supported")
+        self.grad_checkpointing = False
 
     def forward_features(self, x):
         if x.ndim != 4 or x.shape[1] != self.features[0].in_channels:

@@ -18,6 +18,7 @@ from flowvision.ops import MLP
 
 from ._api import define_tv_builders, register_tv_counterpart, tv_weights_enums
 from ._builder import build_model_with_cfg
+from ._contract import checkpoint_seq
 from ._features import feature_take_indices
 from ._pretrained import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGENET_INCEPTION_MEAN,
                           IMAGENET_INCEPTION_STD, extend_default_cfgs, generate_default_cfgs)
@@ -146,9 +147,10 @@ class VisionTransformer(nn.Module):
     def no_weight_decay(self):
         return {"pos_embed", "cls_token", "dist_token"}
 
-    def set_grad_checkpointing(self, enable=True):
-        """Recorded only: the eager engine has no activation checkpointing yet (no memory is saved)."""
-        self.grad_checkpointing = enable
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """In training mode, run every block under ``checkpoint``: only its input is kept and its activations are
+        recomputed in backward (timm's ``checkpoint_seq(self.blocks, x)``; the same values either way)."""
+        self.grad_checkpointing = bool(enable)
 
     def get_classifier(self):
         return self.head
@@ -177,7 +179,7 @@ class VisionTransformer(nn.Module):
         x = self.patch_embed(x)
         x = self._pos_embed(x)
         x = self.norm_pre(self.patch_drop(x))
-        x = self.blocks(x)
+        x = checkpoint_seq(self.blocks, x) if self.grad_checkpointing and self.training else self.blocks(x)
         return self.norm(x)
 
     def forward_intermediates(self, x, indices=None, return_prefix_tokens=False, norm=False, stop_early=False,
@@ -197,8 +199,9 @@ class VisionTransformer(nn.Module):
         x = self.norm_pre(self.patch_drop(self._pos_embed(x)))
         blocks = self.blocks[:max_index + 1] if stop_early else self.blocks
         intermediates = []
+        recompute = self.grad_checkpointing and self.training
         for i, blk in enumerate(blocks):
-            x = blk(x)
+            x = checkpoint_seq((blk,), x, enabled=recompute)
             if i in take_indices:
                 intermediates.append(self.norm(x) if norm else x)
         npt = self.num_prefix_tokens
