@@ -67,7 +67,7 @@ class ScaledDotProductAttention(Function):
             gv = unbroadcast(K.matmul(np.swapaxes(probs, -1, -2), g), v.shape)
         if need_q or need_k or need_m:
             dp = K.matmul(g, np.swapaxes(v, -1, -2))
-            ds = probs * (dp - np.sum(dp * probs, axis=-1, keepdims=True))
+            ds = _C.softmax_backward(dp, probs)  # probs * (dp - rowsum(dp * probs)) in one parallel pass
             if need_m:
                 gm = unbroadcast(ds, mask_shape)
             if need_q:
