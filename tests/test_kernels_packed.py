@@ -43,6 +43,35 @@ def test_gemm_packed_epilogues(isa, shape, dtype):
     np.testing.assert_allclose(y, a @ w.T, rtol=1e-4, atol=1e-4 * np.sqrt(K))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_epilogue_inplace_is_the_fused_epilogue(isa, dtype):
+    """_C.epilogue_inplace (the NCHW conv's epilogue in a captured plan) applies every kind with the fused GEMM's
+    math: equal to torch, and bit for bit to gemm_packed's fused result (float32 GELU / SiLU: the GEMM runs them
+    on whole vectors of its tile, the in-place pass has a scalar tail, so within rounding there)."""
+    M, N, K = 37, 133, 70  # N: not a whole number of vectors
+    rng = np.random.default_rng(7)
+    a, w = rng.standard_normal((M, K)).astype(dtype), rng.standard_normal((N, K)).astype(dtype)
+    b, r = rng.standard_normal(N).astype(dtype), rng.standard_normal((M, N)).astype(dtype)
+    pk = _C.pack_b(w, True)
+    pre = _C.gemm_packed(a, pk, b, "none", r)
+    pre.reshape(-1)[:2] = [np.nan, -0.0]
+    assert set(EPILOGUES) == set(_C.Epilogue.__members__)
+    for ep, fn in EPILOGUES.items():
+        y = pre.copy()
+        assert _C.epilogue_inplace(y, ep, -0.5, 0.7) is None
+        want = fn(torch.from_numpy(pre.astype(np.float64))).numpy()
+        np.testing.assert_allclose(y, want, rtol=1e-6 if dtype == np.float32 else 1e-14, atol=1e-6, err_msg=ep)
+        if dtype == np.float64 or ep not in ("gelu", "gelu_tanh", "silu"):
+            fused = _C.gemm_packed(a, pk, b, ep, r, -0.5, 0.7)
+            np.testing.assert_array_equal(y.reshape(-1)[2:], fused.reshape(-1)[2:], err_msg=ep)
+    with pytest.raises(ValueError, match="unknown epilogue"):
+        _C.epilogue_inplace(pre.copy(), "tanh")
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _C.epilogue_inplace(pre.copy()[:, ::2], "relu")
+    with pytest.raises(ValueError, match="float32 or float64"):
+        _C.epilogue_inplace(np.ones(4, np.int32), "relu")
+
+
 def test_gemm_packed_matches_gemm_bitwise():
     """Same micro-kernel and K blocking as _C.gemm: identical results (F.linear's fast path relies on it)."""
     rng = np.random.default_rng(1)

@@ -10,6 +10,7 @@ import flowvision.backend as fb
 from flowvision.backend import cuda, nn
 from flowvision.backend.autograd import graph as G
 from flowvision.backend.nn import functional as F
+from flowvision.backend import _C
 from flowvision.backend._ops import traits
 
 RNG = np.random.default_rng(16)
@@ -145,6 +146,47 @@ def test_rrelu_and_leaky_relu_fuse_as_conv_and_linear_epilogues(dtype, executor)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(got, eager, rtol=tol, atol=tol)
     np.testing.assert_allclose(got, _torch_leaky_epilogues(model, x), rtol=tol * 10, atol=tol * 10)
+
+
+# every fused epilogue kind as (flowvision op, torch op); the NCHW float64 conv applies each one in place
+_EPILOGUE_OPS = {
+    "relu": (F.relu, TF.relu), "relu6": (F.relu6, TF.relu6), "gelu": (F.gelu, TF.gelu),
+    "gelu_tanh": (lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh")),
+    "silu": (F.silu, TF.silu), "hardswish": (F.hardswish, TF.hardswish),
+    "clamp": (lambda t: F.hardtanh(t, -0.5, 0.7), lambda t: TF.hardtanh(t, -0.5, 0.7)),
+    "leaky_relu": (lambda t: F.leaky_relu(t, 0.2), lambda t: TF.leaky_relu(t, 0.2)),
+}
+
+
+class _ConvAct(nn.Module):
+    def __init__(self, act):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.act = act
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+
+
+@pytest.mark.parametrize("kind", sorted(_EPILOGUE_OPS))
+def test_every_epilogue_fuses_into_the_float64_nchw_conv(kind):
+    """The float64 conv (NCHW kernel, no epilogue of its own) takes every epilogue kind through
+    _C.epilogue_inplace: one step, equal to eager and torch."""
+    assert set(_EPILOGUE_OPS) == set(_C.Epilogue.__members__) - {"none"}  # a new kind needs its row here
+    ours, theirs = _EPILOGUE_OPS[kind]
+    fb.manual_seed(0)
+    model = _ConvAct(ours).eval().double()
+    x = _x(2, 3, 9, 9, dtype=np.float64)
+    cm = fb.compile(model, fb.tensor(x))
+    plan = cm.explain(fb.tensor(x))
+    assert f"conv+{kind}" in plan and plan.count("conv") == 1, plan
+    with fb.no_grad():
+        eager = model(fb.tensor(x)).numpy()
+    got = cm(fb.tensor(x)).numpy()
+    np.testing.assert_allclose(got, eager, rtol=1e-12, atol=1e-12)
+    p = {k: torch.tensor(v.detach().numpy()) for k, v in model.state_dict().items()}
+    want = theirs(TF.conv2d(torch.tensor(x), p["conv.weight"], p["conv.bias"], padding=1)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 @pytest.fixture

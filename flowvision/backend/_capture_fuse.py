@@ -76,13 +76,6 @@ def _to_fused(g, op):
     return None
 
 
-def _conv_takes_epilogue(g, op, ep):
-    """Whether the lowering of fused op ``op`` can apply epilogue ``ep`` / a residual inside its kernel."""
-    if op.kind == "linear" or _conv_algo(g, op) != "im2col":
-        return True
-    return ep in ("residual", "relu", "relu6", "clamp", "leaky_relu")  # NCHW conv2d_forward: applied in place
-
-
 def _conv_algo(g, op):
     """The shared selector's algorithm for fused conv ``op`` in a plan (activations may stay NHWC)."""
     a = op.attrs
@@ -161,13 +154,12 @@ def _try_absorb(g, p, c, v):
             else:
                 _scale_out_channels(p, vec)
             return True
-        if (other[0] == "v" and role == "add" and clean and other[2] is None and g.meta[other[1]] == g.meta[v]
-                and _conv_takes_epilogue(g, p, "residual")):
+        if other[0] == "v" and role == "add" and clean and other[2] is None and g.meta[other[1]] == g.meta[v]:
             a["res"] = other[1]
             return True
         return False
     ep = _act_epilogue(c)
-    if ep is not None and a["ep"] == "none" and c.args[0] == ("v", v, None) and _conv_takes_epilogue(g, p, ep[0]):
+    if ep is not None and a["ep"] == "none" and c.args[0] == ("v", v, None):
         a["ep"], a["lo"], a["hi"] = ep
         return True
     return False

@@ -38,17 +38,6 @@ def _lower_fn(g, op):
     return run
 
 
-def _inplace_epilogue(ep, lo, hi):
-    if ep == "relu":
-        return lambda y: np.maximum(y, 0, out=y)
-    if ep in ("relu6", "clamp"):
-        lo, hi = (0.0, 6.0) if ep == "relu6" else (lo, hi)
-        return lambda y: np.clip(y, lo, hi, out=y)
-    if ep == "leaky_relu":  # x where x > 0, else x * slope (NaN stays NaN), as the kernels' epilogue
-        return lambda y: np.multiply(y, y.dtype.type(lo), out=y, where=~(y > 0))
-    return None
-
-
 def conv_nhwc_operands(g, op):
     """(packed weight, float32 bias or None) of an NHWC convolution (shared by both executors)."""
     a = op.attrs
@@ -108,16 +97,13 @@ def _lower_conv(g, op, out=None):
         return run
     stride, padding, dilation, groups = a["stride"], a["padding"], a["dilation"], a["groups"]
     w = np.ascontiguousarray(w)
-    post = _inplace_epilogue(ep, lo, hi)
-    if ep != "none" and post is None:
-        raise RuntimeError(f"internal: epilogue {ep} cannot follow the NCHW convolution (fuse() should not allow it)")
 
-    def run(x, res=None):
+    def run(x, res=None):  # this kernel has no epilogue: the fused kernels' one, applied in place
         y = _C.conv2d_forward(np.ascontiguousarray(x), w, b, stride, padding, dilation, groups)
         if res is not None:
             np.add(y, res, out=y)
-        if post is not None:
-            post(y)
+        if ep != "none":
+            _C.epilogue_inplace(y, ep, lo, hi)
         return y
     return run
 

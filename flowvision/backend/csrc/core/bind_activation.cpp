@@ -91,10 +91,15 @@ py::object silu_bwd_impl(py::handle gy_, py::handle x_) {
 
 // y = f(x) for the pointwise activations; out may be x itself (in place) or a fresh array of x's shape.
 int pointwise_kind(const std::string& k) {
-    static const char* names[] = {"relu", "clamp", "sigmoid", "hardswish", "hardsigmoid", "leaky_relu"};
-    for (int i = 0; i < int(sizeof(names) / sizeof(names[0])); ++i)
+#define FV_PW_NAME(id, pw_name) #pw_name,
+    static const char* const names[] = {FV_POINTWISE_KINDS(FV_PW_NAME)};
+#undef FV_PW_NAME
+    std::string known;
+    for (int i = 0; i < fv::kPwCount; ++i) {
         if (k == names[i]) return i;
-    fail("pointwise: unknown kind '" + k + "' (relu, clamp, sigmoid, hardswish, hardsigmoid, leaky_relu)");
+        known += (i ? ", " : "") + std::string(names[i]);
+    }
+    fail("pointwise: unknown kind '" + k + "' (" + known + ")");
     return -1;
 }
 template <class T>
@@ -146,10 +151,10 @@ void bind_activation(py::module_& m) {
     using v64 = std::vector<int64_t>;
     using obj = py::object;
     using hnd = py::handle;
-    py::enum_<fv::Pointwise>(m, "Pointwise", "kinds of _C.pointwise and of a native plan's unary step")
-        .value("relu", fv::kPwRelu).value("clamp", fv::kPwClamp).value("sigmoid", fv::kPwSigmoid)
-        .value("hardswish", fv::kPwHardswish).value("hardsigmoid", fv::kPwHardsigmoid)
-        .value("leaky_relu", fv::kPwLeakyRelu);
+    py::enum_<fv::Pointwise> pointwise(m, "Pointwise", "kinds of _C.pointwise and of a native plan's unary step");
+#define FV_PW_VALUE(id, pw_name) pointwise.value(#pw_name, fv::id);
+    FV_POINTWISE_KINDS(FV_PW_VALUE)
+#undef FV_PW_VALUE
     py::enum_<fv::UnaryStep>(m, "UnaryStep", "a native plan's unary steps with kernels of their own")
         .value("gelu", fv::kUnGelu).value("gelu_tanh", fv::kUnGeluTanh).value("silu", fv::kUnSilu);
     py::enum_<fv::BinaryOp>(m, "BinaryOp", "ops of the binary kernels").value("add", fv::kBinAdd).value("mul", fv::kBinMul);

@@ -169,27 +169,47 @@ py::object gemm_packed_a_impl(const PackedA& pk, py::handle b_, py::object bias_
     return std::move(c);
 }
 
+// y = epilogue(y) in place: the fused kernels' epilogue for results of a kernel that has none (the NCHW conv)
+template <class T>
+void epilogue_inplace_impl(py::handle y_, const std::string& ep, double lo, double hi) {
+    const int act = epilogue_code(ep, "epilogue_inplace");
+    if (!py::isinstance<py::array_t<T>>(y_)) fail("epilogue_inplace: y must be a float32 or float64 array");
+    auto y = py::reinterpret_borrow<py::array>(y_);
+    if (!(y.flags() & py::array::c_style) || !y.writeable())
+        fail("epilogue_inplace: y must be a writeable C-contiguous array, got shape " + shp(y));
+    T* p = static_cast<T*>(y.mutable_data());
+    py::gil_scoped_release rel;
+    ks<T>().epilogue(act, p, y.size(), T(lo), T(hi));
+}
+
 }  // namespace
 
-// Shared with conv2d_nhwc and the plan executor (declared in core/bind_util.h). Names in Epilogue's order.
+// Shared with conv2d_nhwc and the plan executor (declared in core/bind_util.h).
 int epilogue_code(const std::string& name, const char* fn) {
-    static const char* names[] = {"none", "relu", "relu6", "gelu", "gelu_tanh", "silu", "hardswish", "clamp",
-                                  "leaky_relu"};
-    for (int i = 0; i < int(sizeof(names) / sizeof(names[0])); ++i)
+#define FV_EP_NAME(id, ep_name, after_store) #ep_name,
+    static const char* const names[] = {FV_EPILOGUES(FV_EP_NAME)};
+#undef FV_EP_NAME
+    std::string known;
+    for (int i = 0; i < fv::kEpCount; ++i) {
         if (name == names[i]) return i;
-    fail(std::string(fn) + ": unknown epilogue '" + name +
-         "' (none, relu, relu6, gelu, gelu_tanh, silu, hardswish, clamp, leaky_relu)");
+        known += (i ? ", " : "") + std::string(names[i]);
+    }
+    fail(std::string(fn) + ": unknown epilogue '" + name + "' (" + known + ")");
 }
 
 void bind_gemm(py::module_& m) {
     using v64 = std::vector<int64_t>;
     using obj = py::object;
     using hnd = py::handle;
-    py::enum_<fv::Epilogue>(m, "Epilogue", "fused epilogues of the packed GEMM and NHWC conv kernels")
-        .value("none", fv::kEpNone).value("relu", fv::kEpRelu).value("relu6", fv::kEpRelu6)
-        .value("gelu", fv::kEpGelu).value("gelu_tanh", fv::kEpGeluTanh).value("silu", fv::kEpSilu)
-        .value("hardswish", fv::kEpHardswish).value("clamp", fv::kEpClamp).value("leaky_relu", fv::kEpLeakyRelu);
+    py::enum_<fv::Epilogue> epilogue(m, "Epilogue", "fused epilogues of the packed GEMM and NHWC conv kernels");
+#define FV_EP_VALUE(id, ep_name, after_store) epilogue.value(#ep_name, fv::id);
+    FV_EPILOGUES(FV_EP_VALUE)
+#undef FV_EP_VALUE
 
+    m.def("epilogue_inplace", [](hnd y, const std::string& ep, double lo, double hi) {
+        FV_DISPATCH(epilogue_inplace_impl, is_f64(y), y, ep, lo, hi);
+    }, py::arg("y"), py::arg("epilogue"), py::arg("lo") = 0.0, py::arg("hi") = 0.0,
+          "y = epilogue(y) in place (float32 / float64, C-contiguous): the fused kernels' epilogue math");
     m.def("gemm", [](hnd a, hnd b, bool ta, bool tb) { return FV_DISPATCH(gemm_impl, is_f64(a) || is_f64(b), a, b, ta, tb); },
           py::arg("a"), py::arg("b"), py::arg("trans_a") = false, py::arg("trans_b") = false);
 

@@ -1,6 +1,7 @@
 // Elementwise activations: GELU (erf / tanh), SiLU, and the pointwise kinds (relu, clamp, sigmoid, hardswish,
-// hardsigmoid), forward and backward. float32 vectors use cpu/common.h's vexp / verf / vgelu (the GEMM epilogue
-// applies the same functions); float64 and the scalar tails use libm.
+// hardsigmoid, leaky_relu), forward and backward; any fused epilogue applied in place. float32 vectors use
+// cpu/common.h's vexp / verf / vgelu (the GEMM epilogue applies the same functions); float64 and the scalar tails
+// use libm.
 #include "cpu/common.h"
 
 namespace fv {
@@ -209,7 +210,32 @@ void act_inplace<double>(int act, double* p, int64_t n) {
     else if (act == kEpSilu) silu_fwd<double>(p, p, n);
 }
 
+namespace {
+
+// y = epilogue(y) for any Epilogue kind: the fused kernels' own math (epilogue_apply, act_inplace), for a
+// convolution whose kernel has no epilogue of its own (the NCHW conv path)
+template <class T>
+void epilogue_inplace(int act, T* y, int64_t n, T lo, T hi) {
+    if (act == kEpNone) return;
+    if (epilogue_after_store(act)) {
+        act_inplace<T>(act, y, n);
+        return;
+    }
+    if (act == kEpRelu) { lo = T(0); hi = T(INFINITY); }
+    if (act == kEpRelu6) { lo = T(0); hi = T(6); }
+    typedef vec_t<T> V;
+    constexpr int W = vec_width<T>();
+    parallel_for(0, n, 32768, [&](int64_t b, int64_t e) {
+        int64_t i = b;
+        for (; i + W <= e; i += W) vstore(y + i, epilogue_apply<V, T>(act, vload<V>(y + i), lo, hi));
+        for (; i < e; ++i) y[i] = epilogue_apply<T, T>(act, y[i], lo, hi);
+    });
+}
+
+}  // namespace
+
 FV_REGISTRATION void fill_activation(KernelTable& t) {
+    FV_FILL_F32_F64(t, epilogue, epilogue_inplace);
     t.f32.gelu_forward = &gelu_fwd_f32;
     t.f64.gelu_forward = &gelu_fwd<double>;
     t.f32.gelu_backward = &gelu_bwd_f32;

@@ -220,30 +220,10 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
                   const T* B, int64_t rsb, int64_t csb, T* C, int64_t ldc, bool accumulate);
 
 // In-place GELU (erf / tanh) or SiLU over n contiguous elements, the same math as gelu_forward /
-// silu_forward (defined in activation.cpp; serial when called inside a parallel region).
+// silu_forward (defined in activation.cpp; serial when called inside a parallel region): the after-store
+// epilogues. The register epilogues are epilogue_apply (cpu/epilogue.h).
 template <class T>
 void act_inplace(int act, T* p, int64_t n);
-
-// The epilogues applied where the GEMM / conv kernels store a value (V: a vector or the scalar T), the one
-// definition of their math: relu / relu6 / clamp to [lo, hi] (callers set the bounds of relu / relu6),
-// hardswish, leaky_relu with slope lo; GELU / SiLU (and none) pass through, act_inplace runs them after the store.
-// Comparisons are written so that NaN propagates, like torch's clamp / relu / leaky_relu.
-template <class V, class T>
-static inline V epilogue_apply(int act, V v, T lo, T hi) {
-    if (act == kEpRelu || act == kEpRelu6 || act == kEpClamp) {
-        const V l = V{} + lo, h = V{} + hi;
-        v = v < l ? l : v;
-        return v > h ? h : v;
-    }
-    if (act == kEpHardswish) {
-        const V z = V{}, six = V{} + T(6);
-        V u = v + T(3);
-        u = u < z ? z : (u > six ? six : u);
-        return v * u / T(6);
-    }
-    if (act == kEpLeakyRelu) return v > V{} ? v : v * lo;
-    return v;
-}
 
 }  // namespace FV_ISA_NAMESPACE
 }  // namespace fv

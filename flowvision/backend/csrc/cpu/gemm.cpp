@@ -304,8 +304,7 @@ typedef vec_t<float> VecF;
 // the activations tile_kernel applies in registers (the rest run once per task tile through act_inplace)
 template <class T>
 static inline bool act_in_registers(int act) {
-    return act == kEpNone || act == kEpClamp || act == kEpHardswish || act == kEpLeakyRelu ||
-           (sizeof(T) == 4 && (act == kEpGelu || act == kEpGeluTanh || act == kEpSilu));
+    return sizeof(T) == 4 || !epilogue_after_store(act);  // float32: act_tile runs the after-store kinds
 }
 
 // GELU / SiLU over a tile just stored (still in L1): a plain loop rather than inside the store of the accumulators,

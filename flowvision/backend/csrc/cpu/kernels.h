@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 
+#include "cpu/epilogue.h"  // enum Epilogue (and, in the kernel units, epilogue_apply)
+
 namespace fv {
 
 struct ConvParams {
@@ -87,22 +89,30 @@ struct KernelSet {
     void (*silu_backward)(const T* gy, const T* x, T* gx, int64_t n);
     // y = f(x) elementwise, f = Pointwise (clamp uses lo/hi); y may alias x. NaN in, NaN out (as torch).
     void (*pointwise)(int kind, const T* x, T* y, int64_t n, T lo, T hi);
+    // y = epilogue(y) in place over n contiguous values, any Epilogue kind (the fused kernels' math)
+    void (*epilogue)(int act, T* y, int64_t n, T lo, T hi);
     // y (R, L) = a (R, L) op b, op 0 = add, 1 = mul; b is (R, L) (b_mode 0), one value per row (R, 1) (1), or one
     // row repeated (1, L) (2). Exactly rounded per element, so equal to numpy's broadcast result bit for bit.
     void (*binary)(int op, const T* a, const T* b, T* y, int64_t R, int64_t L, int b_mode);
 };
 
-enum Pointwise : int { kPwRelu = 0, kPwClamp = 1, kPwSigmoid = 2, kPwHardswish = 3, kPwHardsigmoid = 4,
-                       kPwLeakyRelu = 5 };  // leaky_relu: slope in lo
+// The kinds of the pointwise kernel (its math: pw_apply / pw_scalar in cpu/activation.cpp), X(id, name) in code
+// order; _C.Pointwise binds this list. clamp uses lo / hi, leaky_relu's slope is lo.
+#define FV_POINTWISE_KINDS(X)      \
+    X(kPwRelu, relu)               \
+    X(kPwClamp, clamp)             \
+    X(kPwSigmoid, sigmoid)         \
+    X(kPwHardswish, hardswish)     \
+    X(kPwHardsigmoid, hardsigmoid) \
+    X(kPwLeakyRelu, leaky_relu)
+#define FV_PW_ENUMERATOR(id, name) id,
+enum Pointwise : int { FV_POINTWISE_KINDS(FV_PW_ENUMERATOR) kPwCount };
+#undef FV_PW_ENUMERATOR
 // A native plan's unary step: a Pointwise kind, or one of these activations with kernels of their own.
 enum UnaryStep : int { kUnGelu = 100, kUnGeluTanh = 101, kUnSilu = 102 };
 // A native plan's pool step, and the two ops of the binary kernels.
 enum PoolKind : int { kPoolMax = 0, kPoolAvg = 1, kPoolAdaptiveAvg = 2 };
 enum BinaryOp : int { kBinAdd = 0, kBinMul = 1 };
-
-// Fused GEMM / conv epilogues (applied after bias and residual): clamp uses lo/hi, leaky_relu's slope is lo.
-enum Epilogue : int { kEpNone = 0, kEpRelu = 1, kEpRelu6 = 2, kEpGelu = 3, kEpGeluTanh = 4, kEpSilu = 5,
-                      kEpHardswish = 6, kEpClamp = 7, kEpLeakyRelu = 8 };
 
 // NHWC inference kernels (float32 only): direct convolution with weights packed once (cpu/conv_nhwc.cpp) and
 // pooling over channels-last activations (cpu/pool_nhwc.cpp).
