@@ -418,6 +418,31 @@ def test_grad_checkpointing_runs_the_stage_again_in_backward(name, size, kwargs,
     assert len(calls) == 1
 
 
+@pytest.mark.parametrize("name,size,kwargs", [("vit_tiny_patch16_224", 32, dict(img_size=32)),
+                                               ("mixer_s32_224", 64, dict(img_size=64))])
+def test_grad_checkpointing_in_forward_intermediates(name, size, kwargs):
+    """timm checkpoints forward_intermediates' blocks too: same gradients, block 1 runs again in backward."""
+    model = M.create_model(name, **kwargs).train()
+    calls = []
+    model.blocks[1].register_forward_pre_hook(lambda module, args: calls.append(1))
+    x = flow.from_numpy(np.random.RandomState(0).randn(2, 3, size, size).astype(np.float32)).requires_grad_(True)
+    grads, counts = {}, {}
+    for ckpt in (False, True):
+        model.set_grad_checkpointing(ckpt)
+        model.zero_grad()
+        calls.clear()
+        out, intermediates = model.forward_intermediates(x, indices=2)
+        loss = out.sum() + sum((y * y).sum() for y in intermediates)
+        in_forward = len(calls)
+        loss.backward()
+        counts[ckpt] = (in_forward, len(calls) - in_forward)
+        grads[ckpt] = {n: p.grad.numpy().copy() for n, p in model.named_parameters() if p.grad is not None}
+    assert counts == {False: (1, 0), True: (1, 1)}
+    assert grads[False].keys() == grads[True].keys()
+    for k, g in grads[False].items():
+        assert np.abs(grads[True][k] - g).max() <= 1e-4 * max(np.abs(g).max(), 1e-3), k
+
+
 def test_vgg_refuses_grad_checkpointing_as_timm():
     timm = pytest.importorskip("timm")
     theirs = timm.create_model("vgg11", mlp_ratio=1 / 64)

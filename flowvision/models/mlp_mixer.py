@@ -186,7 +186,10 @@ class MlpMixer(nn.Module):
         if output_fmt not in ("NCHW", "NLC"):
             raise ValueError(f"output_fmt must be 'NCHW' or 'NLC', got {output_fmt!r}")
         B, _, height, width = x.shape
-        x, intermediates = collect_intermediates(self.blocks, self.stem(x), indices, stop_early,
+        blocks = self.blocks
+        if self.grad_checkpointing and self.training:  # timm: checkpoint(blk, x) per block here too
+            blocks = [partial(checkpoint_seq, (blk,)) for blk in self.blocks]
+        x, intermediates = collect_intermediates(blocks, self.stem(x), indices, stop_early,
                                                  self.norm if norm else None)
         if output_fmt == "NCHW":
             ph, pw = self.stem.patch_size
