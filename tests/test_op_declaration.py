@@ -189,6 +189,14 @@ def test_every_epilogue_fuses_into_the_float64_nchw_conv(kind):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threshold_keeps_nan_like_torch(dtype):
+    x = np.array([np.nan, -np.inf, -1.0, 0.1, 0.1000001, 2.0, np.inf, -0.0], dtype)
+    (y, g), (yt, gt) = _grad_pair(lambda t: F.threshold(t, 0.1, -2.0), lambda t: TF.threshold(t, 0.1, -2.0), x)
+    np.testing.assert_array_equal(y, yt)
+    np.testing.assert_array_equal(g, gt)
+
+
 @pytest.fixture
 def emulated(monkeypatch):
     """The CUDA side of the engine over the host emulation of _C_cuda (tests/cuda_emulator.py)."""

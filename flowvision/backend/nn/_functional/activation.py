@@ -90,7 +90,9 @@ _Softplus = _act("Softplus", _softplus_np,
 _LogSigmoid = _act("LogSigmoid", lambda x: -_softplus_np(-x, 1.0, 20.0), lambda x, g, xp: g * xp.sigmoid(-x),
                    cuda=("logsigmoid", _no_params))
 _Softsign = _act("Softsign", lambda x: x / (1 + np.abs(x)), lambda x, g, xp: g / (1 + xp.abs(x)) ** 2)
-_Threshold = _act("Threshold", lambda x, th, v: np.where(x > th, x, v), lambda x, g, xp, th, v: g * (x > th))
+# torch's rule: value where x <= threshold, else x (NaN is not <= anything: it stays NaN, and its gradient passes)
+_Threshold = _act("Threshold", lambda x, th, v: np.where(x <= th, v, x),
+                   lambda x, g, xp, th, v: xp.where(x <= th, 0, g))
 
 
 class _Gelu(Function):
