@@ -256,20 +256,91 @@ bool dw_backward_weight_by_rows(const T* gy, const T* x, T* gw, const ConvParams
     }
 }
 
-// Depthwise forward and unit-stride input gradient as the NHWC depthwise kernel (cpu/conv_nhwc.cpp), transposed in
-// and out: it vectorises over channels with register tiles of pixels, where the NCHW loops above run one plane row
-// at a time (a 7x7 depthwise conv on 14x14 maps ran at ~1% of the FMA peak).
-static void dw_backward_input_direct(const float* gy, const float* w, float* gx, const ConvParams& p) {
+// Depthwise forward of a unit-stride, undilated conv with a KW-wide kernel (the same kernel computes the input
+// gradient: a conv of gy with the flipped weight): each plane is copied once with its padding as zeros (rows wide
+// enough for the last output vector's KW shifts, plus spare zero rows below), then kRows output rows x one vector of
+// output columns are summed over the KH x KW taps, each tap's weight broadcast once for the kRows rows: no bounds
+// checks, no NHWC transposes (which cost more than the 7x7 ConvNeXt convolution itself on 14x14 maps). Each output
+// element is summed in the same order for any thread count.
+constexpr int64_t kDwRows = 8;
+
+template <class T, int KW>
+void dw_forward_rows(const T* x, const T* w, const T* bias, T* y, const ConvParams& p) {
+    typedef vec_t<T> V;
+    constexpr int Wd = vec_width<T>();
+    const int64_t HW = p.H * p.W, L = p.OH * p.OW, KK = p.kh * KW;
+    const int64_t owv = ceil_div(p.OW, int64_t(Wd)) * Wd;
+    const int64_t xw = owv + KW - 1;
+    const int64_t rows = ceil_div(p.OH, kDwRows) * kDwRows + p.kh - 1;  // x row i holds input row i - ph
+    parallel_for(0, p.N * p.C, grain_for(L * KK), [&](int64_t q0, int64_t q1) {
+        Buf<T> xs(rows * xw);
+        alignas(64) T tail[kDwRows][Wd];
+        for (int64_t q = q0; q < q1; ++q) {
+            const int64_t c = q % p.C;
+            const T* src = x + q * HW;
+            memset(xs.get(), 0, sizeof(T) * rows * xw);
+            for (int64_t ih = 0; ih < p.H; ++ih)
+                if (ih + p.ph < rows) memcpy(xs.get() + (ih + p.ph) * xw + p.pw, src + ih * p.W, sizeof(T) * p.W);
+            const T* wc = w + c * KK;
+            const T b = bias ? bias[c] : T(0);
+            T* yq = y + q * L;
+            for (int64_t oh = 0; oh < p.OH; oh += kDwRows) {
+                for (int64_t v = 0; v < owv; v += Wd) {
+                    V acc[kDwRows];
+#pragma GCC unroll 8
+                    for (int r = 0; r < kDwRows; ++r) acc[r] = V{} + b;
+                    for (int64_t kh = 0; kh < p.kh; ++kh) {
+                        const T* xr = xs.get() + (oh + kh) * xw + v;
+#pragma GCC unroll 7
+                        for (int k = 0; k < KW; ++k) {
+                            const V wv = V{} + wc[kh * KW + k];
+#pragma GCC unroll 8
+                            for (int r = 0; r < kDwRows; ++r) acc[r] += wv * vload<V>(xr + r * xw + k);
+                        }
+                    }
+                    const int64_t nr = mn<int64_t>(kDwRows, p.OH - oh), nc = mn<int64_t>(Wd, p.OW - v);
+                    for (int64_t r = 0; r < nr; ++r) {
+                        T* dst = yq + (oh + r) * p.OW + v;
+                        if (nc == Wd) {
+                            memcpy(dst, &acc[r], sizeof(V));
+                        } else {
+                            memcpy(tail[r], &acc[r], sizeof(V));
+                            memcpy(dst, tail[r], sizeof(T) * nc);
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+// The rows kernel where it applies: unit stride and dilation, a 3, 5 or 7 wide kernel.
+template <class T>
+bool dw_forward_by_rows(const T* x, const T* w, const T* bias, T* y, const ConvParams& p) {
+    if (p.sh != 1 || p.sw != 1 || p.dh != 1 || p.dw != 1) return false;
+    switch (p.kw) {
+        case 3: dw_forward_rows<T, 3>(x, w, bias, y, p); return true;
+        case 5: dw_forward_rows<T, 5>(x, w, bias, y, p); return true;
+        case 7: dw_forward_rows<T, 7>(x, w, bias, y, p); return true;
+        default: return false;
+    }
+}
+
+// The input gradient of a unit-stride depthwise conv: the rows kernel over gy with the flipped weight, padded by
+// (k - 1) - p (needs p <= k - 1).
+template <class T>
+bool dw_backward_input_by_rows(const T* gy, const T* w, T* gx, const ConvParams& p) {
+    if (p.sh != 1 || p.sw != 1 || p.dh != 1 || p.dw != 1 || p.ph > p.kh - 1 || p.pw > p.kw - 1) return false;
     const int64_t KK = p.kh * p.kw;
-    Buf<float> flipped(p.C * KK);
+    Buf<T> flipped(p.C * KK);
     for (int64_t c = 0; c < p.C; ++c)
         for (int64_t t = 0; t < KK; ++t) flipped.get()[c * KK + t] = w[c * KK + KK - 1 - t];
     ConvParams q = p;
     q.H = p.OH; q.W = p.OW;
     q.OH = p.H; q.OW = p.W;
-    q.ph = p.dh * (p.kh - 1) - p.ph;
-    q.pw = p.dw * (p.kw - 1) - p.pw;
-    conv_forward_nchw_direct(gy, flipped.get(), nullptr, gx, q);
+    q.ph = p.kh - 1 - p.ph;
+    q.pw = p.kw - 1 - p.pw;
+    return dw_forward_by_rows<T>(gy, flipped.get(), nullptr, gx, q);
 }
 
 // Whether the forward runs the NHWC direct kernel: float32 ungrouped KxK convs with at least 16 input channels.
@@ -283,10 +354,13 @@ static inline bool direct_forward_suits(const ConvParams& p) {
 // ---------------- general (grouped) conv ----------------
 template <class T>
 void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams& p) {
-    if constexpr (std::is_same<T, float>::value) {
-        if (direct_forward_suits<T>(p) || is_depthwise(p)) return conv_forward_nchw_direct(x, w, bias, y, p);
+    if (is_depthwise(p)) {
+        if (dw_forward_by_rows(x, w, bias, y, p)) return;
+        return dw_forward(x, w, bias, y, p);
     }
-    if (is_depthwise(p)) return dw_forward(x, w, bias, y, p);
+    if constexpr (std::is_same<T, float>::value) {
+        if (direct_forward_suits<T>(p)) return conv_forward_nchw_direct(x, w, bias, y, p);
+    }
     if (conv_blocked_forward(x, w, bias, y, p)) return;
     const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
     const int64_t L = p.OH * p.OW, HW = p.H * p.W;
@@ -331,12 +405,13 @@ static void conv_backward_input_direct(const float* gy, const float* w, float* g
 
 template <class T>
 void conv_backward_input(const T* gy, const T* w, T* gx, const ConvParams& p) {
+    if (is_depthwise(p)) {
+        if (dw_backward_input_by_rows(gy, w, gx, p)) return;
+        return dw_backward_input(gy, w, gx, p);
+    }
     if constexpr (std::is_same<T, float>::value) {
-        if (is_depthwise(p) && p.sh == 1 && p.sw == 1 && p.dh * (p.kh - 1) >= p.ph && p.dw * (p.kw - 1) >= p.pw)
-            return dw_backward_input_direct(gy, w, gx, p);
         if (direct_backward_input_suits<T>(p)) return conv_backward_input_direct(gy, w, gx, p);
     }
-    if (is_depthwise(p)) return dw_backward_input(gy, w, gx, p);
     if (conv_blocked_backward_input(gy, w, gx, p)) return;
     const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;
     const int64_t L = p.OH * p.OW, HW = p.H * p.W;
