@@ -99,7 +99,7 @@ class Node:
         if device is not None:  # gradients of a device op: on the device, in each output's dtype
             grads = device.grads_in(ctx, grads, self.out_meta)
         else:
-            grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype) in zip(grads, self.out_meta)]
+            grads = [g if g is not None else _zero_grad(shape, dtype) for g, (shape, dtype) in zip(grads, self.out_meta)]
         with _quiet():
             out = self.fn.backward(ctx, *grads)
         if not isinstance(out, tuple):
@@ -111,6 +111,15 @@ class Node:
             self.ctx = None
             self.released = True
         return out
+
+
+def _zero_grad(shape, dtype):
+    """The gradient of an output nothing used: zeros. An integer output (max-pool / argmax indices) gets a read-only
+    broadcast zero that allocates nothing: its gradient is never read, and a full-size int64 array at the peak of a
+    backward pass is pure memory."""
+    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+        return np.broadcast_to(np.zeros((), dtype), shape)
+    return np.zeros(shape, dtype)
 
 
 def _holds_saved(ctx):
