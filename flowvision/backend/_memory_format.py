@@ -138,8 +138,15 @@ def like_format(src: Tensor, out: Tensor, memory_format) -> Tensor:
 
 
 def _suggests_channels_last(t) -> bool:
-    return isinstance(t, Tensor) and t._data.__class__ is np.ndarray and t._data.ndim == 4 and \
-        suggest(t._data) == "channels_last"
+    if not isinstance(t, Tensor):
+        return False
+    a = t._data
+    if a.__class__ is not np.ndarray or a.ndim != 4:
+        return False
+    shape = a.shape
+    if a.flags.c_contiguous and shape[1] > 1 and shape[2] * shape[3] > 1:
+        return False  # the common case, decided without the stride walk (a hot path of every eager conv / activation)
+    return suggest(a) == "channels_last"
 
 
 def _as_channels_last(out):
