@@ -133,39 +133,6 @@ struct Ep {
     float lo, hi;
 };
 
-static inline V load_part(const float* p, int64_t n) {
-#if defined(__AVX512F__)
-    return (V)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
-#else
-    V v = V{};
-    memcpy(&v, p, sizeof(float) * n);
-    return v;
-#endif
-}
-
-// Every epilogue on the register, the after-store kinds too (the vector math of silu_forward / gelu_forward): no
-// second pass over the stored values (a depthwise block's rows are not even contiguous).
-static inline V ep_vec(V v, const Ep& e) {
-    if (e.act == kEpSilu) return v / (1.0f + vexp(-v));
-    if (e.act == kEpGelu || e.act == kEpGeluTanh) return vgelu(v, e.act == kEpGeluTanh);
-    return epilogue_apply<V, float>(e.act, v, e.lo, e.hi);
-}
-
-// y[0:m] = act(acc + bias[0:m] + res[0:m]) for m <= kW values, every epilogue on the register
-static inline void ep_store(V acc, float* y, int64_t m, const float* bias, const float* res, const Ep& e) {
-    if (m >= kW) {
-        if (bias) acc += vload<V>(bias);
-        if (res) acc += vload<V>(res);
-        vstore(y, ep_vec(acc, e));
-    } else {
-        if (bias) acc += load_part(bias, m);
-        if (res) acc += load_part(res, m);
-        alignas(64) float tmp[kW];
-        vstore(tmp, ep_vec(acc, e));
-        memcpy(y, tmp, sizeof(float) * m);
-    }
-}
-
 // y[0:n] = act(acc + bias[0:n] + res[0:n]); the same order of operations as the packed GEMM's epilogue
 static inline void finish_vec(V acc, float* y, const float* bias, const float* res, const Ep& e) {
     if (bias) acc += vload<V>(bias);
@@ -197,14 +164,22 @@ __attribute__((noinline)) void tile_kernel(const Seg* segs, int64_t nseg, const 
     t.zero();
     for (int64_t s = 0; s < nseg; ++s) t.template fma<1>(segs[s].len, ptrs + s * MR, wb + segs[s].woff, NR);
     auto& c = t.c;
-    for (int64_t i = 0; i < mr; ++i)
+    if (nr == NR) {
+        for (int64_t i = 0; i < mr; ++i)
 #pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            const int64_t m = nr == NR ? kW : nr - j * kW;
-            if (m <= 0) break;
-            ep_store(c[i][j], y + i * ldy + j * kW, m, bias ? bias + j * kW : nullptr,
-                     res ? res + i * ldy + j * kW : nullptr, e);
+            for (int j = 0; j < NV; ++j)
+                finish_vec(c[i][j], y + i * ldy + j * kW, bias ? bias + j * kW : nullptr,
+                           res ? res + i * ldy + j * kW : nullptr, e);
+    } else {
+        alignas(64) float tmp[NR];
+        for (int64_t i = 0; i < mr; ++i) {
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) *reinterpret_cast<V*>(tmp + j * kW) = c[i][j];
+            finish_scalar(y + i * ldy, tmp, nr, bias, res ? res + i * ldy : nullptr, e);
         }
+    }
+    if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu)
+        for (int64_t i = 0; i < mr; ++i) act_inplace<float>(e.act, y + i * ldy, nr);
 }
 
 typedef void (*TileFn)(const Seg*, int64_t, const float* const*, const float*, float*, int64_t, int64_t, int64_t,
@@ -397,126 +372,130 @@ void conv_general(const float* x, const float* wp, float* y, const ConvNhwcParam
 }
 
 // ---------------------------------------------------------------- depthwise kernel
-
-// Depthwise tiles: PX output pixels of one row x one block of kDwCV channel vectors (64 bytes: one cache line per
-// pixel on every ISA). 16 registers (AVX2): 6 x 2 = 12 accumulators + 2 weight vectors; the inputs are FMA memory
-// operands. AVX-512: 12 x 1 accumulators, enough independent sums for two FMA pipes of latency 4.
+static inline V load_part(const float* p, int64_t n) {
 #if defined(__AVX512F__)
-constexpr int kDwCV = 1, kDwPX = 12;
-#elif defined(__AVX2__)
-constexpr int kDwCV = 2, kDwPX = 6;
+    return (V)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
 #else
-constexpr int kDwCV = 4, kDwPX = 3;
+    V v = V{};
+    memcpy(&v, p, sizeof(float) * n);
+    return v;
 #endif
-constexpr int64_t kDwCB = kDwCV * kW;
+}
 
-
-// PX pixels of one output row, channels [c0, c0 + cn) (cn <= kDwCB; FULL: cn == kDwCB), kernel rows [kh0, kh1)
-// (the row's valid ones). xn: the image at channel c0; ih0 / iw0: the input row / column of the first pixel's
-// tap 0. INTERIOR: every tap of every pixel is inside in W; else a tap outside (and every tap of the pixels past
-// mr, which are not stored) reads `zeros`.
-template <int PX, bool FULL, bool INTERIOR>
-__attribute__((always_inline)) inline void dw_tile(const float* xn, int64_t ih0, const float* zeros, const float* wb, float* yo,
-                                                   const float* ro, const float* bias, const ConvNhwcParams& p,
-                                                   int64_t cpad, int64_t iw0, int64_t kh0, int64_t kh1, int64_t mr,
-                                                   int64_t cn, const Ep& e) {
-    constexpr int CV = kDwCV;
-    V acc[PX][CV];
-#pragma GCC unroll 16
-    for (int i = 0; i < PX; ++i)
-#pragma GCC unroll 4
-        for (int v = 0; v < CV; ++v) acc[i][v] = V{};
-    const int64_t C = p.C, ps = p.sw * C;
+// One output pixel, channels [c0, c0 + CV*kW) (cn valid), taps [kh0,kh1) x [kw0,kw1).
+template <int CV>
+inline void dw_pixel(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
+                     const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t kh0, int64_t kh1,
+                     int64_t kw0, int64_t kw1, int64_t c0, int64_t cn, const Ep& e) {
+    V acc[CV];
+    for (int v = 0; v < CV; ++v) acc[v] = V{};
+    const bool full = cn == CV * kW;
     for (int64_t kh = kh0; kh < kh1; ++kh) {
-        const float* xrow = xn + (ih0 + kh * p.dh) * p.W * C;
-        const float* wr = wb + kh * p.KW * cpad;
-        for (int64_t kw = 0; kw < p.KW; ++kw) {
-            V wv[CV];
+        const float* xr = xn + ((ih0 + kh * p.dh) * p.W) * p.C + c0;
+        const float* wr = wp + kh * p.KW * cpad + c0;
+        for (int64_t kw = kw0; kw < kw1; ++kw) {
+            const float* xp = xr + (iw0 + kw * p.dw) * p.C;
+            const float* wv = wr + kw * cpad;
+            if (full) {
 #pragma GCC unroll 4
-            for (int v = 0; v < CV; ++v) wv[v] = FULL || v * kW < cn ? vload<V>(wr + kw * cpad + v * kW) : V{};
-            const int64_t iw = iw0 + kw * p.dw;
-            if (INTERIOR) {
-                const float* xp = xrow + iw * C;
-#pragma GCC unroll 16
-                for (int i = 0; i < PX; ++i)
-#pragma GCC unroll 4
-                    for (int v = 0; v < CV; ++v) {
-                        if (FULL) {
-                            acc[i][v] += vload<V>(xp + i * ps + v * kW) * wv[v];
-                        } else if (v * kW < cn) {
-                            const int64_t m = cn - v * kW;
-                            acc[i][v] += (m >= kW ? vload<V>(xp + i * ps + v * kW) : load_part(xp + i * ps + v * kW, m)) * wv[v];
-                        }
-                    }
+                for (int v = 0; v < CV; ++v) acc[v] += vload<V>(xp + v * kW) * vload<V>(wv + v * kW);
             } else {
-#pragma GCC unroll 16
-                for (int i = 0; i < PX; ++i) {
-                    const int64_t c = iw + i * p.sw;
-                    const float* xp = i < mr && c >= 0 && c < p.W ? xrow + c * C : zeros;
-#pragma GCC unroll 4
-                    for (int v = 0; v < CV; ++v) {
-                        if (FULL) {
-                            acc[i][v] += vload<V>(xp + v * kW) * wv[v];
-                        } else if (v * kW < cn) {
-                            const int64_t m = cn - v * kW;
-                            acc[i][v] += (m >= kW ? vload<V>(xp + v * kW) : load_part(xp + v * kW, m)) * wv[v];
-                        }
-                    }
+                for (int v = 0; v < CV; ++v) {
+                    const int64_t m = cn - v * kW;
+                    if (m <= 0) break;
+                    acc[v] += (m >= kW ? vload<V>(xp + v * kW) : load_part(xp + v * kW, m)) * vload<V>(wv + v * kW);
                 }
             }
         }
     }
-    for (int64_t i = 0; i < (INTERIOR ? PX : mr); ++i)
-#pragma GCC unroll 4
-        for (int v = 0; v < CV; ++v) {
-            const int64_t m = FULL ? kW : cn - v * kW;
-            if (m <= 0) break;
-            ep_store(acc[i][v], yo + i * C + v * kW, m, bias ? bias + v * kW : nullptr,
-                     ro ? ro + i * C + v * kW : nullptr, e);
-        }
-}
-
-// One output row (image n, row oh) of channels [c0, c0 + cn): runs of kDwPX interior pixels, edge and last tiles
-// with the outside taps reading zeros.
-template <bool FULL>
-void dw_row(const float* x, const float* wp, const float* zeros, float* y, const ConvNhwcParams& p, int64_t cpad,
-            int64_t n, int64_t oh, int64_t c0, int64_t cn, const Ep& e) {
-    constexpr int PX = kDwPX;
-    const int64_t ih0 = oh * p.sh - p.ph;
-    int64_t kh0 = 0, kh1 = p.KH;  // the kernel rows inside the input
-    while (kh0 < p.KH && ih0 + kh0 * p.dh < 0) ++kh0;
-    while (kh1 > kh0 && ih0 + (kh1 - 1) * p.dh >= p.H) --kh1;
-    const float* xn = x + n * p.H * p.W * p.C + c0;
-    const float* wb = wp + c0;
-    const float* bias = e.bias ? e.bias + c0 : nullptr;
-    const int64_t r = n * p.OH + oh;
-    float* yr = y + r * p.OW * p.C + c0;
-    const float* rr = e.res ? e.res + r * p.OW * p.C + c0 : nullptr;
-    for (int64_t ow = 0; ow < p.OW; ow += PX) {
-        const int64_t iw0 = ow * p.sw - p.pw, mr = mn<int64_t>(PX, p.OW - ow);
-        float* yo = yr + ow * p.C;
-        const float* ro = rr ? rr + ow * p.C : nullptr;
-        if (mr == PX && iw0 >= 0 && iw0 + (PX - 1) * p.sw + (p.KW - 1) * p.dw < p.W)
-            dw_tile<PX, FULL, true>(xn, ih0, zeros, wb, yo, ro, bias, p, cpad, iw0, kh0, kh1, mr, cn, e);
-        else
-            dw_tile<PX, FULL, false>(xn, ih0, zeros, wb, yo, ro, bias, p, cpad, iw0, kh0, kh1, mr, cn, e);
+    if (full) {
+        for (int v = 0; v < CV; ++v)
+            finish_vec(acc[v], yo + v * kW, bias ? bias + c0 + v * kW : nullptr, ro ? ro + v * kW : nullptr, e);
+    } else {
+        alignas(64) float tmp[CV * kW];
+        for (int v = 0; v < CV; ++v) vstore(tmp + v * kW, acc[v]);
+        finish_scalar(yo, tmp, cn, bias ? bias + c0 : nullptr, ro, e);
     }
 }
 
-// Tasks over (image, channel block, output row) in that order: a thread's consecutive rows share the channel
-// block, whose KH input rows (OW pixels x 64 bytes each) stay in L1 from one output row to the next, and the
-// block's weights too. Each output element is computed the same way for any split (bit-identical for any thread
-// count).
+// PX adjacent interior pixels (all taps valid), full channel vectors: the weight vectors are shared.
+template <int PX, int CV>
+inline void dw_interior(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
+                        const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t c0, const Ep& e) {
+    V acc[PX][CV];
+    for (int i = 0; i < PX; ++i)
+        for (int v = 0; v < CV; ++v) acc[i][v] = V{};
+    const int64_t ps = p.sw * p.C;
+    for (int64_t kh = 0; kh < p.KH; ++kh) {
+        const float* xr = xn + ((ih0 + kh * p.dh) * p.W + iw0) * p.C + c0;
+        const float* wr = wp + kh * p.KW * cpad + c0;
+        for (int64_t kw = 0; kw < p.KW; ++kw) {
+            const float* xp = xr + kw * p.dw * p.C;
+            V wv[CV];
+#pragma GCC unroll 4
+            for (int v = 0; v < CV; ++v) wv[v] = vload<V>(wr + kw * cpad + v * kW);
+#pragma GCC unroll 8
+            for (int i = 0; i < PX; ++i)
+#pragma GCC unroll 4
+                for (int v = 0; v < CV; ++v) acc[i][v] += vload<V>(xp + i * ps + v * kW) * wv[v];
+        }
+    }
+    for (int i = 0; i < PX; ++i)
+        for (int v = 0; v < CV; ++v)
+            finish_vec(acc[i][v], yo + i * p.C + v * kW, bias ? bias + c0 + v * kW : nullptr,
+                       ro ? ro + i * p.C + v * kW : nullptr, e);
+}
+
 void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
-    const int64_t cpad = ceil_div(p.C, kW) * kW, ncb = ceil_div(p.C, kDwCB);
-    alignas(64) static const float zeros[kDwCB] = {};
-    const int64_t per_row = p.OW * kDwCB * p.KH * p.KW;
-    parallel_for(0, p.N * ncb * p.OH, grain_for(per_row, 1 << 15), [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t) {
-            const int64_t oh = t % p.OH, cb = (t / p.OH) % ncb, n = t / (p.OH * ncb);
-            const int64_t c0 = cb * kDwCB, cn = mn<int64_t>(kDwCB, p.C - c0);
-            if (cn == kDwCB) dw_row<true>(x, wp, zeros, y, p, cpad, n, oh, c0, cn, e);
-            else dw_row<false>(x, wp, zeros, y, p, cpad, n, oh, c0, cn, e);
+#if defined(__AVX512F__)
+    constexpr int CV = 2, PX = 4;
+#else
+    // 16 registers: 6 pixels x 2 vectors = 12 accumulators + 2 weight vectors (the inputs are FMA memory operands);
+    // two FMA pipes of latency 4-5 need 8-10 independent sums, which 4 x 2 = 8 only just covers
+    constexpr int CV = 2, PX = 6;
+#endif
+    constexpr int64_t CB = CV * kW;
+    const int64_t cpad = ceil_div(p.C, kW) * kW;
+    const int64_t rows = p.N * p.OH;
+    parallel_for(0, rows, grain_for(p.OW * p.C * p.KH * p.KW, 1 << 16), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t n = r / p.OH, oh = r % p.OH;
+            const float* xn = x + n * p.H * p.W * p.C;
+            const int64_t ih0 = oh * p.sh - p.ph;
+            // clip the kernel rows to the input
+            int64_t kh0 = 0, kh1 = p.KH;
+            while (kh0 < p.KH && ih0 + kh0 * p.dh < 0) ++kh0;
+            while (kh1 > kh0 && ih0 + (kh1 - 1) * p.dh >= p.H) --kh1;
+            const bool rows_full = kh0 == 0 && kh1 == p.KH;
+            float* yr = y + r * p.OW * p.C;
+            const float* rr = e.res ? e.res + r * p.OW * p.C : nullptr;
+            for (int64_t ow = 0; ow < p.OW;) {
+                const int64_t iw0 = ow * p.sw - p.pw;
+                const bool cols_full = iw0 >= 0 && iw0 + (p.KW - 1) * p.dw < p.W;
+                // a run of PX interior pixels
+                if (rows_full && cols_full && ow + PX <= p.OW &&
+                    (ow + PX - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
+                    int64_t c0 = 0;
+                    for (; c0 + CB <= p.C; c0 += CB)
+                        dw_interior<PX, CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p,
+                                            cpad, ih0, iw0, c0, e);
+                    for (; c0 < p.C; c0 += CB)
+                        for (int64_t i = 0; i < PX; ++i)
+                            dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
+                                         e.bias, p, cpad, ih0, iw0 + i * p.sw, 0, p.KH, 0, p.KW, c0,
+                                         mn<int64_t>(CB, p.C - c0), e);
+                    ow += PX;
+                    continue;
+                }
+                int64_t kw0 = 0, kw1 = p.KW;
+                while (kw0 < p.KW && iw0 + kw0 * p.dw < 0) ++kw0;
+                while (kw1 > kw0 && iw0 + (kw1 - 1) * p.dw >= p.W) --kw1;
+                for (int64_t c0 = 0; c0 < p.C; c0 += CB)
+                    dw_pixel<CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p, cpad, ih0,
+                                 iw0, kh0, kh1, kw0, kw1, c0, mn<int64_t>(CB, p.C - c0), e);
+                ++ow;
+            }
+            if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu) act_inplace<float>(e.act, yr, p.OW * p.C);
         }
     });
 }
