@@ -21,14 +21,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 
 def _step_class(g, op, label):
-    """The step's label, convolutions refined by kind and input size: 'conv dw5x5 14x14+hardswish', 'conv 1x1 1x1'
-    (a squeeze-excitation FC), ..."""
+    """The step's label, convolutions refined by kind and input size: 'conv dw5x5 small+hardswish' (<= 14x14),
+    'conv 1x1 1px' (a squeeze-excitation FC), 'conv 1x1 large+res', ... The kernel size is read from the padding
+    (the weights are released after lowering; the mobile networks pad "same")."""
     if op.kind != "conv":
         return label
     a = op.attrs
     shape = g.meta[a["x"]][0]  # logical NCHW
     hw = shape[-2:]
-    k = 2 * a["padding"][0] + 1  # the weights are released after lowering; these nets pad "same"
+    k = 2 * a["padding"][0] + 1
     kind = f"dw{k}x{k}" if a["groups"] > 1 and a["groups"] == shape[1] else f"{k}x{k}"
     size = "1px" if hw[0] * hw[1] == 1 else ("small" if hw[0] * hw[1] <= 196 else "large")
     return f"{label.split('+')[0]} {kind} {size}" + (f"+{a['ep']}" if a["ep"] != "none" else "") + (
@@ -41,6 +42,8 @@ def fv_profile(model, x, threads, repeat):
     cm = flow.compile(model, flow.from_numpy(x))
     plan = cm._plan_for(flow.from_numpy(x))
     native = plan.native
+    if native is None:
+        raise RuntimeError(f"the plan has no native executor: {plan.native_error}")
     info = native.steps()
     for _ in range(3):
         native.run(x)
@@ -57,7 +60,7 @@ def _conv_flops(g, op):
     if op.kind != "conv":
         return 0
     a = op.attrs
-    n, c = g.meta[a["x"]][0][:2]
+    c = g.meta[a["x"]][0][1]
     out = g.meta[op.outs[0]][0]
     k = 2 * a["padding"][0] + 1
     return 2 * int(np.prod(out)) * (c // a["groups"]) * k * k
