@@ -1,7 +1,7 @@
 """The NHWC depthwise kernel (`_C.conv2d_nhwc` with groups == C == O) against torch on every ISA this CPU
-supports: map widths around the tile width (interior runs, edge tiles, a short last tile, maps narrower than a
-tile), channel counts that leave a partial last block, strides and dilations, every epilogue (GELU / SiLU on the
-register) with and without a residual; bit-identical for 1/2/3 threads."""
+supports: map widths around the tile widths (unit-stride 3x3 / 5x5 runs, edge pixels, maps narrower than a run),
+channel counts that leave a partial vector, strides and dilations, every epilogue with and without a residual;
+bit-identical for 1/2/3 threads."""
 import numpy as np
 import pytest
 
@@ -25,6 +25,8 @@ CASES = [
     (3, 8, 12, 5, 7, 1, 1),     # 7x7 on a map narrower than the kernel, one vector of channels
     (1, 96, 16, 16, 3, 2, 1),   # EfficientNet-style /2 on six 16-channel blocks
     (1, 33, 6, 40, 5, 2, 1),    # wide row, /2, 33 channels
+    (1, 20, 6, 21, 3, 1, 1),    # unit-stride 8-pixel runs with a 4-channel tail
+    (2, 36, 5, 19, 5, 1, 1),    # 5x5 unit-stride runs, 4-channel tail
 ]
 
 

@@ -446,6 +446,39 @@ inline void dw_interior(const float* xn, const float* wp, float* yo, const float
                        ro ? ro + i * p.C + v * kW : nullptr, e);
 }
 
+// Unit-stride, undilated K x K (3 or 5) interior runs: PX pixels x one vector of channels, the K weight vectors of a
+// kernel row in registers and each input vector loaded once and used for every pixel whose window covers it (K
+// FMAs per load instead of one). Each pixel sums its taps in the same (kh, kw) order as dw_interior / dw_pixel.
+constexpr int kDwRunPX = 8;  // 8 accumulators + K weights + 1 input: 14 of 16 registers at K = 5
+
+template <int K>
+inline void dw_interior_s1(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
+                           const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t c0, const Ep& e) {
+    constexpr int PX = kDwRunPX;
+    V acc[PX];
+#pragma GCC unroll 16
+    for (int i = 0; i < PX; ++i) acc[i] = V{};
+    for (int kh = 0; kh < K; ++kh) {
+        const float* xr = xn + ((ih0 + kh) * p.W + iw0) * p.C + c0;
+        const float* wr = wp + kh * K * cpad + c0;
+        V w[K];
+#pragma GCC unroll 8
+        for (int kw = 0; kw < K; ++kw) w[kw] = vload<V>(wr + kw * cpad);
+#pragma GCC unroll 16
+        for (int j = 0; j < PX + K - 1; ++j) {
+            const V xv = vload<V>(xr + j * p.C);
+#pragma GCC unroll 8
+            for (int kw = K - 1; kw >= 0; --kw) {  // pixel j - kw: the pixels' chains advance in kw order
+                const int i = j - kw;
+                if (i >= 0 && i < PX) acc[i] += xv * w[kw];
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < PX; ++i)
+        finish_vec(acc[i], yo + i * p.C, bias ? bias + c0 : nullptr, ro ? ro + i * p.C : nullptr, e);
+}
+
 void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
 #if defined(__AVX512F__)
     constexpr int CV = 2, PX = 4;
@@ -457,6 +490,7 @@ void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcPar
     constexpr int64_t CB = CV * kW;
     const int64_t cpad = ceil_div(p.C, kW) * kW;
     const int64_t rows = p.N * p.OH;
+    const bool s1_run = p.sw == 1 && p.dw == 1 && p.dh == 1 && p.KH == p.KW && (p.KW == 3 || p.KW == 5);
     parallel_for(0, rows, grain_for(p.OW * p.C * p.KH * p.KW, 1 << 16), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             const int64_t n = r / p.OH, oh = r % p.OH;
@@ -472,6 +506,21 @@ void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcPar
             for (int64_t ow = 0; ow < p.OW;) {
                 const int64_t iw0 = ow * p.sw - p.pw;
                 const bool cols_full = iw0 >= 0 && iw0 + (p.KW - 1) * p.dw < p.W;
+                if (s1_run && rows_full && cols_full && ow + kDwRunPX <= p.OW && iw0 + kDwRunPX - 1 + p.KW - 1 < p.W) {
+                    int64_t c0 = 0;
+                    for (; c0 + kW <= p.C; c0 += kW) {
+                        float* yo = yr + ow * p.C + c0;
+                        const float* ro = rr ? rr + ow * p.C + c0 : nullptr;
+                        if (p.KW == 3) dw_interior_s1<3>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
+                        else dw_interior_s1<5>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
+                    }
+                    if (c0 < p.C)
+                        for (int64_t i = 0; i < kDwRunPX; ++i)
+                            dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
+                                         e.bias, p, cpad, ih0, iw0 + i, 0, p.KH, 0, p.KW, c0, p.C - c0, e);
+                    ow += kDwRunPX;
+                    continue;
+                }
                 // a run of PX interior pixels
                 if (rows_full && cols_full && ow + PX <= p.OW &&
                     (ow + PX - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
