@@ -128,6 +128,7 @@ def _dispatch_names():
         codes["REDUCE_OPS"] |= set(re.findall(r"REDUCE_OPS\[\"(\w+)\"\]", src))
     from flowvision.backend._cuda import xp
     codes["UNARY_OPS"] |= set(xp.UNARY.values())
+    codes["BINARY_OPS"] |= set(xp._BINARY.values())  # the numpy-named binary ops, called through a variable
     return calls, codes
 
 

@@ -322,7 +322,8 @@ void binary(int op, DType in, DType out, const void* a, const void* b, void* y, 
     cudaStream_t s = as_stream(stream);
     unsigned g = blocks_for(n);
     bool cmp = op >= B_EQ && op <= B_GE;
-    if (cmp != (out == DType::BOOL)) fail("binary: comparisons (and only they) write bool");
+    // comparisons write bool; every other op writes its input dtype (bool too: the logical ops on masks)
+    if (cmp ? out != DType::BOOL : out != in) fail("binary: comparisons write bool, other ops their input dtype");
     auto go = [&](auto tag) {
         using T = decltype(tag);
         if (cmp) compare_kernel<T><<<g, kThreads, 0, s>>>(op, (const T*)a, (const T*)b, (bool*)y, bc, n, scalar, swap);

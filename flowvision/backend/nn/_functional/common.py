@@ -59,8 +59,17 @@ def _check_float(x: object, name: str) -> None:
 
 def _check_same_dtype(name: str, *ts: Optional[Tensor]) -> None:
     dts = {t._dtype for t in ts if isinstance(t, Tensor)}
-    if len(dts) > 1:
+    if len(dts) > 1 and not _cuda_autocast_casts(ts):
         raise DTypeError(f"{name}(): expected all tensors to have the same dtype, got {sorted(d.name for d in dts)}")
+
+
+def _cuda_autocast_casts(ts) -> bool:
+    """Whether CUDA autocast is on for these device tensors: it casts a conv / linear / matmul's float operands to
+    one dtype when the op applies, so an fp16 activation meeting an fp32 weight is not a dtype error there."""
+    import sys
+    ac = sys.modules.get("flowvision.backend._cuda.autocast")  # loaded with the first CUDA tensor only
+    return ac is not None and ac.state.enabled and all(
+        t._data.__class__ is not np.ndarray for t in ts if isinstance(t, Tensor))
 
 
 def _batchify(x: Tensor, want: int, name: str) -> Tuple[Tensor, bool]:
