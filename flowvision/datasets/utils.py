@@ -275,6 +275,7 @@ def _check_member_name(name: str, archive: str) -> str:
 
 
 def _check_tar_members(tar: tarfile.TarFile, archive: str) -> None:
+    earlier = set()  # normalised names of the members before this one: what a hard link may point to
     for m in tar.getmembers():
         rel = _check_member_name(m.name, archive)
         if m.ischr() or m.isblk() or m.isfifo() or m.isdev():
@@ -290,6 +291,11 @@ def _check_tar_members(tar: tarfile.TarFile, archive: str) -> None:
             if resolved == ".." or resolved.startswith("../") or resolved.startswith(".." + os.sep):
                 raise UnsafeArchiveError(f"{archive}: link {m.name!r} -> {m.linkname!r} points outside the "
                                          "extraction directory; refusing to extract")
+        if m.islnk() and os.path.normpath(m.linkname.replace("\\", "/")).replace(os.sep, "/") not in earlier:
+            # tarfile would fail with a bare KeyError while extracting
+            raise CorruptDatasetError(f"{archive}: hard link {m.name!r} points to {m.linkname!r}, which is not an "
+                                      "earlier member of the archive (corrupt tar archive)")
+        earlier.add(rel)
 
 
 def _check_zip_members(zf: zipfile.ZipFile, archive: str) -> None:
