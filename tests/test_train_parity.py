@@ -128,12 +128,12 @@ def _check_case(case, steps):
 
 
 def assert_weights_close(fsd, tsd, params, adaptive, lr, steps, rtol=1e-4, atol=2e-5):
-    """SGD: every parameter to rtol 1e-4, BatchNorm running statistics to 3e-4. Adam-type updates divide the gradient by its own magnitude, so an
-    element whose true gradient is 0 (the 1e-8 left by cancellation in either library) moves by an
-    arbitrary fraction of lr, and sign-flipping gradients (Mixup) amplify that through the moments: there,
-    98% of the elements must agree to 5% of one step (0.05 lr; resnet10t measures 99.47%) and every element must stay within lr per
-    update of torch's; BatchNorm running statistics,
-    which follow those weights, within 1%."""
+    """SGD: every parameter to rtol 1e-4, BatchNorm running statistics to 3e-4. Adam-type updates divide the
+    gradient by its own magnitude, so an element whose true gradient is 0 (the 1e-8 left by cancellation in either
+    library) moves by an arbitrary fraction of lr, and sign-flipping gradients (Mixup) amplify that through the
+    moments: there, 98% of the elements must agree to 5% of one step (0.05 lr; resnet10t measures 99.47%) and
+    every element must stay within lr per update of torch's; BatchNorm running statistics, which follow those
+    weights, within 1%."""
     bad = total = 0
     for k, v in tsd.items():
         a, d = fsd[k].numpy(), v.detach().numpy()
