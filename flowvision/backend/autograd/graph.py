@@ -99,7 +99,8 @@ class Node:
         if device is not None:  # gradients of a device op: on the device, in each output's dtype
             grads = device.grads_in(ctx, grads, self.out_meta)
         else:
-            grads = [g if g is not None else _zero_grad(shape, dtype) for g, (shape, dtype) in zip(grads, self.out_meta)]
+            grads = [g if g is not None else _zero_grad(shape, dtype)
+                     for g, (shape, dtype) in zip(grads, self.out_meta)]
         with _quiet():
             out = self.fn.backward(ctx, *grads)
         if not isinstance(out, tuple):
