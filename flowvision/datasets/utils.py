@@ -350,12 +350,13 @@ def _extract_zip(path: str, staging: str) -> None:
         with zipfile.ZipFile(path) as zf:
             _check_zip_members(zf, path)
             zf.extractall(staging, members=_progress(zf.infolist(), path))
-    except UnsafeArchiveError:
+    except (UnsafeArchiveError, CorruptDatasetError):
         raise
     except RuntimeError as e:  # zipfile's "File ... is encrypted, password required for extraction"
         raise CorruptDatasetError(f"{path}: cannot extract an encrypted member: {e}") from e
-    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError, NotImplementedError,
-            UnicodeDecodeError) as e:  # a member name flagged UTF-8 that is not
+    # ValueError: a member name flagged UTF-8 that is not, or a header offset too large to seek to
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError, NotImplementedError, ValueError,
+            OverflowError) as e:
         raise CorruptDatasetError(f"{path} is not a readable zip archive (truncated or corrupt): "
                                   f"{type(e).__name__}: {e}") from e
 
