@@ -194,6 +194,15 @@ void dw_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
     });
 }
 
+// dst (rows x xw) <- the H x W plane src at row ph, column pw, zeros around it (the depthwise rows kernels read
+// every tap of a whole output vector from it without bounds checks)
+template <class T>
+void copy_padded_plane(const T* src, T* dst, const ConvParams& p, int64_t rows, int64_t xw) {
+    memset(dst, 0, sizeof(T) * rows * xw);
+    for (int64_t ih = 0; ih < p.H && ih + p.ph < rows; ++ih)
+        memcpy(dst + (ih + p.ph) * xw + p.pw, src + ih * p.W, sizeof(T) * p.W);
+}
+
 // Depthwise weight gradient of a unit-stride, undilated conv with a KW-wide kernel: per channel,
 // gw[c][kh][kw] = sum over images and output pixels of gy * (x shifted by (kh, kw)). The channel's planes are first
 // copied with their padding as zeros (gy rows rounded up to whole vectors, x rows wide enough for the last vector's
@@ -211,12 +220,8 @@ void dw_backward_weight_rows(const T* gy, const T* x, T* gw, const ConvParams& p
     parallel_for(0, p.C, 1, [&](int64_t c0, int64_t c1) {
         Buf<T> xs(p.N * xh * xw), gs(p.N * p.OH * owv);
         for (int64_t c = c0; c < c1; ++c) {
-            memset(xs.get(), 0, sizeof(T) * p.N * xh * xw);
             for (int64_t n = 0; n < p.N; ++n) {
-                const T* xsrc = x + (n * p.C + c) * HW;
-                T* xd = xs.get() + n * xh * xw;
-                for (int64_t ih = 0; ih < p.H; ++ih)
-                    if (ih + p.ph < xh) memcpy(xd + (ih + p.ph) * xw + p.pw, xsrc + ih * p.W, sizeof(T) * p.W);
+                copy_padded_plane(x + (n * p.C + c) * HW, xs.get() + n * xh * xw, p, xh, xw);
                 const T* gsrc = gy + (n * p.C + c) * L;
                 T* gd = gs.get() + n * p.OH * owv;
                 for (int64_t oh = 0; oh < p.OH; ++oh) {
@@ -278,9 +283,7 @@ void dw_forward_rows(const T* x, const T* w, const T* bias, T* y, const ConvPara
         for (int64_t q = q0; q < q1; ++q) {
             const int64_t c = q % p.C;
             const T* src = x + q * HW;
-            memset(xs.get(), 0, sizeof(T) * rows * xw);
-            for (int64_t ih = 0; ih < p.H; ++ih)
-                if (ih + p.ph < rows) memcpy(xs.get() + (ih + p.ph) * xw + p.pw, src + ih * p.W, sizeof(T) * p.W);
+            copy_padded_plane(src, xs.get(), p, rows, xw);
             const T* wc = w + c * KK;
             const T b = bias ? bias[c] : T(0);
             T* yq = y + q * L;
