@@ -71,6 +71,25 @@ def test_gemm_large_blocks():
     close(_C.gemm(a, b, False, False), tt(a) @ tt(b), atol=3e-4)
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("M,N,K", [(389, 383, 700), (577, 64, 900), (1153, 128, 300), (100, 130, 2000)])
+def test_gemm_thread_partitions(threads, M, N, K):
+    # row splits of the few-rows path, whole row blocks per thread and unsplit columns in the general path, with a
+    # transposed A (the weight gradient's layout) whose row count is not a multiple of the micro-tile
+    a, b = randn(K, M, seed=7), randn(K, N, seed=8)
+    import flowvision.backend as flow
+
+    before = flow.get_num_threads()
+    flow.set_num_threads(threads)
+    try:
+        got, got_plain = _C.gemm(a, b, True, False), _C.gemm(np.ascontiguousarray(a.T), b, False, False)
+    finally:
+        flow.set_num_threads(before)
+    ref = tt(a).t() @ tt(b)
+    close(got, ref, atol=3e-4, what=f"gemm^T {M}x{N}x{K} on {threads} threads")
+    close(got_plain, ref, atol=3e-4, what=f"gemm {M}x{N}x{K} on {threads} threads")
+
+
 def test_gemm_many_batches():
     a, b = randn(24, 9, 16, seed=5), randn(24, 16, 11, seed=6)
     close(_C.gemm(a, b, False, True if False else False), tt(a) @ tt(b), atol=GEMM_ATOL)

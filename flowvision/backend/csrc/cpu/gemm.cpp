@@ -61,6 +61,30 @@ __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const T* __r
 template <class T>
 void pack_a(const T* A, int64_t rsa, int64_t csa, int64_t i0, int64_t mc, int64_t k0, int64_t kc, T* Ap) {
     constexpr int MR = Cfg<T>::MR;
+    if (rsa == 1 && csa != 1) {
+        // A transposed (the weight gradient's output-gradient operand): step k of the block is one contiguous run of
+        // mc values. Blocks of 16 steps keep those runs in L1 while they are spread over the micro-panels; one
+        // panel at a time over all kc steps would fetch every run from L3 again for each panel.
+        for (int64_t kb = 0; kb < kc; kb += 16) {
+            const int64_t ke = mn<int64_t>(kc, kb + 16);
+            for (int64_t ir = 0; ir < mc; ir += MR) {
+                const int64_t mr = mn<int64_t>(MR, mc - ir);
+                T* dst = Ap + ir * kc;
+                for (int64_t k = kb; k < ke; ++k) {
+                    const T* src = A + (k0 + k) * csa + i0 + ir;
+                    T* d = dst + k * MR;
+                    if (mr == MR) {
+#pragma GCC unroll 16
+                        for (int i = 0; i < MR; ++i) d[i] = src[i];
+                    } else {
+                        for (int64_t i = 0; i < mr; ++i) d[i] = src[i];
+                        for (int64_t i = mr; i < MR; ++i) d[i] = T(0);
+                    }
+                }
+            }
+        }
+        return;
+    }
     for (int64_t ir = 0; ir < mc; ir += MR) {
         int64_t mr = mn<int64_t>(MR, mc - ir);
         T* dst = Ap + ir * kc;
@@ -637,12 +661,27 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
         }
         const int64_t ncb = ceil_div(npan_all, nblocks) * NR;
         nblocks = ceil_div(N, ncb);
+        // When the column blocks do not divide evenly over the threads (3 blocks on 2 threads: the linear weight
+        // gradient of a 384-wide layer) the rows are split too, so every thread gets the same share; a row split
+        // repacks B once more per split but never A.
+        const int64_t mpanels_all = ceil_div(M, MR);
+        int64_t msplit = 1;
+        if (nt > 1 && nblocks % nt != 0)
+            for (int64_t s = 2; s <= nt * 2; ++s)
+                if ((nblocks * s) % nt == 0 && mpanels_all / s >= 4) {
+                    msplit = s;
+                    break;
+                }
+        const int64_t ntasks = nblocks * msplit;
         const int64_t kc_max = mn<int64_t>(kKC, K);
         const int64_t mpad = ceil_div(mn<int64_t>(M, kMC), MR) * MR;
-        auto block_fn = [&](int64_t b0, int64_t b1) {
+        auto block_fn = [&](int64_t t0, int64_t t1) {
             Buf<T> Bp(kc_max * ncb);
             Buf<T> Ap(mpad * kc_max);
-            for (int64_t blk = b0; blk < b1; ++blk) {
+            for (int64_t t = t0; t < t1; ++t) {
+                const int64_t blk = t / msplit, ms = t % msplit;
+                const int64_t r0 = mpanels_all * ms / msplit * MR;
+                const int64_t r1 = mn<int64_t>(M, mpanels_all * (ms + 1) / msplit * MR);
                 const int64_t j0 = blk * ncb;
                 const int64_t nc = mn<int64_t>(ncb, N - j0);
                 const int64_t npanels = ceil_div(nc, NR);
@@ -652,8 +691,8 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
                     for (int64_t p = 0; p < npanels; ++p)
                         pack_b_panel(B, rsb, csb, pc, kc, j0 + p * NR, mn<int64_t>(NR, nc - p * NR),
                                      Bp.get() + p * kc * NR);
-                    for (int64_t i0 = 0; i0 < M; i0 += kMC) {
-                        const int64_t mc = mn<int64_t>(kMC, M - i0);
+                    for (int64_t i0 = r0; i0 < r1; i0 += kMC) {
+                        const int64_t mc = mn<int64_t>(kMC, r1 - i0);
                         pack_a(A, rsa, csa, i0, mc, pc, kc, Ap.get());
                         for (int64_t p = 0; p < npanels; ++p) {
                             const T* bpp = Bp.get() + p * kc * NR;
@@ -666,8 +705,8 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
                 }
             }
         };
-        if (nblocks > 1 && double(M) * N * K > 2.0e6) parallel_for_dynamic(0, nblocks, block_fn);
-        else block_fn(0, nblocks);
+        if (ntasks > 1 && double(M) * N * K > 2.0e6) parallel_for_dynamic(0, ntasks, block_fn);
+        else block_fn(0, ntasks);
         return;
     }
     const int64_t nc_max = mn<int64_t>(kNC, ceil_div(N, NR) * NR);
@@ -677,6 +716,10 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
     // M blocking: equal-sized blocks (multiple of MR), at least one per thread if possible
     int64_t mblocks = ceil_div(M, kMC);
     if (mblocks < nt) mblocks = mn<int64_t>(nt, ceil_div(M, MR));
+    // a whole number of blocks per thread when N is too narrow to split (3 blocks of 192 rows on 2 threads left
+    // one thread idle for a third of a long-K weight gradient)
+    if (nt > 1 && mblocks % nt != 0 && ceil_div(N, Cfg<T>::NR) < 8 && ceil_div(mblocks, nt) * nt <= ceil_div(M, MR))
+        mblocks = ceil_div(mblocks, nt) * nt;
     int64_t mc_blk = ceil_div(ceil_div(M, mblocks), MR) * MR;
     mblocks = ceil_div(M, mc_blk);
 
@@ -684,9 +727,11 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
         const int64_t nc = mn<int64_t>(kNC, N - jc);
         const int64_t npanels = ceil_div(nc, NR);
         // ~4 tasks per thread, handed out dynamically; extra tasks split N (each task keeps
-        // a full MC-row A block so B micro-panels are reused from L1 across its rows)
+        // a full MC-row A block so B micro-panels are reused from L1 across its rows). Every split packs its A
+        // block again, so N is split only when the row blocks alone cannot give each thread the same share.
         int64_t nsplit = 1;
-        if (nt > 1) nsplit = mx<int64_t>(1, mn<int64_t>(ceil_div(4 * nt, mblocks), npanels / 4));
+        if (nt > 1 && (mblocks < nt || mblocks % nt != 0))
+            nsplit = mx<int64_t>(1, mn<int64_t>(ceil_div(4 * nt, mblocks), npanels / 4));
         for (int64_t pc = 0; pc < K; pc += kKC) {
             const int64_t kc = mn<int64_t>(kKC, K - pc);
             const bool acc = accumulate || pc > 0;
