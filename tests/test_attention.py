@@ -194,6 +194,41 @@ def test_functional_fully_masked_row_grads_are_zero():
     _grads_match(q, k, v, keep)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_fused_backward_matches_torch(threads, monkeypatch):
+    """Equal batch dims take the per-head fused backward (_C.sdpa_backward): heads in parallel (many heads) or
+    one after the other with threaded GEMMs (fewer heads than 2x the threads); float and bool masks, causal, a
+    key length that is not a whole number of vectors, Dv != D, and ViT's strided q/k/v/grad views."""
+    from flowvision.backend import _C as C
+    calls = []
+    real = C.sdpa_backward
+    monkeypatch.setattr(C, "sdpa_backward", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(20)
+    before = flow.get_num_threads()
+    flow.set_num_threads(threads)
+    try:
+        q, k, v = randn(rng, 2, 3, 13, 16), randn(rng, 2, 3, 11, 16), randn(rng, 2, 3, 11, 24)
+        _grads_match(q, k, v)
+        _grads_match(q, k, v, randn(rng, 13, 11))
+        keep = rng.random((2, 1, 13, 11)) > 0.3
+        keep[..., 0] = True
+        _grads_match(q, k, v, keep)
+        _grads_match(q[:1, :1], k[:1, :1], v[:1, :1], causal=True, scale=0.3)
+        qkv = randn(rng, 3, 10, 3, 4, 8).transpose(2, 0, 3, 1, 4)  # (3, B, H, N, D) views of a qkv projection
+        _grads_match(qkv[0], qkv[1], qkv[2])
+    finally:
+        flow.set_num_threads(before)
+    assert len(calls) == 5
+
+
+def test_fused_backward_errors():
+    q = np.zeros((2, 4, 8), np.float32)
+    with pytest.raises(ValueError, match="broadcasts over the batch"):
+        _C.sdpa_backward(q, q[:1], q[:1], None, None, False, q)
+    with pytest.raises(ValueError, match="'grad' must have shape"):
+        _C.sdpa_backward(q, q, q, None, None, False, q[:, :3])
+
+
 def test_functional_uses_fused_kernel_for_vit_views():
     """ViT's permuted q/k/v views go in without copies and the output is the (B, H, N, D) view of (B, N, H, D)
     memory, so the following transpose + reshape is free."""

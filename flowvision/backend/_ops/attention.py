@@ -3,8 +3,8 @@
 
 For inputs of >= 4 dims the output is written into ``(..., Lq, H, Dv)`` memory and returned as its
 ``(..., H, Lq, Dv)`` view (as torch's CPU kernel does), so the usual ``x.transpose(1, 2).reshape(b, n, c)`` that
-follows costs nothing. The backward
-pass recomputes the probabilities with the kernel and forms the gradients with batched GEMMs.
+follows costs nothing. The backward pass (``_C.sdpa_backward``) recomputes each head's probabilities and forms its
+gradients in cache, a head per task; broadcast batch dims and mask gradients take batched GEMMs instead.
 """
 import numpy as np
 
@@ -57,11 +57,15 @@ class ScaledDotProductAttention(Function):
     def backward(ctx, g):
         q, k, v, m = ctx.saved
         scale, is_causal, mask_shape = ctx.params
+        need_q, need_k, need_v, need_m = ctx.needs_input_grad[:4]
+        g = _row_contiguous(g.astype(np.float32, copy=False))
+        if not need_m and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and g.ndim == q.ndim:
+            # one head per task, recomputing its probabilities in cache (the usual self-attention case)
+            gq, gk, gv = _C.sdpa_backward(q, k, v, m, scale, is_causal, g)
+            return gq if need_q else None, gk if need_k else None, gv if need_v else None, None
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         probs = np.empty(batch + (q.shape[-2], k.shape[-2]), np.float32)
         _C.sdpa(q, k, v, m, scale, is_causal, None, probs)
-        g = g.astype(np.float32, copy=False)
-        need_q, need_k, need_v, need_m = ctx.needs_input_grad[:4]
         gq = gk = gv = gm = None
         if need_v:
             gv = unbroadcast(K.matmul(np.swapaxes(probs, -1, -2), g), v.shape)

@@ -66,8 +66,16 @@ void batch_strides(const View& v, const std::vector<int64_t>& batch, int64_t* ou
     }
 }
 
-py::object sdpa(const py::object& q_, const py::object& k_, const py::object& v_, const py::object& mask_,
-                const py::object& scale_, bool is_causal, const py::object& out_, const py::object& probs_) {
+// The parameters shared by the forward and the backward: operands, broadcast batch, scale and mask.
+struct Prepared {
+    View q, k, v;
+    fv::AttentionParams p;
+    std::vector<int64_t> batch, out_shape;  // batch right-aligned to kMaxBatchDims; out (..., Lq, Dv)
+    const float* mask;
+};
+
+Prepared prepare(const py::object& q_, const py::object& k_, const py::object& v_, const py::object& mask_,
+                 const py::object& scale_, bool is_causal) {
     View q = view_of(q_, "query"), k = view_of(k_, "key"), v = view_of(v_, "value");
     for (const View* x : {&q, &k, &v}) need_contiguous_rows(*x);
     const int64_t Lq = q.shape[q.shape.size() - 2], D = q.shape.back();
@@ -144,7 +152,16 @@ py::object sdpa(const py::object& q_, const py::object& k_, const py::object& v_
         p.mask_cs = m.strides[r - 1];
         mask = static_cast<const float*>(m.arr.data());
     }
+    return Prepared{q, k, v, p, batch, out_shape, mask};
+}
 
+py::object sdpa(const py::object& q_, const py::object& k_, const py::object& v_, const py::object& mask_,
+                const py::object& scale_, bool is_causal, const py::object& out_, const py::object& probs_) {
+    Prepared pr = prepare(q_, k_, v_, mask_, scale_, is_causal);
+    fv::AttentionParams& p = pr.p;
+    const std::vector<int64_t>& batch = pr.batch;
+    const std::vector<int64_t>& out_shape = pr.out_shape;
+    const int64_t Lq = p.Lq, Lk = p.Lk;
     py::array out;
     if (out_.is_none()) {
         out = empty<float>(out_shape);
@@ -178,16 +195,55 @@ py::object sdpa(const py::object& q_, const py::object& k_, const py::object& v_
         probs = static_cast<float*>(pa.mutable_data());
     }
 
-    const float* qp = static_cast<const float*>(q.arr.data());
-    const float* kp = static_cast<const float*>(k.arr.data());
-    const float* vp = static_cast<const float*>(v.arr.data());
+    const float* qp = static_cast<const float*>(pr.q.arr.data());
+    const float* kp = static_cast<const float*>(pr.k.arr.data());
+    const float* vp = static_cast<const float*>(pr.v.arr.data());
     float* op = static_cast<float*>(out.mutable_data());
     const auto fn = table().attn.sdpa_f32;
     {
         py::gil_scoped_release nogil;
-        fn(qp, kp, vp, mask, op, probs, p);
+        fn(qp, kp, vp, pr.mask, op, probs, p);
     }
     return out;
+}
+
+py::tuple sdpa_backward(const py::object& q_, const py::object& k_, const py::object& v_, const py::object& mask_,
+                        const py::object& scale_, bool is_causal, const py::object& grad_) {
+    Prepared pr = prepare(q_, k_, v_, mask_, scale_, is_causal);
+    fv::AttentionParams& p = pr.p;
+    for (const View* x : {&pr.q, &pr.k, &pr.v}) {
+        std::vector<int64_t> own(x->shape.begin(), x->shape.end() - 2);
+        if (own != std::vector<int64_t>(pr.out_shape.begin(), pr.out_shape.end() - 2)) {
+            std::ostringstream os;
+            os << "sdpa_backward: '" << x->name << "' " << vstr(x->shape) << " broadcasts over the batch "
+               << vstr(pr.out_shape) << " (only equal batch dims are supported)";
+            fail(os.str());
+        }
+    }
+    View g = view_of(grad_, "grad");
+    if (g.shape != pr.out_shape) fail("sdpa_backward: 'grad' must have shape " + vstr(pr.out_shape) + ", got " +
+                                      vstr(g.shape));
+    need_contiguous_rows(g);
+    batch_strides(g, pr.batch, p.out_bs);
+    p.out_rs = g.strides[g.shape.size() - 2];
+    std::vector<int64_t> lead(pr.out_shape.begin(), pr.out_shape.end() - 2), sq = lead, sk = lead, sv = lead;
+    sq.insert(sq.end(), {p.Lq, p.D});
+    sk.insert(sk.end(), {p.Lk, p.D});
+    sv.insert(sv.end(), {p.Lk, p.Dv});
+    py::array gq = empty<float>(sq), gk = empty<float>(sk), gv = empty<float>(sv);
+    const float* qp = static_cast<const float*>(pr.q.arr.data());
+    const float* kp = static_cast<const float*>(pr.k.arr.data());
+    const float* vp = static_cast<const float*>(pr.v.arr.data());
+    const float* gp = static_cast<const float*>(g.arr.data());
+    float* gqp = static_cast<float*>(gq.mutable_data());
+    float* gkp = static_cast<float*>(gk.mutable_data());
+    float* gvp = static_cast<float*>(gv.mutable_data());
+    const auto fn = table().attn.sdpa_backward_f32;
+    {
+        py::gil_scoped_release nogil;
+        fn(qp, kp, vp, pr.mask, gp, gqp, gkp, gvp, p);
+    }
+    return py::make_tuple(gq, gk, gv);
 }
 
 }  // namespace
@@ -201,4 +257,8 @@ void bind_attention(py::module_& m) {
           "contiguous); mask: additive float32, broadcastable to (..., Lq, Lk); scale None = 1/sqrt(D); a row "
           "with no visible key gives zeros. probs (optional, C-contiguous (..., Lq, Lk)) receives the "
           "probabilities. Returns out.");
+    m.def("sdpa_backward", &sdpa_backward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("mask"), py::arg("scale"),
+          py::arg("is_causal"), py::arg("grad"),
+          "Gradients (gq, gk, gv) of the fused attention for the output gradient `grad`, one head per task; q, k "
+          "and v as for sdpa but with equal batch dims (no broadcasting). The outputs are C-contiguous.");
 }

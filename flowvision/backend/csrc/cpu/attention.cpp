@@ -287,10 +287,80 @@ void sdpa_f32(const float* q, const float* k, const float* v, const float* mask,
     });
 }
 
+// The backward pass, one (batch index) head at a time in L2: P = softmax(scale * q k^T + mask) is recomputed with the
+// forward's softmax, then dv = P^T g, dP = g v^T, dS = scale * P * (dP - rowsum(dP * P)), dq = dS k and
+// dk = dS^T q are single-threaded GEMMs on that head's buffers. Heads run in parallel (a head per task scales
+// with threads where batched GEMMs over all heads at once did not); with fewer heads than threads the heads run
+// one after the other and each GEMM uses the pool. q, k, v and g are read through p's strides; gq, gk and gv
+// are contiguous (batch, L, D) and the batch dims must not broadcast (the binding checks).
+void sdpa_backward_f32(const float* q, const float* k, const float* v, const float* mask, const float* g, float* gq,
+                       float* gk, float* gv, const AttentionParams& p) {
+    const int64_t nb = p.batch[0] * p.batch[1] * p.batch[2] * p.batch[3];
+    const int64_t Lq = p.Lq, Lk = p.Lk, D = p.D, Dv = p.Dv;
+    if (nb == 0) return;
+    if (Lq == 0 || Lk == 0) {  // no score at all: every gradient is 0
+        memset(gq, 0, sizeof(float) * nb * Lq * D);
+        memset(gk, 0, sizeof(float) * nb * Lk * D);
+        memset(gv, 0, sizeof(float) * nb * Lk * Dv);
+        return;
+    }
+    const int64_t ldS = ceil_div(Lk, WF) * WF;
+    auto head = [&](int64_t b, float* P, float* dP) {
+        const Offsets o = batch_offsets(p, b);
+        const float* qh = q + o.q;
+        const float* kh = k + o.k;
+        const float* vh = v + o.v;
+        const float* gh = g + o.out;
+        float* gqh = gq + b * Lq * D;
+        float* gkh = gk + b * Lk * D;
+        float* gvh = gv + b * Lk * Dv;
+        gemm_strided<float>(Lq, Lk, D, qh, p.q_rs, 1, kh, 1, p.k_rs, P, ldS, false);
+        float inv[kMR];
+        for (int64_t i0 = 0; i0 < Lq; i0 += kMR) {
+            const int mr = (int)mn<int64_t>(kMR, Lq - i0);
+            float* S = P + i0 * ldS;
+            softmax_tile(S, ldS, mr, Lk, i0, p.causal, p.scale, mask ? mask + o.mask + i0 * p.mask_rs : nullptr,
+                         p.mask_rs, p.mask_cs, inv);
+            for (int r = 0; r < mr; ++r) {
+                const vf s = vsplat(inv[r]);
+                float* row = S + r * ldS;
+                for (int64_t j = 0; j < ldS; j += WF) vstore(row + j, vload<vf>(row + j) * s);
+            }
+        }
+        gemm_strided<float>(Lk, Dv, Lq, P, 1, ldS, gh, p.out_rs, 1, gvh, Dv, false);
+        gemm_strided<float>(Lq, Lk, Dv, gh, p.out_rs, 1, vh, 1, p.v_rs, dP, ldS, false);
+        for (int64_t i = 0; i < Lq; ++i) {
+            const float* pr = P + i * ldS;
+            float* d = dP + i * ldS;
+            vf acc = vf{};
+            int64_t j = 0;
+            for (; j + WF <= Lk; j += WF) acc += vload<vf>(d + j) * vload<vf>(pr + j);
+            float dot = reduce_lanes(acc, [](vf a, vf c) { return a + c; });
+            for (; j < Lk; ++j) dot += d[j] * pr[j];
+            const vf vdot = vsplat(dot), sc = vsplat(p.scale);
+            for (j = 0; j + WF <= Lk; j += WF) vstore(d + j, vload<vf>(pr + j) * (vload<vf>(d + j) - vdot) * sc);
+            for (; j < Lk; ++j) d[j] = pr[j] * (d[j] - dot) * p.scale;
+        }
+        gemm_strided<float>(Lq, D, Lk, dP, ldS, 1, kh, p.k_rs, 1, gqh, D, false);
+        gemm_strided<float>(Lk, D, Lq, dP, 1, ldS, qh, p.q_rs, 1, gkh, D, false);
+    };
+    const int nt = in_parallel_region() ? 1 : get_num_threads();
+    if (nb >= 2 * nt || nt == 1) {
+        parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
+            Buf<float> P(Lq * ldS), dP(Lq * ldS);
+            for (int64_t b = b0; b < b1; ++b) head(b, P.get(), dP.get());
+        });
+    } else {
+        Buf<float> P(Lq * ldS), dP(Lq * ldS);
+        for (int64_t b = 0; b < nb; ++b) head(b, P.get(), dP.get());
+    }
+}
+
 }  // namespace
 
 FV_REGISTRATION void fill_attention(KernelTable& t) {
     t.attn.sdpa_f32 = &sdpa_f32;
+    t.attn.sdpa_backward_f32 = &sdpa_backward_f32;
 }
 
 }  // namespace FV_ISA_NAMESPACE

@@ -162,6 +162,10 @@ struct AttentionKernels {
     // probs (optional, contiguous (batch..., Lq, Lk)) receives the probabilities (for the backward pass).
     void (*sdpa_f32)(const float* q, const float* k, const float* v, const float* mask, float* out, float* probs,
                      const AttentionParams& p);
+    // gq, gk, gv (contiguous (batch, L, D)) of sum(g * out) for the gradient g of out (read through p.out_bs and
+    // p.out_rs); q, k and v must not broadcast over the batch.
+    void (*sdpa_backward_f32)(const float* q, const float* k, const float* v, const float* mask, const float* g,
+                              float* gq, float* gk, float* gv, const AttentionParams& p);
 };
 
 // Swin window partition/reverse with the cyclic shift (cpu/window.cpp). The (B, H, W, C) map is rolled by
