@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -16,7 +17,53 @@ namespace fv {
 namespace {
 
 thread_local bool t_in_parallel = false;
-constexpr int kSpin = 20000;  // pause iterations (~0.3 ms) before a worker sleeps
+
+int available_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    unsigned h = std::thread::hardware_concurrency();
+    return h ? static_cast<int>(h) : 1;
+}
+
+// How long an idle thread spins before it sleeps on a condition variable. Between the kernels of a training step
+// there are gaps of a few milliseconds (Python, autograd bookkeeping); a worker that slept through one wakes by
+// futex, and on a VM an idle vCPU takes far longer than that to run at speed again: with a 1 ms spin a 2-thread
+// ViT-S training step ran 25-35% slower than with 50 ms. OpenMP runtimes spin similarly (libgomp's default
+// GOMP_SPINCOUNT, Intel's KMP_BLOCKTIME of 200 ms). FLOWVISION_SPIN_MS sets it (0: sleep at once, for machines
+// shared by many processes); with more threads than CPUs the threads barely spin, as libgomp does.
+std::chrono::nanoseconds spin_budget(int pool_size) {
+    double ms = pool_size > available_cpus() ? 0.05 : 50.0;
+    if (const char* s = std::getenv("FLOWVISION_SPIN_MS")) {
+        char* end = nullptr;
+        const double v = std::strtod(s, &end);
+        if (end != s && v >= 0) ms = v;
+    }
+    return std::chrono::nanoseconds(static_cast<int64_t>(ms * 1e6));
+}
+
+// Spins (pause) until done() or the budget has passed; true if done() held. It yields the CPU every ~10 us, so a
+// process whose threads outnumber the free CPUs (several ranks or processes on one machine) hands them over to
+// whoever has work instead of spinning them away.
+template <class Done>
+bool spin_until(Done done, std::chrono::nanoseconds budget) {
+    if (done()) return true;
+    if (budget.count() == 0) return false;
+    const auto until = std::chrono::steady_clock::now() + budget;
+    for (;;) {
+        for (int i = 0; i < 256; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            if (done()) return true;
+        }
+        if (std::chrono::steady_clock::now() >= until) return done();
+        sched_yield();
+    }
+}
 
 struct Job {
     RangeFn fn;
@@ -29,7 +76,7 @@ struct Job {
 
 class Pool {
 public:
-    explicit Pool(int nthreads) : nthreads_(nthreads < 1 ? 1 : nthreads) {
+    explicit Pool(int nthreads) : nthreads_(nthreads < 1 ? 1 : nthreads), spin_(spin_budget(nthreads_)) {
         // Workers start with seen = 0 (the initial generation), not with whatever generation
         // they observe when they first run: a worker scheduled late must still notice a job
         // or a shutdown published before it started.
@@ -61,6 +108,9 @@ public:
         }
         cv_work_.notify_all();
         work_on(job);
+        // the workers usually finish their last chunks within microseconds: spin before sleeping on the condition
+        // variable, whose futex wake-up costs more than that (a VM's idle vCPU much more)
+        spin_until([&] { return job.done.load(std::memory_order_acquire) == job.nchunks; }, spin_);
         std::unique_lock<std::mutex> lk(m_);
         cv_done_.wait(lk, [&] { return job.done.load() == job.nchunks && active_ == 0; });
         job_ = nullptr;
@@ -91,12 +141,8 @@ private:
 
     void worker_loop(uint64_t seen) {
         for (;;) {
-            // brief spin so back-to-back kernels don't pay a futex wake each time
-            for (int i = 0; i < kSpin && generation_.load(std::memory_order_acquire) == seen; ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-                __builtin_ia32_pause();
-#endif
-            }
+            // spin so that back-to-back kernels do not pay a futex wake-up each time
+            spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }, spin_);
             Job* job;
             {
                 std::unique_lock<std::mutex> lk(m_);
@@ -117,6 +163,7 @@ private:
     }
 
     int nthreads_;
+    std::chrono::nanoseconds spin_;
     std::vector<std::thread> workers_;
     std::mutex m_;
     std::mutex run_mutex_;
@@ -132,14 +179,7 @@ int default_num_threads() {
         int n = std::atoi(s);
         if (n > 0) return n;
     }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0) return n;
-    }
-    unsigned h = std::thread::hardware_concurrency();
-    return h ? static_cast<int>(h) : 1;
+    return available_cpus();
 }
 
 // Global state. The pool pointer is deliberately leaked when invalidated by fork():
