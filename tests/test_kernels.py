@@ -472,6 +472,26 @@ def test_default_threads_and_env_overrides():
     assert r.returncode == 0 and r.stdout.split()[0] == NATIVE_ISA
 
 
+def test_idle_spin_follows_env():
+    """After a parallel kernel the worker spins (runnable, state R) for FLOWVISION_SPIN_MS before it sleeps (S):
+    50 ms after a call it still spins with 1000 ms and sleeps with 0."""
+    code = (
+        "import os, time, threading, numpy as np; from flowvision.backend import _C;"
+        "_C.set_num_threads(2); a = np.ones((400, 400), np.float32); _C.gemm(a, a, False, False);"
+        "me = str(threading.get_native_id());"
+        "_C.gemm(a, a, False, False); time.sleep(0.05);"
+        "print(''.join(open(f'/proc/self/task/{t}/stat').read().rsplit(')', 1)[1].split()[0]"
+        "              for t in os.listdir('/proc/self/task') if t != me))"
+    )
+    states = {}
+    for ms in ("0", "1000"):
+        env = dict(os.environ, FLOWVISION_SPIN_MS=ms, FLOWVISION_NUM_THREADS="2")
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        states[ms] = r.stdout.split()[-1]
+    assert "R" not in states["0"] and "R" in states["1000"], states
+
+
 def test_set_num_threads_stress():
     # creating/joining pools back to back (workers that start late must still see the shutdown);
     # in a subprocess so a regression fails with a timeout instead of hanging the suite
