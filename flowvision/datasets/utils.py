@@ -281,6 +281,8 @@ def _check_tar_members(tar: tarfile.TarFile, archive: str) -> None:
         if m.ischr() or m.isblk() or m.isfifo() or m.isdev():
             raise UnsafeArchiveError(f"{archive}: member {m.name!r} is a device file or FIFO; refusing to extract")
         if m.issym() or m.islnk():
+            if not m.linkname:  # tarfile falls back to extracting the link as its own target, forever
+                raise CorruptDatasetError(f"{archive}: link {m.name!r} has an empty target (corrupt tar archive)")
             target = m.linkname.replace("\\", "/")
             if target.startswith("/") or os.path.isabs(m.linkname):
                 raise UnsafeArchiveError(f"{archive}: link {m.name!r} points to the absolute path {m.linkname!r}; "
@@ -336,9 +338,10 @@ def _extract_tar(path: str, mode: str, staging: str) -> None:
                 tar.extractall(staging, members=members, filter="data")  # second line of defence after the checks
             else:  # pragma: no cover - Python without PEP 706
                 tar.extractall(staging, members=members)
-    except UnsafeArchiveError:
+    except (UnsafeArchiveError, CorruptDatasetError):
         raise
-    except (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError) as e:
+    except (tarfile.TarError, EOFError, OSError, ValueError, OverflowError, zlib.error, lzma.LZMAError) as e:
+        # ValueError / OverflowError: header fields too large for a file offset
         if isinstance(e, tarfile.FilterError):
             raise UnsafeArchiveError(f"{path}: {e}; refusing to extract") from e
         raise CorruptDatasetError(f"{path} is not a readable tar archive (truncated or corrupt): "
