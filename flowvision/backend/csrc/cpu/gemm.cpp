@@ -730,8 +730,12 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
         // a full MC-row A block so B micro-panels are reused from L1 across its rows). Every split packs its A
         // block again, so N is split only when the row blocks alone cannot give each thread the same share.
         int64_t nsplit = 1;
-        if (nt > 1 && (mblocks < nt || mblocks % nt != 0))
+        if (nt > 1 && (mblocks < nt || mblocks % nt != 0)) {
             nsplit = mx<int64_t>(1, mn<int64_t>(ceil_div(4 * nt, mblocks), npanels / 4));
+            // a task count that is a multiple of the thread count: 9 equal tasks on 2 threads idle one of them for
+            // a ninth of the call
+            while ((mblocks * nsplit) % nt != 0 && nsplit < npanels / 4) ++nsplit;
+        }
         for (int64_t pc = 0; pc < K; pc += kKC) {
             const int64_t kc = mn<int64_t>(kKC, K - pc);
             const bool acc = accumulate || pc > 0;
