@@ -40,7 +40,8 @@ def measure(name: str, repeat: int, min_repeat: int, warmup: int, budget_s: floa
     from flowvision import backend as flow
 
     model = flowvision.models.create_model(name).eval()
-    size = tuple(flowvision.models.get_pretrained_cfg(name).input_size)
+    cfg = flowvision.models.get_pretrained_cfg(name)  # None for a model registered without weights
+    size = tuple(cfg.input_size if cfg is not None else getattr(model, "pretrained_cfg", {}).get("input_size", (3, 224, 224)))
     x = flow.randn(1, *size)
     fast = flowvision.compile(model, x)
     cpu, wall = [], []
