@@ -8,6 +8,7 @@ training steps, 200 DataLoader epochs).
 """
 import gc
 import os
+import time
 import tracemalloc
 
 import numpy as np
@@ -26,6 +27,20 @@ def _rss_mb():
 
 def _fds():
     return len(os.listdir("/proc/self/fd"))
+
+
+def _settled_fds(timeout=1.0):
+    """The open fd count once it stops changing: queue pipes close on feeder threads, which on a loaded machine run
+    a moment after the call that let them go (up to +4 in single samples); a leaked fd stays."""
+    deadline = time.monotonic() + timeout
+    n = _fds()
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        m = _fds()
+        if m == n:
+            return n
+        n = m
+    return n
 
 
 def soak(step, calls, warmup, samples=20):
@@ -48,7 +63,7 @@ def soak(step, calls, warmup, samples=20):
             if i % every == 0 or i == calls - 1:
                 xs.append(i)
                 rss.append(_rss_mb())
-                fds.append(_fds())
+                fds.append(_settled_fds())
         gc.collect()
         py_growth = tracemalloc.get_traced_memory()[0] - py0
     finally:
