@@ -41,7 +41,9 @@ def fuzz_one(name: str, seconds: int, artifacts: str) -> Tuple[str, int, str]:
     text = r.stdout + r.stderr
     m = _STAT.search(text)
     if r.returncode != 0 or m is None:
-        return name, r.returncode or 1, text[-4000:]
+        # the Python traceback comes before libFuzzer's trailer and stats: keep it in the summary
+        cut = text.find("=== Uncaught Python exception")
+        return name, r.returncode or 1, text[cut:cut + 4000] if cut >= 0 else text[-4000:]
     execs, cov, corpus = (int(g) for g in m.groups())
     took = time.monotonic() - t0
     return name, 0, f"{name:15s} {execs:9d} runs  {execs / seconds:8.0f}/s  cov {cov:5d}  corpus {corpus:5d}  ({took:.0f} s)"

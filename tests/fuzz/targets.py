@@ -33,15 +33,33 @@ def _as_file(data: bytes, name: str) -> str:
 
 # --------------------------------------------------------------------------------------------- checkpoints
 
-def _check_state(obj) -> None:
+def _touch_arrays(obj) -> None:
+    """Read every element of every array in ``obj``: a view past its buffer's end would fault here."""
     import numpy as np
-    if not isinstance(obj, dict):
-        raise AssertionError(f"reader returned {type(obj).__name__}, not a dict")
-    for v in obj.values():
-        if hasattr(v, "to_float32"):  # bfloat16 arrays are kept as bit patterns
-            v = v.to_float32()
-        if isinstance(v, np.ndarray):
-            v.sum()  # touches every element: a view past the buffer end would fault here
+    seen, stack = set(), [obj]
+    while stack:  # iterative, each container once: a pickle can build self-referencing lists
+        o = stack.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        if hasattr(o, "to_float32"):  # bfloat16 arrays are kept as bit patterns
+            o = o.to_float32()
+        if isinstance(o, np.ndarray):
+            o.sum()
+        elif isinstance(o, dict):
+            stack.extend(o.values())
+        elif isinstance(o, (list, tuple)):
+            stack.extend(o)
+
+
+def _check_state(obj) -> None:
+    """A torch file may hold any picklable object (``torch.save((1,))`` is legal): the raw object is walked, then
+    the state-dict path every loader takes must give a dict of arrays or a CheckpointError."""
+    from flowvision.hub.readers import unwrap_state_dict
+    _touch_arrays(obj)
+    sd = unwrap_state_dict(obj)
+    if not isinstance(sd, dict):
+        raise AssertionError(f"unwrap_state_dict returned {type(sd).__name__}, not a dict")
 
 
 def torch_zip(data: bytes) -> None:
