@@ -72,7 +72,8 @@ def test_gemm_large_blocks():
 
 
 @pytest.mark.parametrize("threads", [2, 3])
-@pytest.mark.parametrize("M,N,K", [(389, 383, 700), (577, 64, 900), (1153, 128, 300), (100, 130, 2000)])
+@pytest.mark.parametrize("M,N,K", [(389, 383, 700), (577, 64, 900), (1153, 128, 300), (100, 130, 2000),
+                                   (383, 600, 1700)])  # few rows, several column blocks sharing one packed A
 def test_gemm_thread_partitions(threads, M, N, K):
     # row splits of the few-rows path, whole row blocks per thread and unsplit columns in the general path, with a
     # transposed A (the weight gradient's layout) whose row count is not a multiple of the micro-tile

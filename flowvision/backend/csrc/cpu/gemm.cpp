@@ -644,9 +644,10 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
     if (M <= 4 || N <= 4) return gemm_small(M, N, K, A, rsa, csa, B, rsb, csb, C, ldc, accumulate);
     const int nt = in_parallel_region() ? 1 : get_num_threads();
     if (M <= 2 * kMC) {
-        // Few rows (linear layers on token batches, conv with few output channels): split N into
-        // column blocks whose packed B (kc x ncb) stays in L2; each task packs its own A and B,
-        // so there is a single parallel region and no barrier per K block.
+        // Few rows (linear layers on token batches, conv with few output channels, weight gradients): split N into
+        // column blocks whose packed B (kc x ncb) stays in L2. Per K block all M rows of A are packed once into a
+        // buffer every task reads (a weight gradient's A is the transposed output gradient, a gather: packing it
+        // once per column block cost as much as a sixth of the multiply), then each task packs its B block.
         // Blocks of <= 512 columns (the packed B block, kc x ncb, stays in L2) and, with several threads, about 4
         // per thread but >= 128 columns each, in a count that is a multiple of the thread count: 576 columns on 2
         // threads are 4 blocks of 144, not 3 of 256 (the third block left one thread idle for a third of the call:
@@ -663,7 +664,7 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
         nblocks = ceil_div(N, ncb);
         // When the column blocks do not divide evenly over the threads (3 blocks on 2 threads: the linear weight
         // gradient of a 384-wide layer) the rows are split too, so every thread gets the same share; a row split
-        // repacks B once more per split but never A.
+        // packs B once more per split.
         const int64_t mpanels_all = ceil_div(M, MR);
         int64_t msplit = 1;
         if (nt > 1 && nblocks % nt != 0)
@@ -674,39 +675,55 @@ void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
                 }
         const int64_t ntasks = nblocks * msplit;
         const int64_t kc_max = mn<int64_t>(kKC, K);
-        const int64_t mpad = ceil_div(mn<int64_t>(M, kMC), MR) * MR;
-        auto block_fn = [&](int64_t t0, int64_t t1) {
-            Buf<T> Bp(kc_max * ncb);
-            Buf<T> Ap(mpad * kc_max);
-            for (int64_t t = t0; t < t1; ++t) {
-                const int64_t blk = t / msplit, ms = t % msplit;
-                const int64_t r0 = mpanels_all * ms / msplit * MR;
-                const int64_t r1 = mn<int64_t>(M, mpanels_all * (ms + 1) / msplit * MR);
-                const int64_t j0 = blk * ncb;
-                const int64_t nc = mn<int64_t>(ncb, N - j0);
-                const int64_t npanels = ceil_div(nc, NR);
-                for (int64_t pc = 0; pc < K; pc += kKC) {
-                    const int64_t kc = mn<int64_t>(kKC, K - pc);
-                    const bool acc = accumulate || pc > 0;
+        const bool threaded = ntasks > 1 && double(M) * N * K > 2.0e6;
+        Buf<T> Ap(mpanels_all * MR * kc_max);
+        // one column block: every row range belongs to one task, which packs its own rows (they stay in its L2)
+        const bool own_rows = nblocks == 1;
+        // row chunks of 48 (8 micro-panels, 3 cache lines of a transposed A's k-step) for the parallel A pack
+        constexpr int64_t kPackRows = 8 * MR;
+        const int64_t nchunks = ceil_div(M, kPackRows);
+        for (int64_t pc = 0; pc < K; pc += kKC) {
+            const int64_t kc = mn<int64_t>(kKC, K - pc);
+            const bool acc = accumulate || pc > 0;
+            T* ap = Ap.get();
+            auto pack_fn = [&](int64_t c0, int64_t c1) {
+                for (int64_t c = c0; c < c1; ++c) {
+                    const int64_t i0 = c * kPackRows;
+                    pack_a(A, rsa, csa, i0, mn<int64_t>(kPackRows, M - i0), pc, kc, ap + i0 * kc);
+                }
+            };
+            if (!own_rows) {
+                if (threaded) parallel_for(0, nchunks, 1, pack_fn);
+                else pack_fn(0, nchunks);
+            }
+            auto block_fn = [&](int64_t t0, int64_t t1) {
+                Buf<T> Bp(kc * ncb);
+                for (int64_t t = t0; t < t1; ++t) {
+                    const int64_t blk = t / msplit, ms = t % msplit;
+                    const int64_t r0 = mpanels_all * ms / msplit * MR;
+                    const int64_t r1 = mn<int64_t>(M, mpanels_all * (ms + 1) / msplit * MR);
+                    if (own_rows) pack_a(A, rsa, csa, r0, r1 - r0, pc, kc, ap + r0 * kc);
+                    const int64_t j0 = blk * ncb;
+                    const int64_t nc = mn<int64_t>(ncb, N - j0);
+                    const int64_t npanels = ceil_div(nc, NR);
                     for (int64_t p = 0; p < npanels; ++p)
                         pack_b_panel(B, rsb, csb, pc, kc, j0 + p * NR, mn<int64_t>(NR, nc - p * NR),
                                      Bp.get() + p * kc * NR);
                     for (int64_t i0 = r0; i0 < r1; i0 += kMC) {
                         const int64_t mc = mn<int64_t>(kMC, r1 - i0);
-                        pack_a(A, rsa, csa, i0, mc, pc, kc, Ap.get());
                         for (int64_t p = 0; p < npanels; ++p) {
                             const T* bpp = Bp.get() + p * kc * NR;
                             const int64_t nr = mn<int64_t>(NR, nc - p * NR);
                             for (int64_t ir = 0; ir < mc; ir += MR)
-                                micro_kernel<T>(kc, Ap.get() + ir * kc, bpp, C + (i0 + ir) * ldc + j0 + p * NR, ldc,
+                                micro_kernel<T>(kc, ap + (i0 + ir) * kc, bpp, C + (i0 + ir) * ldc + j0 + p * NR, ldc,
                                                 mn<int64_t>(MR, mc - ir), nr, acc);
                         }
                     }
                 }
-            }
-        };
-        if (ntasks > 1 && double(M) * N * K > 2.0e6) parallel_for_dynamic(0, ntasks, block_fn);
-        else block_fn(0, ntasks);
+            };
+            if (threaded) parallel_for_dynamic(0, ntasks, block_fn);
+            else block_fn(0, ntasks);
+        }
         return;
     }
     const int64_t nc_max = mn<int64_t>(kNC, ceil_div(N, NR) * NR);
