@@ -183,3 +183,18 @@ def test_matmul_backward_with_shared_weight_matches_torch(sa, sb):
     np.testing.assert_allclose(fa.grad.numpy(), ta.grad.numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(fw.grad.numpy(), tw.grad.numpy(), rtol=1e-12, atol=1e-12)
     assert tuple(fw.grad.shape) == sb
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 8), (4, 8)])
+def test_linear_weight_grad_is_contiguous_like_the_weight(shape):
+    """linear's weight gradient arrives C-contiguous (computed as (g.T @ x), not as the transpose of x.T @ g), so
+    the fused optimizer update takes it without a copy; values equal torch's."""
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal(shape).astype(np.float32), rng.standard_normal((6, 8)).astype(np.float32)
+    fx, fw = fb.tensor(x, requires_grad=True), fb.tensor(w, requires_grad=True)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    fb.nn.functional.linear(fx, fw).sum().backward()
+    torch.nn.functional.linear(tx, tw).sum().backward()
+    assert fw.grad.numpy().flags.c_contiguous
+    np.testing.assert_allclose(fw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)

@@ -14,6 +14,16 @@ def _bmm_arrays(a, b):
     return K.matmul(a, b)
 
 
+def _shared_matrix_grad(xp, rows, grows, b2):
+    """``rows.T @ grows``, the gradient of the (K, N) right operand. When that operand is the transposed view of a
+    C-contiguous (N, K) matrix (``linear``'s ``weight.t()``), the product is computed as ``(grows.T @ rows).T``: the
+    gradient that reaches the weight is then C-contiguous like the weight itself, and the optimizer's fused update
+    takes it without a copy."""
+    if isinstance(b2, np.ndarray) and b2.flags.f_contiguous and not b2.flags.c_contiguous:  # CPU arrays only
+        return xp.swapaxes(xp.bmm(xp.swapaxes(grows, -1, -2), rows), -1, -2)
+    return xp.bmm(xp.swapaxes(rows, -1, -2), grows)
+
+
 class Matmul(Function):
     capture_role = "matmul"
 
@@ -66,7 +76,9 @@ class Matmul(Function):
             # a matrix shared by every batch element (a linear layer's weight): one GEMM over all rows, instead of
             # one small product per batch element and a reduction of those copies
             rows = xp.reshape(a2, (-1, a2.shape[-1]))
-            gb = xp.reshape(xp.bmm(xp.swapaxes(rows, -1, -2), xp.reshape(g2, (-1, g2.shape[-1]))), b.shape)
+            gb = xp.reshape(_shared_matrix_grad(xp, rows, xp.reshape(g2, (-1, g2.shape[-1])), b2), b.shape)
+        elif ctx.needs_input_grad[1] and b2.ndim == 2 and a2.ndim == 2:
+            gb = xp.reshape(_shared_matrix_grad(xp, a2, g2, b2), b.shape)
         elif ctx.needs_input_grad[1]:
             gb = xp.bmm(xp.swapaxes(a2, -1, -2), g2)
             gb = unbroadcast(gb, b2.shape).reshape(b.shape)
