@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from .grad_mode import is_grad_enabled
-from .. import _dtype as D
+from .. import _C, _dtype as D
 from .._bf16 import bf16_to_f32, f32_to_bf16
 from .._xp import HOST
 
@@ -363,6 +363,24 @@ def _edge(t):
     return (None, 0)
 
 
+_ACC_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _accumulate(acc, g, owned):
+    """``acc + g`` for two gradients reaching one output. Large float arrays are summed by the threaded kernel, into
+    ``acc`` itself when it is a sum the engine made (its id in ``owned``): a residual stream or the three slices of a
+    fused qkv projection then cost one buffer, not one per contribution."""
+    if (type(acc) is np.ndarray and type(g) is np.ndarray and acc.dtype in _ACC_DTYPES and g.dtype == acc.dtype
+            and acc.shape == g.shape and acc.size >= 1 << 14 and acc.flags.c_contiguous and g.flags.c_contiguous):
+        in_place = id(acc) in owned and acc.flags.writeable
+        out = _C.binary(acc, g, "add", 1, acc.size, 0, out=acc if in_place else None)
+    else:
+        out = acc + g
+    if type(out) is np.ndarray:
+        owned.add(id(out))
+    return out
+
+
 def run_backward(roots, retain_graph, capture=None):
     """Propagate gradients from ``roots`` [(node, output_nr, grad_array)].
 
@@ -390,6 +408,7 @@ def run_backward(roots, retain_graph, capture=None):
         buf = buffers.setdefault(id(node), [None] * len(node.out_meta))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
+    owned = set()  # ids of gradient sums the engine allocated and still holds in `buffers`: added into in place
     captured = [None] * (len(capture) if capture else 0)
     ready = [n for n, _, _ in roots if deps.get(id(n), 0) == 0]
     ready_ids = set()
@@ -400,6 +419,9 @@ def run_backward(roots, retain_graph, capture=None):
     while heap:
         _, _, node = heapq.heappop(heap)
         grads = buffers.pop(id(node), None) or [None] * len(node.out_meta)
+        if owned:
+            for g in grads:  # handed on: from here its id may be reused by an array the engine does not own
+                owned.discard(id(g))
         if node.pre_hooks:
             for nr, hooks in node.pre_hooks.items():
                 for hook in list(hooks):
@@ -436,7 +458,7 @@ def run_backward(roots, retain_graph, capture=None):
                         g = g.real  # a real input of a complex op gets the real part (torch's rule)
                     g = g.astype(in_dt)
                 buf = buffers.setdefault(id(nxt), [None] * len(nxt.out_meta))
-                buf[nr] = g if buf[nr] is None else buf[nr] + g
+                buf[nr] = g if buf[nr] is None else _accumulate(buf[nr], g, owned)
             deps[id(nxt)] -= 1
             if deps[id(nxt)] == 0:
                 heapq.heappush(heap, (-nxt.seq, id(nxt), nxt))

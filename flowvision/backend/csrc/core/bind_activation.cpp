@@ -102,22 +102,25 @@ int pointwise_kind(const std::string& k) {
     fail("pointwise: unknown kind '" + k + "' (" + known + ")");
     return -1;
 }
+// The result array of an elementwise kernel: a new one shaped like x, or `out` (which may be x itself: the kernels
+// read each element before writing it) after checking it is a writeable C-contiguous array of x's dtype and shape.
+template <class T>
+Arr<T> out_or_empty(const py::object& out_, const Arr<T>& x, const char* fn) {
+    if (out_.is_none()) return empty<T>(shape_vec(x));
+    if (!py::isinstance<py::array_t<T>>(out_)) fail(std::string(fn) + ": out must be an array of x's dtype");
+    auto o = py::reinterpret_borrow<py::array>(out_);
+    if (!(o.flags() & py::array::c_style) || !o.writeable() || o.ndim() != x.ndim() ||
+        !std::equal(o.shape(), o.shape() + o.ndim(), x.shape()))
+        fail(std::string(fn) + ": out must be a writeable C-contiguous array of x's shape, got " + shp(o) + " for x " +
+             shp(x));
+    return py::reinterpret_borrow<Arr<T>>(out_);
+}
+
 template <class T>
 py::object pointwise_impl(py::handle x_, const std::string& kind, double lo, double hi, py::object out_) {
     const int k = pointwise_kind(kind);
     auto x = as<T>(x_, "pointwise", "x");
-    Arr<T> y;
-    if (out_.is_none()) {
-        y = empty<T>(shape_vec(x));
-    } else {
-        if (!py::isinstance<py::array_t<T>>(out_)) fail("pointwise: out must be an array of x's dtype");
-        auto o = py::reinterpret_borrow<py::array>(out_);
-        if (!(o.flags() & py::array::c_style) || !o.writeable() || o.ndim() != x.ndim() ||
-            !std::equal(o.shape(), o.shape() + o.ndim(), x.shape()))
-            fail("pointwise: out must be a writeable C-contiguous array of x's shape, got " + shp(o) + " for x " +
-                 shp(x));
-        y = py::reinterpret_borrow<Arr<T>>(out_);
-    }
+    Arr<T> y = out_or_empty<T>(out_, x, "pointwise");
     {
         py::gil_scoped_release rel;
         ks<T>().pointwise(k, x.data(), y.mutable_data(), x.size(), T(lo), T(hi));
@@ -128,7 +131,8 @@ py::object pointwise_impl(py::handle x_, const std::string& kind, double lo, dou
 // y = a + b or a * b with a viewed as (R, L) and b as (R, L), (R, 1) or (1, L) (b_mode 0/1/2); the caller (the
 // Add/Mul ops) has checked dtypes, contiguity and the broadcast pattern.
 template <class T>
-py::object binary_impl(py::handle a_, py::handle b_, const std::string& op, int64_t R, int64_t L, int b_mode) {
+py::object binary_impl(py::handle a_, py::handle b_, const std::string& op, int64_t R, int64_t L, int b_mode,
+                       py::object out_) {
     if (op != "add" && op != "mul") fail("binary: unknown op '" + op + "' (add, mul)");
     if (b_mode < 0 || b_mode > 2) fail("binary: b_mode must be 0, 1 or 2");
     auto a = as<T>(a_, "binary", "a");
@@ -137,7 +141,7 @@ py::object binary_impl(py::handle a_, py::handle b_, const std::string& op, int6
     if (R < 0 || L < 0 || a.size() != R * L || b.size() != nb)
         fail("binary: a has " + std::to_string(a.size()) + " elements and b " + std::to_string(b.size()) +
              ", expected " + std::to_string(R * L) + " and " + std::to_string(nb));
-    auto y = empty<T>(shape_vec(a));
+    Arr<T> y = out_or_empty<T>(out_, a, "binary");
     {
         py::gil_scoped_release rel;
         ks<T>().binary(op == "add" ? fv::kBinAdd : fv::kBinMul, a.data(), b.data(), y.mutable_data(), R, L, b_mode);
@@ -171,10 +175,12 @@ void bind_activation(py::module_& m) {
         return FV_DISPATCH(gelu_bwd_impl, is_f64(gy) || is_f64(x), gy, x, approx);
     }, py::arg("grad_y"), py::arg("x"), py::arg("approximate") = "none");
     m.def("silu_forward", [](hnd x) { return FV_DISPATCH(silu_fwd_impl, is_f64(x), x); }, py::arg("x"));
-    m.def("binary", [](hnd a, hnd b, const std::string& op, int64_t R, int64_t L, int b_mode) {
-        return FV_DISPATCH(binary_impl, is_f64(a), a, b, op, R, L, b_mode);
+    m.def("binary", [](hnd a, hnd b, const std::string& op, int64_t R, int64_t L, int b_mode, obj out) {
+        return FV_DISPATCH(binary_impl, is_f64(a), a, b, op, R, L, b_mode, out);
     }, py::arg("a"), py::arg("b"), py::arg("op"), py::arg("rows"), py::arg("cols"), py::arg("b_mode"),
-          "a (rows, cols) + or * b given as (rows, cols), (rows, 1) or (1, cols): threaded, vectorised");
+          py::arg("out") = py::none(),
+          "a (rows, cols) + or * b given as (rows, cols), (rows, 1) or (1, cols): threaded, vectorised (out may be a: "
+          "in place)");
     m.def("pointwise", [](hnd x, const std::string& kind, double lo, double hi, obj out) {
         return FV_DISPATCH(pointwise_impl, is_f64(x), x, kind, lo, hi, out);
     }, py::arg("x"), py::arg("kind"), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),
