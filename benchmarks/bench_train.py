@@ -8,7 +8,10 @@ in PyTorch (timm models), same weights, batch and thread count, interleaved in o
 
 Prints per-model median step time, images/s, the step's GFLOP/s (3 x the forward FLOPs counted by torch's
 FlopCounterMode), that rate as % of the measured FMA peak at the same thread count, and the ratio torch/flowvision
-(> 1: flowvision is faster). ``--clock cpu`` times each step by the process CPU time instead of the wall clock: on a
+(> 1: flowvision is faster). Each round times one step of each side back to back (the order alternates), and the
+ratio column is the median of those per-round ratios: on a shared machine whose speed drifts over minutes, a pair of
+steps run seconds apart sees the same machine, where the two sides' medians may come from different minutes. The
+ms columns are each side's median. ``--clock cpu`` times each step by the process CPU time instead of the wall clock: on a
 machine shared with other jobs it is the fairer single-thread figure (time slices taken by other processes do not
 count); with several threads it adds the threads' times, so use the wall clock there.
 """
@@ -89,7 +92,7 @@ def bench(args):
     print(f"threads {args.threads}, torch {torch.__version__}, {args.repeat} interleaved rounds after "
           f"{args.warmup} warm-up steps each; median step time ({args.clock} clock); FMA peak {peak:.1f} GFLOP/s")
     hdr = (f"{'model':<24}{'size':>5}{'batch':>6}{'GFLOP':>8}{'fv ms':>9}{'torch ms':>10}{'fv img/s':>10}"
-           f"{'fv GFLOP/s':>11}{'(% peak)':>9}{'torch GFLOP/s':>14}{'(% peak)':>9}{'torch/fv':>9}")
+           f"{'fv GFLOP/s':>11}{'(% peak)':>9}{'torch GFLOP/s':>14}{'(% peak)':>9}{'torch/fv':>9}  (range)")
     rows = []
     print(hdr)
     for name, size, batch in configs:
@@ -105,14 +108,16 @@ def bench(args):
                 fn()
                 acc.append(clock() - t0)
         fm, tm = statistics.median(ft), statistics.median(tt)
+        ratios = [t / f for f, t in zip(ft, tt)]
+        ratio = statistics.median(ratios)
         line = (f"{name:<24}{size:>5}{batch:>6}{flops / 1e9:>8.2f}{fm * 1e3:>9.1f}{tm * 1e3:>10.1f}{batch / fm:>10.1f}"
                 f"{flops / fm / 1e9:>11.1f}{100 * flops / fm / 1e9 / peak:>8.0f}%{flops / tm / 1e9:>14.1f}"
-                f"{100 * flops / tm / 1e9 / peak:>8.0f}%{tm / fm:>9.2f}")
+                f"{100 * flops / tm / 1e9 / peak:>8.0f}%{ratio:>9.2f}  ({min(ratios):.2f}-{max(ratios):.2f})")
         if args.rss:
             (fp, fd), (tp, td) = (_rss(fw, name, size, batch, args.threads) for fw in ("flowvision", "torch"))
             line += f"   peak RSS fv {fp:.0f} MB (+{fd:.0f} by the steps), torch {tp:.0f} MB (+{td:.0f})"
         print(line, flush=True)
-        rows.append((name, tm / fm))
+        rows.append((name, ratio))
     if rows:
         geo = float(np.exp(np.mean([np.log(r) for _, r in rows])))
         print(f"geometric mean torch/fv: {geo:.2f}")
