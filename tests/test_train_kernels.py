@@ -198,3 +198,19 @@ def test_linear_weight_grad_is_contiguous_like_the_weight(shape):
     assert fw.grad.numpy().flags.c_contiguous
     np.testing.assert_allclose(fw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_backward_kernel_matches_torch(dtype):
+    """ReLU's gradient (threaded kernel, from the output) equals torch's threshold_backward, zeros, -0.0 and NaN
+    included, on an array long enough to split over threads and with a tail shorter than a vector."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(100_003).astype(dtype)
+    x[:4] = [0.0, -0.0, np.nan, -np.inf]
+    g = rng.standard_normal(x.shape).astype(dtype)
+    fx = fb.tensor(x, requires_grad=True)
+    fb.nn.functional.relu(fx).backward(fb.tensor(g))
+    tx = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.relu(tx).backward(torch.tensor(g))
+    np.testing.assert_array_equal(fx.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(_C.relu_backward(g, np.maximum(x, 0)), np.where(np.maximum(x, 0) <= 0, 0, g))

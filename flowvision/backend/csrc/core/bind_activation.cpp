@@ -89,6 +89,19 @@ py::object silu_bwd_impl(py::handle gy_, py::handle x_) {
     return std::move(gx);
 }
 
+template <class T>
+py::object relu_bwd_impl(py::handle gy_, py::handle y_) {
+    auto gy = as<T>(gy_, "relu_backward", "grad_y");
+    auto y = as<T>(y_, "relu_backward", "y");
+    same_shape("relu_backward", gy, "grad_y", y, "y");
+    auto gx = empty<T>(shape_vec(y));
+    {
+        py::gil_scoped_release rel;
+        ks<T>().relu_backward(gy.data(), y.data(), gx.mutable_data(), y.size());
+    }
+    return std::move(gx);
+}
+
 // y = f(x) for the pointwise activations; out may be x itself (in place) or a fresh array of x's shape.
 int pointwise_kind(const std::string& k) {
 #define FV_PW_NAME(id, pw_name) #pw_name,
@@ -188,4 +201,6 @@ void bind_activation(py::module_& m) {
           "in place)");
     m.def("silu_backward", [](hnd gy, hnd x) { return FV_DISPATCH(silu_bwd_impl, is_f64(gy) || is_f64(x), gy, x); },
           py::arg("grad_y"), py::arg("x"));
+    m.def("relu_backward", [](hnd gy, hnd y) { return FV_DISPATCH(relu_bwd_impl, is_f64(gy) || is_f64(y), gy, y); },
+          py::arg("grad_y"), py::arg("y"), "ReLU's input gradient from its output y: 0 where y <= 0, grad_y elsewhere");
 }

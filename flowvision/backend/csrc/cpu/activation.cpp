@@ -147,6 +147,18 @@ void silu_bwd_f32(const float* gy, const float* x, float* gx, int64_t n) {
     });
 }
 
+template <class T>
+void relu_bwd(const T* gy, const T* y, T* gx, int64_t n) {
+    typedef vec_t<T> V;
+    constexpr int W = vec_width<T>();
+    parallel_for(0, n, 32768, [&](int64_t b, int64_t e) {
+        const V zero = V{} + T(0);
+        int64_t i = b;
+        for (; i + W <= e; i += W) vstore(gx + i, vload<V>(y + i) <= zero ? zero : vload<V>(gy + i));
+        for (; i < e; ++i) gx[i] = y[i] <= T(0) ? T(0) : gy[i];
+    });
+}
+
 // Comparisons are written so that NaN falls through to the input (torch propagates NaN in relu/clamp).
 template <class V, class S>
 static inline V pw_apply(int kind, V v, S lo, S hi) {
@@ -244,6 +256,7 @@ FV_REGISTRATION void fill_activation(KernelTable& t) {
     t.f64.silu_forward = &silu_fwd<double>;
     t.f32.silu_backward = &silu_bwd_f32;
     t.f64.silu_backward = &silu_bwd<double>;
+    FV_FILL_F32_F64(t, relu_backward, relu_bwd);
     t.f32.pointwise = &pointwise_f32;
     t.f64.pointwise = &pointwise_f64;
 }

@@ -87,6 +87,8 @@ struct KernelSet {
     void (*gelu_backward)(const T* gy, const T* x, T* gx, int64_t n, bool tanh_approx);
     void (*silu_forward)(const T* x, T* y, int64_t n);
     void (*silu_backward)(const T* gy, const T* x, T* gx, int64_t n);
+    // ReLU's input gradient from its output, torch's threshold_backward: 0 where y <= 0, gy elsewhere (NaN y: gy)
+    void (*relu_backward)(const T* gy, const T* y, T* gx, int64_t n);
     // y = f(x) elementwise, f = Pointwise (clamp uses lo/hi); y may alias x. NaN in, NaN out (as torch).
     void (*pointwise)(int kind, const T* x, T* y, int64_t n, T lo, T hi);
     // y = epilogue(y) in place over n contiguous values, any Epilogue kind (the fused kernels' math)

@@ -64,7 +64,17 @@ def _pointwise(kind, x, fallback, lo=0.0, hi=0.0):
     return fallback(x)
 
 
-_Relu = _act("Relu", lambda x: _pointwise("relu", x, lambda a: np.maximum(a, 0)), lambda y, g, xp: g * (y > 0),
+def _relu_backward(y, g, xp):
+    """torch's threshold_backward rule (0 where y <= 0; a NaN output passes its gradient), threaded in C++ for
+    float32/float64 host arrays."""
+    if isinstance(y, np.ndarray) and isinstance(g, np.ndarray):
+        if y.dtype in FLOAT_DTYPES and g.dtype == y.dtype:
+            return _C.relu_backward(g, y)
+        return np.where(y <= 0, np.zeros((), g.dtype), g)
+    return g * (y > 0)  # a device array
+
+
+_Relu = _act("Relu", lambda x: _pointwise("relu", x, lambda a: np.maximum(a, 0)), _relu_backward,
              saves="y", activation=_traits.fixed("relu"), cuda=("relu", _no_params))
 _Hardtanh = _act("Hardtanh", lambda x, lo, hi: _pointwise("clamp", x, lambda a: np.clip(a, lo, hi), lo, hi),
                  lambda x, g, xp, lo, hi: g * ((x > lo) & (x < hi)), activation=staticmethod(_traits.clamp),
