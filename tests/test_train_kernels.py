@@ -214,3 +214,24 @@ def test_relu_backward_kernel_matches_torch(dtype):
     torch.nn.functional.relu(tx).backward(torch.tensor(g))
     np.testing.assert_array_equal(fx.grad.numpy(), tx.grad.numpy())
     np.testing.assert_array_equal(_C.relu_backward(g, np.maximum(x, 0)), np.where(np.maximum(x, 0) <= 0, 0, g))
+
+
+def test_inplace_relu_without_snapshot_matches_torch():
+    """relu(inplace=True) overwrites its input without a snapshot copy (ReLU saves only its output): gradients
+    through it equal torch's, and overwriting a value another op saved is still caught at backward, as in torch."""
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((8, 16)).astype(np.float32), rng.standard_normal((16, 16)).astype(np.float32)
+    grads = []
+    for lib, mk in ((fb, lambda a: fb.tensor(a, requires_grad=True)), (torch, lambda a: torch.tensor(a, requires_grad=True))):
+        tx, tw = mk(x), mk(w)
+        h = lib.nn.functional.relu(tx @ tw, inplace=True)
+        z = h @ tw
+        lib.nn.functional.relu(z[:, :8], inplace=True)  # a view: written back through its base
+        ((z * z).sum() + h.sum()).backward()
+        grads.append((tx.grad.numpy(), tw.grad.numpy()))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    s = fb.tensor(x, requires_grad=True).sigmoid()  # sigmoid saves its output
+    fb.nn.functional.relu(s, inplace=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        s.sum().backward()

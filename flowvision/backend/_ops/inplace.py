@@ -197,16 +197,19 @@ def setitem(self, index, value):
         commit(self, IndexPut.apply(self, value, index=np_index, _dtype=self._dtype))
 
 
-def make_inplace(fn):
-    """``x.op_(...)`` as ``commit(x, op(x, ...))`` with torch's in-place dtype rule."""
+def make_inplace(fn, snapshot=True):
+    """``x.op_(...)`` as ``commit(x, op(x, ...))`` with torch's in-place dtype rule. ``snapshot=False`` for an op that
+    never saves its input for backward (ReLU saves its output): its input needs no copy before it is overwritten."""
 
     def inplace(self, *args, **kwargs):
-        if is_grad_enabled() and self.requires_grad and self._device.type != "cuda":  # CUDA: storage is swapped
+        if snapshot and is_grad_enabled() and self.requires_grad and self._device.type != "cuda":  # CUDA: swapped
             _check_leaf(self)
             # the op may save its input for backward; give it a snapshot so overwriting self is safe
             snap = Tensor._wrap(np.array(self._data, copy=True), self._dtype)
             snap._grad_fn, snap._output_nr, snap.requires_grad_flag = self._grad_fn, self._output_nr, True
             return commit(self, fn(snap, *args, **kwargs))
+        if is_grad_enabled() and self.requires_grad:
+            _check_leaf(self)
         return commit(self, fn(self, *args, **kwargs))
 
     inplace.__name__ = fn.__name__ + "_"

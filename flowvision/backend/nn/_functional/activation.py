@@ -216,12 +216,13 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, traini
     return F.rrelu(input, lower, upper, training, inplace=True)
 
 
-def _maybe_inplace(input, fn, inplace):
+def _maybe_inplace(input, fn, inplace, saves_input=True):
     """``fn(input)``, written into ``input`` when ``inplace`` (through the shared in-place mechanism, which
-    hands ``fn`` a snapshot when autograd needs the pre-modification values)."""
+    hands ``fn`` a snapshot when autograd needs the pre-modification values: not when the op saves only its
+    output)."""
     if inplace:
         from ..._ops.inplace import make_inplace
-        return make_inplace(fn)(input)
+        return make_inplace(fn, snapshot=saves_input)(input)
     return fn(input)
 
 
@@ -257,7 +258,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     _check_float(input, "relu") if input._dtype.is_floating_point else None
     if inplace and _pointwise_in_storage(input, "relu") is not None:
         return input
-    return _maybe_inplace(input, lambda t: _Relu.apply(t), inplace)
+    return _maybe_inplace(input, lambda t: _Relu.apply(t), inplace, saves_input=False)
 
 
 def relu_(input: Tensor) -> Tensor:
