@@ -76,30 +76,27 @@ py::object silu_fwd_impl(py::handle x_) {
     }
     return std::move(y);
 }
+// grad_x of an elementwise activation from grad_y and the value its backward reads (SiLU: x, ReLU: its output y)
 template <class T>
-py::object silu_bwd_impl(py::handle gy_, py::handle x_) {
-    auto gy = as<T>(gy_, "silu_backward", "grad_y");
-    auto x = as<T>(x_, "silu_backward", "x");
-    same_shape("silu_backward", gy, "grad_y", x, "x");
-    auto gx = empty<T>(shape_vec(x));
+py::object act_bwd_impl(py::handle gy_, py::handle v_, const char* fn, const char* vname,
+                        void (*KernelSet<T>::*kernel)(const T*, const T*, T*, int64_t)) {
+    auto gy = as<T>(gy_, fn, "grad_y");
+    auto v = as<T>(v_, fn, vname);
+    same_shape(fn, gy, "grad_y", v, vname);
+    auto gx = empty<T>(shape_vec(v));
     {
         py::gil_scoped_release rel;
-        ks<T>().silu_backward(gy.data(), x.data(), gx.mutable_data(), x.size());
+        (ks<T>().*kernel)(gy.data(), v.data(), gx.mutable_data(), v.size());
     }
     return std::move(gx);
 }
-
 template <class T>
-py::object relu_bwd_impl(py::handle gy_, py::handle y_) {
-    auto gy = as<T>(gy_, "relu_backward", "grad_y");
-    auto y = as<T>(y_, "relu_backward", "y");
-    same_shape("relu_backward", gy, "grad_y", y, "y");
-    auto gx = empty<T>(shape_vec(y));
-    {
-        py::gil_scoped_release rel;
-        ks<T>().relu_backward(gy.data(), y.data(), gx.mutable_data(), y.size());
-    }
-    return std::move(gx);
+py::object silu_bwd_impl(py::handle gy, py::handle x) {
+    return act_bwd_impl<T>(gy, x, "silu_backward", "x", &KernelSet<T>::silu_backward);
+}
+template <class T>
+py::object relu_bwd_impl(py::handle gy, py::handle y) {
+    return act_bwd_impl<T>(gy, y, "relu_backward", "y", &KernelSet<T>::relu_backward);
 }
 
 // y = f(x) for the pointwise activations; out may be x itself (in place) or a fresh array of x's shape.
