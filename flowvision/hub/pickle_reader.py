@@ -53,6 +53,7 @@ __all__ = ["read_torch_checkpoint", "is_torch_zip", "is_legacy_torch", "ALLOWED_
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
 _KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
+_DTYPE_CODE = re.compile(r"[A-Za-z][0-9]{0,5}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,9 +274,14 @@ class _NpDType:
     __slots__ = ("dtype",)
 
     def __init__(self, spec, align=False, copy=False):
-        if not isinstance(spec, str):
+        # numpy pickles a dtype as its kind letter and item size ('f4', 'b1', 'U5', 'M8'); anything else is refused
+        # before numpy parses it (its string parser runs ast.literal_eval, which raises SyntaxError on some inputs)
+        if not isinstance(spec, str) or not _DTYPE_CODE.fullmatch(spec):
             raise CheckpointError(f"numpy dtype {spec!r} in checkpoint is not a plain type code")
-        dt = np.dtype(spec)
+        try:
+            dt = np.dtype(spec)
+        except (TypeError, ValueError) as e:
+            raise CheckpointError(f"numpy dtype {spec!r} in checkpoint is not a valid type code") from e
         if dt.hasobject or dt.fields is not None or dt.subdtype is not None:
             raise UnsafeCheckpointError(f"numpy dtype {spec!r} is not allowed in checkpoints (object or structured)",
                                         name=f"numpy.dtype[{spec}]")
