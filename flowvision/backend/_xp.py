@@ -29,6 +29,13 @@ class HostNamespace:
         return a[index]
 
     @staticmethod
+    def scatter_grad(shape, index, g):
+        """The gradient of a basic-index view: zeros(shape) with ``g`` at ``index``, kept lazy (``ScatteredGrad``)
+        so the engine writes several slices of one tensor (q, k, v of a fused projection) into one buffer."""
+        from .autograd.graph import ScatteredGrad
+        return ScatteredGrad(tuple(shape), index, g)
+
+    @staticmethod
     def put(shape, index, src, dtype, base=None):
         """An array of ``shape`` (zeros, or ``base``) with ``src`` written at the basic index ``index``."""
         out = np.zeros(shape, dtype) if base is None else base

@@ -330,6 +330,11 @@ def getitem(a, index):
     return A.take_view(a, lambda v: v[index])
 
 
+def scatter_grad(shape, index, g):
+    """The gradient of a basic-index view: zeros(shape) with ``g`` at ``index`` (built at once on the device)."""
+    return put(shape, index, g, g.dtype)
+
+
 def put(shape, index, src, dtype, base=None):
     """An array of ``shape`` (zeros, or ``base``) with ``src`` written at the basic index ``index``."""
     index = _basic(index)

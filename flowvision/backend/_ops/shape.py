@@ -300,7 +300,7 @@ class Slice(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return (ctx.xp.put(ctx.in_shape, ctx.index, g, g.dtype),)
+        return (ctx.xp.scatter_grad(ctx.in_shape, ctx.index, g),)
 
 
 def narrow(input, dim, start, length):

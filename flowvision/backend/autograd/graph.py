@@ -366,10 +366,36 @@ def _edge(t):
 _ACC_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+class ScatteredGrad:
+    """zeros(shape) with ``g`` at the basic index ``index``: the gradient of a view, kept lazy until it is summed or
+    used. Summing slices of one tensor then writes each into one buffer, where dense slice gradients would cost a
+    full-size zero array per slice plus a full-size add per sum (the q, k, v of a fused attention projection)."""
+    __slots__ = ("shape", "index", "g")
+
+    def __init__(self, shape, index, g):
+        self.shape, self.index, self.g = shape, index, g
+
+    @property
+    def dtype(self):
+        return self.g.dtype
+
+    def dense(self):
+        out = np.zeros(self.shape, self.g.dtype)
+        out[self.index] = self.g
+        return out
+
+    def add_into(self, out):
+        """``out += self``, in place; returns ``out``."""
+        out[self.index] += self.g
+        return out
+
+
 def _accumulate(acc, g, owned):
     """``acc + g`` for two gradients reaching one output. Large float arrays are summed by the threaded kernel, into
     ``acc`` itself when it is a sum the engine made (its id in ``owned``): a residual stream or the three slices of a
     fused qkv projection then cost one buffer, not one per contribution."""
+    if type(g) is ScatteredGrad or type(acc) is ScatteredGrad:
+        return _accumulate_scattered(acc, g, owned)
     if (type(acc) is np.ndarray and type(g) is np.ndarray and acc.dtype in _ACC_DTYPES and g.dtype == acc.dtype
             and acc.shape == g.shape and acc.size >= 1 << 14 and acc.flags.c_contiguous and g.flags.c_contiguous):
         in_place = id(acc) in owned and acc.flags.writeable
@@ -379,6 +405,18 @@ def _accumulate(acc, g, owned):
     if type(out) is np.ndarray:
         owned.add(id(out))
     return out
+
+
+def _accumulate_scattered(acc, g, owned):
+    """``acc + g`` where at least one is a ``ScatteredGrad``: the slice is added into a sum the engine owns, or into a
+    new buffer (a copy of the dense one, or zeros)."""
+    if type(acc) is not ScatteredGrad and id(acc) in owned and acc.flags.writeable and g.dtype == acc.dtype:
+        return g.add_into(acc)
+    if type(acc) is ScatteredGrad:
+        acc, g = g, acc
+    out = acc.dense() if type(acc) is ScatteredGrad else np.array(acc, dtype=np.result_type(acc, g.g))
+    owned.add(id(out))
+    return g.add_into(out)
 
 
 def run_backward(roots, retain_graph, capture=None):
@@ -419,6 +457,7 @@ def run_backward(roots, retain_graph, capture=None):
     while heap:
         _, _, node = heapq.heappop(heap)
         grads = buffers.pop(id(node), None) or [None] * len(node.out_meta)
+        grads = [g.dense() if type(g) is ScatteredGrad else g for g in grads]
         if owned:
             for g in grads:  # handed on: from here its id may be reused by an array the engine does not own
                 owned.discard(id(g))
@@ -451,9 +490,11 @@ def run_backward(roots, retain_graph, capture=None):
             if nxt is None:
                 continue
             if g is not None:
-                if not _is_device_array(g):
+                if not (type(g) is ScatteredGrad or _is_device_array(g)):
                     g = np.asarray(g)
                 if in_dt is not None and g.dtype != in_dt:
+                    if type(g) is ScatteredGrad:
+                        g = g.dense()
                     if g.dtype.kind == "c" and in_dt.kind != "c":
                         g = g.real  # a real input of a complex op gets the real part (torch's rule)
                     g = g.astype(in_dt)
