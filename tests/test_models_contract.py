@@ -3,6 +3,7 @@
 CI runs one small case per structural flavour of every registered family (and fails when a family module
 has none); ``pytest -m slow`` runs the full contract on every registered model at its native input size.
 """
+import gc
 import math
 
 import numpy as np
@@ -118,11 +119,14 @@ def check_contract(name, size, **kwargs):
     with pytest.raises(ValueError, match="channel|expect"):
         m(flow.randn(1, 1, size, size))
 
-    # features_only: maps with feature_info's channels at feature_info's reductions
+    # features_only: maps with feature_info's channels at feature_info's reductions. The classifier goes first:
+    # the largest models (vit_gigantic, 7.5 GB of weights plus their packed copies) do not fit twice.
+    nhwc = getattr(m, "output_fmt", "NCHW") == "NHWC"
+    del m, modules, clf, clfs
+    gc.collect()
     fm = M.create_model(name, features_only=True, **kwargs).eval()
     with flow.no_grad():
         outs = fm(x)
-    nhwc = getattr(m, "output_fmt", "NCHW") == "NHWC"
     assert len(outs) == len(fm.feature_info.channels()) > 0
     for out, chs, red in zip(outs, fm.feature_info.channels(), fm.feature_info.reduction()):
         c, h = (out.shape[-1], out.shape[1]) if nhwc else (out.shape[1], out.shape[2])
