@@ -682,7 +682,7 @@ def test_pointwise_bad_input():
                          ids=["same", "per-row", "repeated-block", "swapped", "bias", "column"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_threaded_add_mul_equals_numpy_bit_for_bit(isa, shapes, dtype):
-    from flowvision.backend._ops.elementwise import _threaded_add_mul
+    from flowvision.backend._ops.broadcast import threaded_add_mul as _threaded_add_mul
     r = rng(1)
     a, b = (r.standard_normal(s).astype(dtype) for s in shapes)
     a.flat[::97] = np.nan
@@ -694,7 +694,7 @@ def test_threaded_add_mul_equals_numpy_bit_for_bit(isa, shapes, dtype):
 
 
 def test_threaded_add_mul_falls_back():
-    from flowvision.backend._ops.elementwise import _threaded_add_mul
+    from flowvision.backend._ops.broadcast import threaded_add_mul as _threaded_add_mul
     a = np.ones((8, 32, 56, 56), np.float32)
     assert _threaded_add_mul(a, np.ones((32, 1, 1), np.float32), "add") is None  # middle-axis broadcast
     assert _threaded_add_mul(a, np.ones((8, 32, 56, 56), np.float64), "add") is None  # mixed dtypes
@@ -704,6 +704,79 @@ def test_threaded_add_mul_falls_back():
         _C.binary(a, a, "sub", 1, a.size, 0)
     with pytest.raises(ValueError, match="elements"):
         _C.binary(a, a[:1], "add", 1, a.size, 0)
+
+
+# ---------------------------------------------------------------- per-channel scale (layer scale, SE gate)
+_SCALE_CASES = {  # big operand's shape, its permutation into the op (None: as is), small operand's shape
+    "convnext-layer-scale-nhwc": ((4, 20, 20, 96), (0, 3, 1, 2), (1, 96, 1, 1)),
+    "vit-layer-scale": ((4, 197, 64), None, (64,)),
+    "se-gate": ((4, 72, 14, 14), None, (4, 72, 1, 1)),
+    "per-channel-nchw": ((4, 64, 28, 28), None, (64, 1, 1)),
+    "per-pixel": ((4, 64, 28, 28), None, (1, 1, 28, 28)),
+    "two-broadcast-runs": ((4, 64, 28, 28), None, (4, 1, 28, 1)),  # falls back to numpy
+}
+
+
+@pytest.mark.parametrize("case", list(_SCALE_CASES))
+@pytest.mark.parametrize("scale_first", [False, True])
+@pytest.mark.parametrize("need", [(True, True), (True, False), (False, True)], ids=["both", "big", "small"])
+def test_per_channel_scale_backward_matches_torch(isa, case, scale_first, need):
+    """x * s with s broadcast over x (any operand order, either gradient alone, a channels-last view as in ConvNeXt's
+    layer scale): gradients equal torch's."""
+    import flowvision.backend as flow
+    shape, perm, sshape = _SCALE_CASES[case]
+    r = rng(3)
+    x = r.standard_normal(shape).astype(np.float32)
+    s = r.standard_normal(sshape).astype(np.float32)
+    out_shape = shape if perm is None else tuple(shape[p] for p in perm)
+    gy = r.standard_normal(out_shape).astype(np.float32)
+    grads = []
+    for lib in (flow, torch):
+        xt, st = lib.tensor(x, requires_grad=need[0]), lib.tensor(s, requires_grad=need[1])
+        xv = xt.permute(*perm) if perm else xt * 1.0
+        y = st * xv if scale_first else xv * st
+        y.backward(lib.tensor(gy))
+        grads.append((xt.grad, st.grad))
+    (fx, fs), (tx, ts) = grads
+    for f, t in ((fx, tx), (fs, ts)):
+        assert (f is None) == (t is None)
+        if t is not None:
+            np.testing.assert_allclose(f.numpy(), t.numpy(), rtol=1e-5, atol=1e-4 * max(1.0, np.abs(t.numpy()).max()))
+
+
+def test_per_channel_scale_layout_and_kernel(isa, threads):
+    """The layout rule finds the (A, C, B) view in memory order; the kernel's sums do not depend on the thread
+    count; bad arguments are clear errors."""
+    from flowvision.backend._ops.broadcast import scale_backward, scale_layout, threaded_add_mul
+    nhwc_view = np.zeros((2, 5, 6, 8), np.float32).transpose(0, 3, 1, 2)
+    assert scale_layout(nhwc_view, (1, 8, 1, 1)) == ([0, 2, 3, 1], 60, 8, 1)
+    assert scale_layout(np.zeros((2, 8, 5, 6)), (8, 1, 1)) == ([0, 1, 2, 3], 2, 8, 30)
+    assert scale_layout(np.zeros((2, 8, 5, 6)), (2, 1, 5, 1)) is None
+    assert scale_layout(np.zeros((2, 8, 5, 6)), ()) is None
+    r = rng(4)
+    g, x = (r.standard_normal((64, 96, 40)).astype(np.float32) for _ in range(2))
+    s = r.standard_normal(96).astype(np.float32)
+    sums = []
+    for n in (1, 2, 3):
+        _C.set_num_threads(n)
+        sums.append(_C.scale_backward(g, x, s, 64, 96, 40)[1])
+    np.testing.assert_array_equal(sums[0], sums[1])
+    np.testing.assert_array_equal(sums[0], sums[2])
+    np.testing.assert_allclose(_C.scale_backward(g, None, None, 64, 96, 40, False, True)[1],
+                               g.astype(np.float64).sum((0, 2)), rtol=1e-4, atol=1e-3)
+    with pytest.raises(ValueError, match="A\\*C\\*B"):
+        _C.scale_backward(g, x, s, 64, 96, 41)
+    with pytest.raises(ValueError, match="needs 'scale'"):
+        _C.scale_backward(g, x, None, 64, 96, 40)
+    with pytest.raises(ValueError, match="shape"):
+        _C.scale_backward(g, x[:1], s, 64, 96, 40)
+    # the forward in memory order: equal to numpy bit for bit, in the same layout
+    xv = r.standard_normal((2, 30, 30, 64)).astype(np.float32).transpose(0, 3, 1, 2)
+    sv = r.standard_normal((1, 64, 1, 1)).astype(np.float32)
+    y = threaded_add_mul(xv, sv, "mul")
+    np.testing.assert_array_equal(y, xv * sv)
+    assert y.strides == (xv * sv).strides
+    assert scale_backward(np.ones((2, 3), np.float32), None, None, (3,), False, True) is None  # small: numpy
 
 
 @pytest.mark.parametrize("name,args", [("relu", ()), ("hardtanh", (-0.5, 2.0)), ("relu6", ()), ("hardswish", ()),

@@ -117,7 +117,9 @@ def _check_case(case, steps):
                   mixup_kw=dict(mixup_alpha=0.8, cutmix_alpha=1.0, label_smoothing=0.1, num_classes=num_classes))
     t_losses, t_ema = torch_recipe(tmodel, batches, **common)
     f_losses, f_ema = flow_recipe(fmodel, batches, **common)
-    np.testing.assert_allclose(f_losses, t_losses, rtol=2e-4, atol=1e-5)
+    # float32 sums in another order than torch's grow over the steps: up to 2.3e-4 by step 6 (EfficientNet's batch
+    # norms over 1x1 maps at batch 8); a wrong gradient moves the loss by 1e-2 or more
+    np.testing.assert_allclose(f_losses, t_losses, rtol=5e-4, atol=1e-5)
     assert f_losses[-1] != f_losses[0]  # the weights moved
     tsd, fsd = tmodel.state_dict(), fmodel.state_dict()
     assert set(tsd) == set(fsd)

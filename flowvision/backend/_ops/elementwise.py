@@ -6,6 +6,7 @@ from .._kernels import FLOAT_DTYPES
 from .._tensor import Tensor
 from ..autograd.graph import Function
 from . import traits as _traits
+from .broadcast import scale_backward, threaded_add_mul
 from ._util import broadcast_shapes, check_operand, float_result, shape_of, unbroadcast, is_scalar
 
 _SQRT_PI_2 = 2.0 / np.sqrt(np.pi)
@@ -46,27 +47,6 @@ def _binary(cls, a, b, op, out_dtype=None, **kw):
 
 
 _NO_BOOL = {"pow", "remainder", "fmod", "div_floor", "div_trunc"}
-def _threaded_add_mul(a, b, op):
-    """a + b / a * b on the threaded, vectorised kernel (numpy's ufuncs run on one core) for large same-dtype float
-    arrays in the broadcast patterns models use: equal shapes (residual adds), one value per leading index
-    (squeeze-excitation gates x * g[N, C, 1, 1]) and a block repeated over leading dims (biases, attention masks).
-    Each element is rounded once as in numpy, so the result is identical; None when the pattern does not apply."""
-    if a.size < b.size:
-        a, b = b, a  # add and mul commute
-    if (a.size < 32768 or a.dtype not in FLOAT_DTYPES or b.dtype != a.dtype or b.ndim == 0
-            or b.ndim > a.ndim or not (a.flags.c_contiguous and b.flags.c_contiguous)):
-        return None
-    shape, bshape = a.shape, (1,) * (a.ndim - b.ndim) + b.shape
-    if bshape == shape:
-        return _C.binary(a, b, op, 1, a.size, 0)
-    for k in range(1, a.ndim):
-        if bshape[:k] == shape[:k] and all(d == 1 for d in bshape[k:]):
-            return _C.binary(a, b, op, b.size, a.size // b.size, 1).reshape(shape)
-        if bshape[k:] == shape[k:] and all(d == 1 for d in bshape[:k]):
-            return _C.binary(a, b, op, a.size // b.size, b.size, 2).reshape(shape)
-    return None
-
-
 class Add(Function):
     capture_role = "add"
     elementwise = True
@@ -76,7 +56,7 @@ class Add(Function):
         ctx.shapes = (a.shape, b.shape)
         ctx.alpha = alpha
         if alpha == 1:
-            y = _threaded_add_mul(a, b, "add")
+            y = threaded_add_mul(a, b, "add")
             return a + b if y is None else y
         return a + b * np.asarray(alpha, dtype=b.dtype)
 
@@ -132,7 +112,7 @@ class Mul(Function):
         ctx.shapes = (a.shape, b.shape)
         if a.dtype == np.bool_:
             return a & b
-        y = _threaded_add_mul(a, b, "mul")
+        y = threaded_add_mul(a, b, "mul")
         return a * b if y is None else y
 
     @staticmethod
@@ -147,8 +127,17 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = _conj_if_complex(*ctx.saved)  # torch's convention for complex inputs: grad * conj(derivative)
         sa, sb = ctx.shapes
-        return (unbroadcast(g * b, sa) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * a, sb) if ctx.needs_input_grad[1] else None)
+        need_a, need_b = ctx.needs_input_grad[:2]
+        if sa != sb and g.shape in (sa, sb):  # a per-channel scale (layer scale, SE gate): one threaded pass
+            if g.shape == sa:
+                fused = scale_backward(g, a, b, sb, need_a, need_b)
+            else:
+                fused = scale_backward(g, b, a, sa, need_b, need_a)
+                fused = fused and fused[::-1]
+            if fused is not None:
+                return fused
+        return (unbroadcast(g * b, sa) if need_a else None,
+                unbroadcast(g * a, sb) if need_b else None)
 
 
 class Div(Function):

@@ -159,6 +159,36 @@ py::object binary_impl(py::handle a_, py::handle b_, const std::string& op, int6
     return std::move(y);
 }
 
+// Backward of y = x * s with x viewed as (A, C, B) and s one value per C: (grad_x or None, grad_s or None). x may be
+// None when only the plain sum over A and B is wanted (a bias gradient).
+template <class T>
+py::object scale_bwd_impl(py::handle gy_, py::object x_, py::object s_, int64_t A, int64_t C, int64_t B,
+                          bool need_gx, bool need_gs) {
+    const char* fn = "scale_backward";
+    auto gy = as<T>(gy_, fn, "grad_y");
+    if (A < 0 || C < 0 || B < 0 || gy.size() != A * C * B)
+        fail(std::string(fn) + ": grad_y has " + std::to_string(gy.size()) + " elements, expected A*C*B = " +
+             std::to_string(A) + "*" + std::to_string(C) + "*" + std::to_string(B));
+    Arr<T> xk, sk;
+    const T* x = nullptr;
+    if (!x_.is_none()) {
+        xk = as<T>(x_, fn, "x");
+        same_shape(fn, gy, "grad_y", xk, "x");
+        x = xk.data();
+    }
+    const T* s = opt_ptr<T>(s_, sk, fn, "scale", C);
+    if (need_gx && !s) fail(std::string(fn) + ": grad_x needs 'scale'");
+    Arr<T> gx, gs;
+    if (need_gx) gx = empty<T>(shape_vec(gy));
+    if (need_gs) gs = empty<T>({C});
+    {
+        py::gil_scoped_release rel;
+        ks<T>().scale_backward(gy.data(), x, s, need_gx ? gx.mutable_data() : nullptr,
+                               need_gs ? gs.mutable_data() : nullptr, A, C, B);
+    }
+    return py::make_tuple(need_gx ? py::object(gx) : py::none(), need_gs ? py::object(gs) : py::none());
+}
+
 }  // namespace
 
 void bind_activation(py::module_& m) {
@@ -191,6 +221,12 @@ void bind_activation(py::module_& m) {
           py::arg("out") = py::none(),
           "a (rows, cols) + or * b given as (rows, cols), (rows, 1) or (1, cols): threaded, vectorised (out may be a: "
           "in place)");
+    m.def("scale_backward", [](hnd gy, obj x, obj s, int64_t A, int64_t C, int64_t B, bool need_gx, bool need_gs) {
+        return FV_DISPATCH(scale_bwd_impl, is_f64(gy), gy, x, s, A, C, B, need_gx, need_gs);
+    }, py::arg("grad_y"), py::arg("x"), py::arg("scale"), py::arg("A"), py::arg("C"), py::arg("B"),
+          py::arg("need_grad_x") = true, py::arg("need_grad_scale") = true,
+          "backward of y = x * scale with x viewed as (A, C, B) and scale of C values: (grad_y * scale, sum over A and "
+          "B of grad_y * x); x None: the plain sum (a bias gradient)");
     m.def("pointwise", [](hnd x, const std::string& kind, double lo, double hi, obj out) {
         return FV_DISPATCH(pointwise_impl, is_f64(x), x, kind, lo, hi, out);
     }, py::arg("x"), py::arg("kind"), py::arg("lo") = 0.0, py::arg("hi") = 0.0, py::arg("out") = py::none(),

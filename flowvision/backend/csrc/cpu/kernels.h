@@ -96,6 +96,7 @@ struct KernelSet {
     // y (R, L) = a (R, L) op b, op 0 = add, 1 = mul; b is (R, L) (b_mode 0), one value per row (R, 1) (1), or one
     // row repeated (1, L) (2). Exactly rounded per element, so equal to numpy's broadcast result bit for bit.
     void (*binary)(int op, const T* a, const T* b, T* y, int64_t R, int64_t L, int b_mode);
+    void (*scale_backward)(const T* gy, const T* x, const T* s, T* gx, T* gs, int64_t A, int64_t C, int64_t B);
 };
 
 // The kinds of the pointwise kernel (its math: pw_apply / pw_scalar in cpu/activation.cpp), X(id, name) in code
