@@ -770,12 +770,19 @@ def test_per_channel_scale_layout_and_kernel(isa, threads):
         _C.scale_backward(g, x, None, 64, 96, 40)
     with pytest.raises(ValueError, match="shape"):
         _C.scale_backward(g, x[:1], s, 64, 96, 40)
-    # the forward in memory order: equal to numpy bit for bit, in the same layout
+    # the forward over a strided view: equal to numpy bit for bit; a channels-last view times a per-channel value
+    # comes back NCHW-contiguous (what the residual add and the next convolution take), others in memory order
     xv = r.standard_normal((2, 30, 30, 64)).astype(np.float32).transpose(0, 3, 1, 2)
     sv = r.standard_normal((1, 64, 1, 1)).astype(np.float32)
-    y = threaded_add_mul(xv, sv, "mul")
-    np.testing.assert_array_equal(y, xv * sv)
-    assert y.strides == (xv * sv).strides
+    for op, f in (("mul", np.multiply), ("add", np.add)):
+        y = threaded_add_mul(xv, sv, op)
+        np.testing.assert_array_equal(y, f(xv, sv))
+        assert y.flags.c_contiguous
+    xt = r.standard_normal((300, 200)).T  # float64, a transposed matrix times one value per column of it
+    st = r.standard_normal((1, 300))
+    y = threaded_add_mul(xt, st, "mul")
+    np.testing.assert_array_equal(y, xt * st)
+    assert y.strides == (xt * st).strides
     assert scale_backward(np.ones((2, 3), np.float32), None, None, (3,), False, True) is None  # small: numpy
 
 

@@ -73,6 +73,13 @@ def _per_channel_in_memory_order(a, b, op):
     perm, A, C, B = layout
     vals = np.ascontiguousarray(b).reshape(C)
     a_p = a.transpose(perm)
+    if perm == [0, 2, 3, 1] and B == 1 and a.dtype == np.float32 and C == a.shape[1]:
+        # a channels-last view times a per-channel value (ConvNeXt's layer scale before the residual add): the result
+        # in NCHW order, as the residual stream and the next convolution take it, transposed on the way
+        y = _C.nhwc_to_nchw(a_p)
+        for image in y.reshape(a.shape[0], C, -1):
+            _C.binary(image, vals, op, C, image.shape[1], 1, out=image)
+        return y
     if B == 1:
         y = _C.binary(a_p, vals, op, A, C, 2)
     elif A == 1:
