@@ -442,6 +442,9 @@ void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
     const bool pw1 = is_pointwise(p);
     const int64_t wsize = p.O * Kd;
     const int nt = in_parallel_region() ? 1 : get_num_threads();
+    const bool trans = weight_grad_transposed(Og, Kd);
+    Buf<T> gwt(trans ? wsize : 1);
+    T* const result = trans ? gwt.get() : gw;  // the chunks' sums, transposed when the GEMM runs transposed
     // gw_g (Og x Kd) += gy_g (Og x L) @ cols_g^T (L x Kd)
     auto one_image = [&](int64_t n, T* scratch, T* out, bool acc) {
         const T* xn = x + n * p.C * HW;
@@ -452,7 +455,7 @@ void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
             cols = scratch;
         }
         for (int64_t g = 0; g < G; ++g)
-            gemm_strided<T>(Og, Kd, L, gyn + g * Og * L, L, 1, cols + g * Kd * L, 1, L, out + g * Og * Kd, Kd, acc);
+            weight_grad_gemm<T>(Og, Kd, L, gyn + g * Og * L, cols + g * Kd * L, L, out + g * Og * Kd, acc);
     };
     const int64_t scratch_elems = pw1 ? 1 : p.C * kk * L;
     // The batch is cut into a fixed number of chunks (independent of the thread count, so
@@ -465,7 +468,7 @@ void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
             Buf<T> own(cache ? 1 : scratch_elems);
             T* scratch = cache ? cached_scratch<T>(scratch_elems) : own.get();
             for (int64_t c = c0; c < c1; ++c) {
-                T* out = c == 0 ? gw : partial.get() + (c - 1) * wsize;
+                T* out = c == 0 ? result : partial.get() + (c - 1) * wsize;
                 const int64_t nb = p.N * c / nch, ne = p.N * (c + 1) / nch;
                 for (int64_t n = nb; n < ne; ++n) one_image(n, scratch, out, n > nb);
             }
@@ -474,13 +477,14 @@ void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
         else chunk_fn(0, nch);
         for (int64_t c = 1; c < nch; ++c) {
             const T* src = partial.get() + (c - 1) * wsize;
-            for (int64_t i = 0; i < wsize; ++i) gw[i] += src[i];
+            for (int64_t i = 0; i < wsize; ++i) result[i] += src[i];
         }
     } else {
         Buf<T> scratch(scratch_elems);
-        if (p.N == 0) memset(gw, 0, sizeof(T) * wsize);
-        for (int64_t n = 0; n < p.N; ++n) one_image(n, scratch.get(), gw, n > 0);
+        if (p.N == 0) memset(result, 0, sizeof(T) * wsize);
+        for (int64_t n = 0; n < p.N; ++n) one_image(n, scratch.get(), result, n > 0);
     }
+    if (trans) weight_grad_finish(result, gw, G, Og, Kd);
 }
 
 template <class T>

@@ -129,16 +129,19 @@ bool conv_blocked_backward_weight(const T* gy, const T* x, T* gw, const ConvPara
     const int64_t nb_max = images_per_block<T>(p);
     if (!nb_max) return false;
     const int64_t G = p.groups, Og = p.O / G, Kd = (p.C / G) * p.kh * p.kw, L = p.OH * p.OW;
-    Buf<T> cols(p.C * p.kh * p.kw * nb_max * L), gyb(p.O * nb_max * L);
+    const bool trans = weight_grad_transposed(Og, Kd);
+    Buf<T> cols(p.C * p.kh * p.kw * nb_max * L), gyb(p.O * nb_max * L), gwt(trans ? p.O * Kd : 1);
+    T* out = trans ? gwt.get() : gw;
     for (int64_t n0 = 0; n0 < p.N; n0 += nb_max) {
         const int64_t nb = mn<int64_t>(nb_max, p.N - n0), ld = nb * L;
         gather_cols(x, cols.get(), p, n0, nb);
         gather_planes(gy, gyb.get(), p.O, L, n0, nb);
         // gw_g (Og, Kd) (+)= gy_g (Og, ld) @ cols_g^T (ld, Kd)
         for (int64_t g = 0; g < G; ++g)
-            gemm_strided<T>(Og, Kd, ld, gyb.get() + g * Og * ld, ld, 1, cols.get() + g * Kd * ld, 1, ld,
-                            gw + g * Og * Kd, Kd, n0 > 0);
+            weight_grad_gemm<T>(Og, Kd, ld, gyb.get() + g * Og * ld, cols.get() + g * Kd * ld, ld,
+                                out + g * Og * Kd, n0 > 0);
     }
+    if (trans) weight_grad_finish(out, gw, G, Og, Kd);
     return true;
 }
 
