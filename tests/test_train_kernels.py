@@ -235,3 +235,26 @@ def test_inplace_relu_without_snapshot_matches_torch():
     fb.nn.functional.relu(s, inplace=True)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         s.sum().backward()
+
+
+def test_inplace_relu_saves_the_tensor_itself():
+    """relu_ under autograd writes into the tensor's own storage and saves that storage (torch's relu_ saves self):
+    no second copy of the activation is held, the grad_fn is torch's ReluBackward0, and a later write to the tensor
+    is caught at backward."""
+    x = np.random.default_rng(7).standard_normal((64, 128)).astype(np.float32)
+    a = fb.tensor(x, requires_grad=True)
+    h = a * 2.0
+    storage = h._data
+    y = fb.nn.functional.relu(h, inplace=True)
+    assert y is h and h._data is storage
+    np.testing.assert_array_equal(storage, np.maximum(x * 2.0, 0))
+    (saved,) = h.grad_fn.ctx.saved
+    assert saved is storage and h.grad_fn.name() == "ReluBackward0"
+    (h * h).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 8.0 * np.maximum(x, 0), rtol=1e-6)
+    b = fb.tensor(x, requires_grad=True)
+    hb = fb.nn.functional.relu(b * 1.0, inplace=True)
+    out = hb.sum()
+    hb.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()

@@ -69,8 +69,12 @@ def commit(self, result):
         raise RuntimeError("unsupported operation: the tensor's memory is read-only (it may be an expanded view "
                            "whose elements share memory); call .clone() first")
     value = _to_storage(result._compute(), self._dtype) if result._dtype is not self._dtype else result._data
-    np.copyto(self._data, value, casting="unsafe")
+    if value is not self._data:
+        np.copyto(self._data, value, casting="unsafe")
     self._version[0] += 1
+    if value is self._data and result._grad_fn is not None:
+        # the op wrote into self's storage and saved it: its record of self is of the value after this write
+        _resave_at_current_version(result._grad_fn, self._version)
     if not needs_graph:
         return self
     if self._base is not None and self._view_fn is not None:
@@ -102,6 +106,11 @@ def commit(self, result):
             self._grad_fn, self._output_nr = c._grad_fn, 0
         self.requires_grad_flag = True
     return self
+
+
+def _resave_at_current_version(node, counter):
+    node.saved_versions = tuple((c, c[0] if c is counter else v, shape, dtype)
+                                for c, v, shape, dtype in node.saved_versions)
 
 
 def refresh_view(view):

@@ -76,6 +76,21 @@ def _relu_backward(y, g, xp):
 
 _Relu = _act("Relu", lambda x: _pointwise("relu", x, lambda a: np.maximum(a, 0)), _relu_backward,
              saves="y", activation=_traits.fixed("relu"), cuda=("relu", _no_params))
+class _ReluInPlace(_Relu):
+    """``relu_`` under autograd on a plain float32/float64 CPU tensor: the kernel writes into the input's storage and
+    the node saves that storage, as torch's relu_ saves self. One pass, and the activation is held once: an
+    out-of-place result copied back would stay saved beside the overwritten tensor (the next conv saves that tensor
+    too), 600 MB of a ResNet-50 step at batch 16."""
+    backward_name = "ReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        y = _C.pointwise(x, "relu", out=x)
+        ctx.save_for_backward(y)
+        ctx.params = ()
+        return y
+
+
 _Hardtanh = _act("Hardtanh", lambda x, lo, hi: _pointwise("clamp", x, lambda a: np.clip(a, lo, hi), lo, hi),
                  lambda x, g, xp, lo, hi: g * ((x > lo) & (x < hi)), activation=staticmethod(_traits.clamp),
                  cuda=("hardtanh", lambda lo, hi: (lo, hi)))
@@ -226,6 +241,14 @@ def _maybe_inplace(input, fn, inplace, saves_input=True):
     return fn(input)
 
 
+def _writes_in_place(input):
+    """Whether an op's kernel may write straight into ``input``'s storage under autograd: a float32/float64 CPU tensor
+    that owns its C-contiguous, writeable array (not a view: writing through a view needs CopySlices)."""
+    d = input._data
+    return (input._device.type == "cpu" and input._base is None and type(d) is np.ndarray and d.dtype in FLOAT_DTYPES
+            and d.flags.c_contiguous and d.flags.writeable and input._dtype is D.from_numpy_dtype(d.dtype))
+
+
 def _pointwise_in_storage(input, kind, lo=0.0, hi=0.0):
     """An in-place activation written straight into the storage in one pass (no temporary, no copy back) when no
     autograd history is needed; None when the general in-place path must run."""
@@ -258,6 +281,9 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     _check_float(input, "relu") if input._dtype.is_floating_point else None
     if inplace and _pointwise_in_storage(input, "relu") is not None:
         return input
+    if inplace and _writes_in_place(input):
+        from ..._ops.inplace import make_inplace
+        return make_inplace(lambda t: _ReluInPlace.apply(t), snapshot=False)(input)
     return _maybe_inplace(input, lambda t: _Relu.apply(t), inplace, saves_input=False)
 
 
