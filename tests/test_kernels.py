@@ -744,6 +744,26 @@ def test_per_channel_scale_backward_matches_torch(isa, case, scale_first, need):
             np.testing.assert_allclose(f.numpy(), t.numpy(), rtol=1e-5, atol=1e-4 * max(1.0, np.abs(t.numpy()).max()))
 
 
+@pytest.mark.parametrize("shapes", [((8, 14, 14, 96), (96,)), ((4, 32, 20, 20), (1, 32, 1, 1)),
+                                    ((4, 197, 64), (1, 197, 64)), ((4, 32, 20, 20), (4, 1, 20, 1))],
+                         ids=["nhwc-bias", "channel-bias", "position-embedding", "two-runs-numpy"])
+def test_bias_gradient_sums_match_torch(isa, shapes):
+    """x + b with b broadcast: b's gradient (the sum of g over the broadcast axes, on the threaded kernel where b
+    varies along one run of axes) equals torch's."""
+    import flowvision.backend as flow
+    xs, bs = shapes
+    r = rng(5)
+    x, b = r.standard_normal(xs).astype(np.float32), r.standard_normal(bs).astype(np.float32)
+    g = r.standard_normal(xs).astype(np.float32)
+    grads = []
+    for lib in (flow, torch):
+        bt = lib.tensor(b, requires_grad=True)
+        (lib.tensor(x) + bt).backward(lib.tensor(g))
+        grads.append(bt.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-4)
+    assert grads[0].shape == bs
+
+
 def test_per_channel_scale_layout_and_kernel(isa, threads):
     """The layout rule finds the (A, C, B) view in memory order; the kernel's sums do not depend on the thread
     count; bad arguments are clear errors."""

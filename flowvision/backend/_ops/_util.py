@@ -41,6 +41,10 @@ def unbroadcast(g, shape):
     """Sum a gradient back down to ``shape`` after broadcasting."""
     if g.shape == tuple(shape):
         return g
+    from .broadcast import sum_to
+    threaded = sum_to(g, tuple(shape))
+    if threaded is not None:
+        return threaded
     extra = g.ndim - len(shape)
     if extra > 0:
         g = g.sum(axis=tuple(range(extra)))

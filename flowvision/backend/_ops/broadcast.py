@@ -118,3 +118,15 @@ def scale_backward(g, big, small, small_shape, need_big, need_small):
     if gx is not None:
         gx = gx.reshape([g.shape[k] for k in perm]).transpose(np.argsort(perm))
     return gx, (None if gs is None else gs.reshape(small_shape))
+
+
+def sum_to(g, shape):
+    """``g`` summed down to ``shape`` (a bias or any operand broadcast along one run of g's axes) on the threaded
+    kernel, in g's memory order; None when the pattern or dtype does not fit (numpy then sums)."""
+    if type(g) is not np.ndarray or g.size < _MIN_THREADED or g.dtype not in FLOAT_DTYPES:
+        return None
+    layout = scale_layout(g, shape)
+    if layout is None:
+        return None
+    perm, A, C, B = layout
+    return _C.scale_backward(g.transpose(perm), None, None, A, C, B, False, True)[1].reshape(shape)
