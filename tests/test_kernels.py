@@ -764,6 +764,17 @@ def test_bias_gradient_sums_match_torch(isa, shapes):
     assert grads[0].shape == bs
 
 
+def test_kernel_input_of_a_permuted_view_is_its_contiguous_copy(isa):
+    """_kin copies an NHWC view of NCHW data (and the reverse) on the threaded layout kernel: the same values as
+    numpy's contiguous copy; other strided views take numpy's copy."""
+    from flowvision.backend.nn._functional.common import _kin
+    a = rng(6).standard_normal((2, 24, 9, 7)).astype(np.float32)
+    for view in (a.transpose(0, 2, 3, 1), a.transpose(0, 3, 1, 2), a.transpose(1, 0, 2, 3), a[:, ::2]):
+        k = _kin(view)
+        assert k.flags.c_contiguous and k.shape == view.shape
+        np.testing.assert_array_equal(k, view)
+
+
 def test_per_channel_scale_layout_and_kernel(isa, threads):
     """The layout rule finds the (A, C, B) view in memory order; the kernel's sums do not depend on the thread
     count; bad arguments are clear errors."""
