@@ -76,21 +76,12 @@ def _relu_backward(y, g, xp):
 
 _Relu = _act("Relu", lambda x: _pointwise("relu", x, lambda a: np.maximum(a, 0)), _relu_backward,
              saves="y", activation=_traits.fixed("relu"), cuda=("relu", _no_params))
-class _ReluInPlace(_Relu):
-    """``relu_`` under autograd on a plain float32/float64 CPU tensor: the kernel writes into the input's storage and
-    the node saves that storage, as torch's relu_ saves self. One pass, and the activation is held once: an
-    out-of-place result copied back would stay saved beside the overwritten tensor (the next conv saves that tensor
-    too), 600 MB of a ResNet-50 step at batch 16."""
-    backward_name = "ReluBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        y = _C.pointwise(x, "relu", out=x)
-        ctx.save_for_backward(y)
-        ctx.params = ()
-        return y
-
-
+# relu_ under autograd on a plain float32/float64 CPU tensor: the kernel writes into the input's storage and the node
+# saves that storage, as torch's relu_ saves self. One pass, and the activation is held once: an out-of-place result
+# copied back would stay saved beside the overwritten tensor (the next conv saves that tensor too), 600 MB of a
+# ResNet-50 step at batch 16.
+_ReluInPlace = _act("Relu", lambda x: _C.pointwise(x, "relu", out=x), _relu_backward, saves="y",
+                    activation=_traits.fixed("relu"))
 _Hardtanh = _act("Hardtanh", lambda x, lo, hi: _pointwise("clamp", x, lambda a: np.clip(a, lo, hi), lo, hi),
                  lambda x, g, xp, lo, hi: g * ((x > lo) & (x < hi)), activation=staticmethod(_traits.clamp),
                  cuda=("hardtanh", lambda lo, hi: (lo, hi)))
