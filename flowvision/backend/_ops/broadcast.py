@@ -89,14 +89,17 @@ def _per_channel_in_memory_order(a, b, op):
     return y.reshape(a_p.shape).transpose(np.argsort(perm))
 
 
-def _permuted(a, perm):
-    """``a.transpose(perm)`` as a C-contiguous array; the NCHW -> NHWC copy on the threaded, cache-blocked kernel."""
-    v = a.transpose(perm)
-    if v.flags.c_contiguous:
-        return v
-    if list(perm) == [0, 2, 3, 1] and a.dtype == np.float32 and a.flags.c_contiguous:
-        return _C.nchw_to_nhwc(a)
-    return np.ascontiguousarray(v)
+def contiguous(a):
+    """``a`` as a C-contiguous array. A 4-D float32 view of NCHW data as NHWC (or the reverse: a channels-last tensor
+    seen as NCHW) is copied by the threaded, cache-blocked layout kernel instead of numpy's one-core strided copy."""
+    if a.flags.c_contiguous:
+        return a
+    if a.ndim == 4 and a.dtype == np.float32:
+        if a.transpose(0, 3, 1, 2).flags.c_contiguous:
+            return _C.nchw_to_nhwc(a.transpose(0, 3, 1, 2))
+        if a.transpose(0, 2, 3, 1).flags.c_contiguous:
+            return _C.nhwc_to_nchw(a.transpose(0, 2, 3, 1))
+    return np.ascontiguousarray(a)
 
 
 def scale_backward(g, big, small, small_shape, need_big, need_small):
@@ -112,7 +115,7 @@ def scale_backward(g, big, small, small_shape, need_big, need_small):
     if layout is None:
         return None
     perm, A, C, B = layout
-    gx, gs = _C.scale_backward(_permuted(g, perm), big.transpose(perm) if need_small else None,
+    gx, gs = _C.scale_backward(contiguous(g.transpose(perm)), big.transpose(perm) if need_small else None,
                                np.ascontiguousarray(small).reshape(C) if need_big else None, A, C, B,
                                need_big, need_small)
     if gx is not None:

@@ -69,11 +69,12 @@ def commit(self, result):
         raise RuntimeError("unsupported operation: the tensor's memory is read-only (it may be an expanded view "
                            "whose elements share memory); call .clone() first")
     value = _to_storage(result._compute(), self._dtype) if result._dtype is not self._dtype else result._data
-    if value is not self._data:
+    wrote_in_place = value is self._data  # the op's kernel wrote into self's storage (relu_ under autograd)
+    if not wrote_in_place:
         np.copyto(self._data, value, casting="unsafe")
     self._version[0] += 1
-    if value is self._data and result._grad_fn is not None:
-        # the op wrote into self's storage and saved it: its record of self is of the value after this write
+    if wrote_in_place and result._grad_fn is not None:
+        # the op saved self's storage: its record of self is of the value after this write
         _resave_at_current_version(result._grad_fn, self._version)
     if not needs_graph:
         return self

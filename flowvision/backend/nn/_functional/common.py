@@ -3,10 +3,10 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ... import _C
 from ..._tensor import Tensor
 from ..._xp import namespace
 from ..._ops import shape as S
+from ..._ops.broadcast import contiguous
 
 
 def _pair(v: Any, n: int = 2, name: str = "argument") -> Tuple[int, ...]:
@@ -26,13 +26,8 @@ def _kin(a):
         return a
     if a.dtype not in (np.float32, np.float64):
         a = a.astype(np.float32)
-    if a.ndim == 4 and a.dtype == np.float32 and not a.flags.c_contiguous:
-        # a permuted 4-D view (ConvNeXt's channels-last LayerNorm input, a channels-last tensor seen as NCHW): the
-        # threaded, cache-blocked layout copy instead of numpy's one-core strided one
-        if a.transpose(0, 3, 1, 2).flags.c_contiguous:
-            return _C.nchw_to_nhwc(a.transpose(0, 3, 1, 2))
-        if a.transpose(0, 2, 3, 1).flags.c_contiguous:
-            return _C.nhwc_to_nchw(a.transpose(0, 2, 3, 1))
+    if a.ndim == 4:
+        return contiguous(a)  # a permuted view (ConvNeXt's channels-last LayerNorm input) on the layout kernel
     return np.asarray(a, order="C")  # unlike ascontiguousarray, keeps 0-d arrays 0-d
 
 
