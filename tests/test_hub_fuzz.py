@@ -283,6 +283,33 @@ def test_zip_version_needed_and_bad_offsets_are_checkpoint_errors(originals, tmp
         assert str(path) in str(info.value), name
 
 
+@pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA],
+                         ids=["deflate", "bzip2", "lzma"])
+@pytest.mark.parametrize("kind", ["npz", "torch_zip"])
+def test_damaged_compressed_member_is_a_checkpoint_error(originals, tmp_path, method, kind):
+    """Each compression method's decoder raises its own error type (zlib.error, OSError, LZMAError) on a
+    damaged stream; every one must surface as CheckpointError naming the file."""
+    data, _ = originals[kind]
+    with zipfile.ZipFile(io.BytesIO(data)) as src:
+        members = [(info.filename, src.read(info)) for info in src.infolist()]
+    for damage in range(3):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", method) as dst:
+            for name, payload in members:
+                dst.writestr(name, payload)
+        raw = bytearray(buf.getvalue())
+        first = zipfile.ZipFile(io.BytesIO(bytes(raw))).infolist()[0]
+        start = first.header_offset + 30 + len(first.filename.encode()) + len(first.extra)
+        # the stream's first bytes (its format/properties header), a byte in its body, its last byte
+        at = (start, start + first.compress_size // 2, start + first.compress_size - 1)[damage]
+        raw[at:at + 4] = b"\xff\xff\xff\xff"[: max(1, min(4, start + first.compress_size - at))]
+        path = tmp_path / f"{kind}-{method}-{damage}.bin"
+        path.write_bytes(bytes(raw))
+        with pytest.raises(CheckpointError) as info:
+            load_checkpoint(path)
+        assert str(path) in str(info.value)
+
+
 def test_huge_declared_sizes_are_refused_before_allocating(tmp_path):
     """Shapes claiming terabytes must give CheckpointError, not MemoryError or a giant zero-filled array."""
     import json

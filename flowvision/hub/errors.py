@@ -4,6 +4,7 @@ Every download failure names the URL and the cache path where the file is expect
 user behind a firewall can fetch the file by other means and put it in place.
 """
 import functools
+import lzma
 import os
 import struct
 import zipfile
@@ -97,8 +98,11 @@ class UnsafeCheckpointError(CheckpointError):
 # zipfile alone raises BadZipFile, OSError (seek to a bad offset), NotImplementedError (a
 # garbled "version needed" or compression method), RuntimeError (a flipped "encrypted" flag),
 # EOFError and UnicodeDecodeError (a member name that is not UTF-8)
-RAW_READ_ERRORS = (OSError, EOFError, ValueError, NotImplementedError, RuntimeError, MemoryError, OverflowError,
-                   IndexError, KeyError, struct.error, zipfile.BadZipFile, zlib.error)
+# what reading one zip member's bytes raises when they are damaged: each compression method's
+# decoder has its own error (deflate: zlib.error, LZMA: LZMAError, bzip2: OSError)
+ZIP_MEMBER_ERRORS = (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError,
+                     zlib.error, lzma.LZMAError)
+RAW_READ_ERRORS = ZIP_MEMBER_ERRORS + (MemoryError, OverflowError, IndexError, KeyError, struct.error)
 
 
 def raw_to_checkpoint_error(exc, path, what="corrupt or unreadable checkpoint"):

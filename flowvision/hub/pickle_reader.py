@@ -46,7 +46,7 @@ from typing import Any, Union
 
 from .bf16 import Bf16Array
 from ._zipcheck import check_zip_layout
-from .errors import CheckpointError, UnsafeCheckpointError, checkpoint_reader
+from .errors import ZIP_MEMBER_ERRORS, CheckpointError, UnsafeCheckpointError, checkpoint_reader
 
 __all__ = ["read_torch_checkpoint", "is_torch_zip", "is_legacy_torch", "ALLOWED_GLOBALS"]
 
@@ -649,7 +649,7 @@ def _read_zip(path):
                             if not n:
                                 break
                             got += n
-            except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error) as e:
+            except ZIP_MEMBER_ERRORS as e:
                 raise CheckpointError(f"cannot read storage {member!r}: {e} (corrupt archive?)", path=path) from e
             if got < nbytes:
                 raise CheckpointError(f"storage {member!r} ends after {got} of {nbytes} bytes", path=path)
@@ -661,7 +661,7 @@ def _read_zip(path):
 
         try:
             data = zf.read(pkl[0])
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error) as e:
+        except ZIP_MEMBER_ERRORS as e:
             raise CheckpointError(f"cannot read {pkl[0]!r}: {e} (corrupt archive?)", path=path) from e
         obj = _unpickle(io.BytesIO(data), path, load_storage)
         return _materialize_checked(obj, path)

@@ -18,7 +18,7 @@ from typing import Any, Dict, Mapping, Optional, Union
 
 from ._zipcheck import check_zip_layout
 from .bf16 import Bf16Array
-from .errors import CheckpointError, checkpoint_reader
+from .errors import ZIP_MEMBER_ERRORS, CheckpointError, checkpoint_reader
 from .pickle_reader import is_legacy_torch, read_torch_checkpoint
 
 __all__ = [
@@ -214,7 +214,7 @@ def read_npz(path: Union[str, os.PathLike]) -> Dict[str, np.ndarray]:
             return OrderedDict((k, z[k]) for k in z.files)
     except CheckpointError:
         raise
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError, KeyError) as e:
+    except ZIP_MEMBER_ERRORS + (KeyError,) as e:
         raise CheckpointError(f"corrupt, truncated or unsupported .npz archive ({type(e).__name__}: {e})",
                               path=path) from e
 
