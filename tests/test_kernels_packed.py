@@ -20,7 +20,8 @@ EPILOGUES = {
 
 
 @pytest.mark.parametrize("shape", [(1, 1000, 300), (2, 130, 600), (3, 5, 7), (4, 70, 260), (7, 70, 3), (197, 130, 300), (300, 77, 513),
-                                   (400, 257, 260)])
+                                   (400, 257, 260),
+                                   (301, 70, 40), (1000, 96, 16)])  # short K: rows written in chunks across panels
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gemm_packed_epilogues(isa, shape, dtype):
     M, N, K = shape

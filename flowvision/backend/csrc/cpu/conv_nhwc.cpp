@@ -155,6 +155,21 @@ struct Seg {
     int64_t len;   // reduction steps (each reads ocb weights and one input value per pixel)
 };
 
+// GELU / SiLU over a tile row just stored (still in L1): whole vectors here, the tail through act_inplace, so every
+// element gets the math act_inplace gives it over the whole row, without a kernel call per row of 16 values
+static inline void act_row(int act, float* y, int64_t n) {
+    int64_t j = 0;
+    if (act == kEpSilu) {
+        for (; j + kW <= n; j += kW) {
+            const V v = vload<V>(y + j);
+            vstore(y + j, v / (1.0f + vexp(-v)));
+        }
+    } else {
+        for (; j + kW <= n; j += kW) vstore(y + j, vgelu(vload<V>(y + j), act == kEpGeluTanh));
+    }
+    if (j < n) act_inplace<float>(act, y + j, n - j);
+}
+
 template <int MR, int NV>
 __attribute__((noinline)) void tile_kernel(const Seg* segs, int64_t nseg, const float* const* ptrs,
                                            const float* __restrict wb, float* y, int64_t ldy, int64_t mr,
@@ -179,7 +194,7 @@ __attribute__((noinline)) void tile_kernel(const Seg* segs, int64_t nseg, const 
         }
     }
     if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu)
-        for (int64_t i = 0; i < mr; ++i) act_inplace<float>(e.act, y + i * ldy, nr);
+        for (int64_t i = 0; i < mr; ++i) act_row(e.act, y + i * ldy, nr);
 }
 
 typedef void (*TileFn)(const Seg*, int64_t, const float* const*, const float*, float*, int64_t, int64_t, int64_t,

@@ -12,6 +12,8 @@ constexpr int kMR = kTileMR, kNV = kTileNV;  // the ISA's full tile (cpu/fma_til
 constexpr int64_t kKC = 768;  // long K blocks: fewer passes over C (the A rows stay in L1, B panels stream from L2)
 constexpr int64_t kMC = 192;
 constexpr int64_t kNC = 3072;
+constexpr int64_t kShortK = 64;      // gemm_packed: K up to this writes C in row chunks across the panels
+constexpr int64_t kShortKRows = 24;  // rows per chunk there (4 tiles of 6 on AVX2)
 
 template <class T>
 struct Cfg {
@@ -520,20 +522,28 @@ void gemm_packed_impl(const T* A, int64_t M, int64_t K, int64_t N, const T* Bp, 
             const int64_t i0 = mpanels * ib / mblocks * MR, i1 = mn<int64_t>(M, mpanels * (ib + 1) / mblocks * MR);
             const int64_t p0 = npanels * js / nsplit, p1 = npanels * (js + 1) / nsplit;
             if (p0 >= p1 || i0 >= i1) continue;
+            // Short K (a pointwise expansion from 16..64 channels): a tile's FMAs take little longer than its stores,
+            // so rows go outermost in chunks, each chunk written across all the task's panels in one sequential run
+            // rather than one 64-byte piece per row in a pass over the whole block per panel (5-12% faster there,
+            // the same tiles and sums).
+            const int64_t chunk = K <= kShortK ? kShortKRows : i1 - i0;
             for (int64_t pc = 0; pc < K; pc += kKC) {
                 const int64_t kc = mn<int64_t>(kKC, K - pc);
                 const bool first = pc == 0, last = pc + kc >= K;
                 const T* bblk = Bp + pc * Npad;
-                for (int64_t p = p0; p < p1; ++p) {
-                    const int64_t nr = mn<int64_t>(NR, N - p * NR);
-                    TileEpilogue<T> ep{nullptr, bias ? bias_pad.get() + p * NR : nullptr, act, lo, hi};
-                    const T* rb = first && res ? res + p * NR : nullptr;
-                    if (narrow_tail && p == npanels - 1)
-                        tile_rows<T, (NV + 1) / 2>(kc, A + pc, K, bblk + p * kc * NR, C + p * NR, N, i0, i1, nr,
-                                                   first, last, ep, rb);
-                    else
-                        tile_rows<T, NV>(kc, A + pc, K, bblk + p * kc * NR, C + p * NR, N, i0, i1, nr, first, last,
-                                         ep, rb);
+                for (int64_t r0 = i0; r0 < i1; r0 += chunk) {
+                    const int64_t r1 = mn<int64_t>(i1, r0 + chunk);
+                    for (int64_t p = p0; p < p1; ++p) {
+                        const int64_t nr = mn<int64_t>(NR, N - p * NR);
+                        TileEpilogue<T> ep{nullptr, bias ? bias_pad.get() + p * NR : nullptr, act, lo, hi};
+                        const T* rb = first && res ? res + p * NR : nullptr;
+                        if (narrow_tail && p == npanels - 1)
+                            tile_rows<T, (NV + 1) / 2>(kc, A + pc, K, bblk + p * kc * NR, C + p * NR, N, r0, r1, nr,
+                                                       first, last, ep, rb);
+                        else
+                            tile_rows<T, NV>(kc, A + pc, K, bblk + p * kc * NR, C + p * NR, N, r0, r1, nr, first,
+                                             last, ep, rb);
+                    }
                 }
             }
             // GELU / SiLU (vector exp) over the task's tile while it is in L2, in as few calls as possible (a call
