@@ -310,6 +310,26 @@ def test_color_ops_pil_modes(mode, op, factor):
     assert_u8_close(np.asarray(getattr(F, op)(img, factor)), np.asarray(getattr(TVF, op)(img, factor)))
 
 
+@pytest.mark.parametrize("mode", ["RGB", "L"])
+@pytest.mark.parametrize("op", ["adjust_brightness", "adjust_contrast"])
+def test_brightness_contrast_pil_equal_torchvision_byte_for_byte(mode, op):
+    """On "L" / "RGB" images these run as one table per band instead of ImageEnhance's blend: every byte must still
+    equal torchvision's (ImageEnhance) result, for factors inside [0, 1] (truncation), outside it (clipping) and at
+    float32 rounding edges."""
+    rng = np.random.default_rng(5)
+    factors = [0.0, 1.0, 0.6, 0.6000001, 1.4, 1.3999999, 2.5, 1e-8, 0.999999, 1.0000001, 7.3]
+    factors += [float(f) for f in rng.uniform(0.0, 2.0, 12)]
+    for seed, hw in enumerate([(1, 1), (13, 17), (40, 30)]):
+        a = rand_u8(*hw, seed=seed)
+        if seed == 2:
+            a = (a // 64 * 64).astype(np.uint8)  # few grey levels: the contrast mean lands on .5 boundaries
+        img = pil_of(a).convert(mode)
+        for factor in factors:
+            got, want = getattr(F, op)(img, factor), getattr(TVF, op)(img, factor)
+            assert got.mode == want.mode == mode
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"{op} {mode} {factor}")
+
+
 @pytest.mark.parametrize("kind", ["np_u8", "fb_u8", "np_f32", "pil", "fb_u8_batch"])
 @pytest.mark.parametrize("n", [1, 3])
 def test_rgb_to_grayscale(kind, n):

@@ -42,12 +42,15 @@ def vflip(img):
 
 def adjust_brightness(img, factor):
     _check(img)
-    return ImageEnhance.Brightness(img).enhance(factor)
+    # "L" / "RGB": ImageEnhance's blend with a constant image, as one table per band (the augmentation ops' kernel)
+    from ..data._augment_ops import brightness
+    return brightness(img, factor)
 
 
 def adjust_contrast(img, factor):
     _check(img)
-    return ImageEnhance.Contrast(img).enhance(factor)
+    from ..data._augment_ops import contrast
+    return contrast(img, factor)
 
 
 def adjust_saturation(img, factor):
