@@ -13,7 +13,7 @@ constexpr int64_t kKC = 768;  // long K blocks: fewer passes over C (the A rows 
 constexpr int64_t kMC = 192;
 constexpr int64_t kNC = 3072;
 constexpr int64_t kShortK = 64;      // gemm_packed: K up to this writes C in row chunks across the panels
-constexpr int64_t kShortKRows = 24;  // rows per chunk there (4 tiles of 6 on AVX2)
+constexpr int64_t kShortKRows = 24;  // rows per chunk there (4 tiles of 6 rows; 2 of the 12-row narrow tail)
 
 template <class T>
 struct Cfg {
