@@ -94,14 +94,13 @@ class UnsafeCheckpointError(CheckpointError):
         super().__init__(message, path=path)
 
 
-# what the standard library and numpy raise for damaged bytes while a checkpoint is parsed;
-# zipfile alone raises BadZipFile, OSError (seek to a bad offset), NotImplementedError (a
-# garbled "version needed" or compression method), RuntimeError (a flipped "encrypted" flag),
-# EOFError and UnicodeDecodeError (a member name that is not UTF-8)
-# what reading one zip member's bytes raises when they are damaged: each compression method's
-# decoder has its own error (deflate: zlib.error, LZMA: LZMAError, bzip2: OSError)
+# What reading a damaged zip member raises. zipfile itself raises BadZipFile, OSError (seek to a bad
+# offset), NotImplementedError (a garbled "version needed" or compression method), RuntimeError (a
+# flipped "encrypted" flag), EOFError and UnicodeDecodeError (a member name that is not UTF-8); each
+# compression method's decoder has its own error (deflate: zlib.error, LZMA: LZMAError, bzip2: OSError).
 ZIP_MEMBER_ERRORS = (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError,
                      zlib.error, lzma.LZMAError)
+# ... and what the standard library and numpy raise for damaged bytes anywhere in a checkpoint
 RAW_READ_ERRORS = ZIP_MEMBER_ERRORS + (MemoryError, OverflowError, IndexError, KeyError, struct.error)
 
 
