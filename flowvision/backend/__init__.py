@@ -40,6 +40,7 @@ from ._print import set_printoptions  # noqa: F401
 from . import autograd  # noqa: F401
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled  # noqa: F401
 from ._threads import set_num_threads, get_num_threads, cpu_isa, cpu_isa_reason, supported_isas  # noqa: F401
+from . import memory  # noqa: F401  (installs the caching allocator for numpy arrays)
 from .serialization import save, load  # noqa: F401
 from ._capture import compile, CompiledModule  # noqa: F401,A004  (the captured inference path)
 from ._flags import (  # noqa: F401

@@ -185,4 +185,5 @@ PYBIND11_MODULE(_C, m) {
     bind_window(m);
     bind_executor(m);
     bind_optim(m);
+    bind_host_memory(m);
 }
