@@ -5,6 +5,7 @@ in PyTorch (timm models), same weights, batch and thread count, interleaved in o
     python benchmarks/bench_train.py --full                # the sizes of the training-speed acceptance table
     python benchmarks/bench_train.py --only resnet18 --rss # also the peak RSS of each side (one process each)
     python benchmarks/bench_train.py --profile resnet18    # where a flowvision step spends its time (cProfile)
+    python benchmarks/bench_train.py --full --isolated     # each side in its own process, as a user runs it
 
 Prints per-model median step time, images/s, the step's GFLOP/s (3 x the forward FLOPs counted by torch's
 FlopCounterMode), that rate as % of the measured FMA peak at the same thread count, and the ratio torch/flowvision
@@ -114,7 +115,7 @@ def bench(args):
                 f"{flops / fm / 1e9:>11.1f}{100 * flops / fm / 1e9 / peak:>8.0f}%{flops / tm / 1e9:>14.1f}"
                 f"{100 * flops / tm / 1e9 / peak:>8.0f}%{ratio:>9.2f}  ({min(ratios):.2f}-{max(ratios):.2f})")
         if args.rss:
-            (fp, fd), (tp, td) = (_rss(fw, name, size, batch, args.threads) for fw in ("flowvision", "torch"))
+            (_, fp, fd), (_, tp, td) = (_side(fw, name, size, batch, args.threads) for fw in ("flowvision", "torch"))
             line += f"   peak RSS fv {fp:.0f} MB (+{fd:.0f} by the steps), torch {tp:.0f} MB (+{td:.0f})"
         print(line, flush=True)
         rows.append((name, ratio))
@@ -123,9 +124,9 @@ def bench(args):
         print(f"geometric mean torch/fv: {geo:.2f}")
 
 
-def _rss_child(fw, name, size, batch, threads):
-    """Subprocess: build both models (the same baseline for each side), run 3 steps of one framework, print the
-    peak RSS (VmHWM, KiB) after the steps and before them."""
+def _side_child(fw, name, size, batch, threads, warmup, steps):
+    """Subprocess: build both models (the same baseline for each side), run ``warmup`` then ``steps`` timed steps of
+    one framework, print the median step seconds and the peak RSS (VmHWM, KiB) after the steps and before them."""
     import torch
 
     import flowvision.backend as fb
@@ -135,17 +136,55 @@ def _rss_child(fw, name, size, batch, threads):
     step = f_step if fw == "flowvision" else t_step
     with open("/proc/self/status") as f:
         base = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
-    for _ in range(3):
+    for _ in range(int(warmup)):
         step()
+    times = []
+    for _ in range(int(steps)):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
     with open("/proc/self/status") as f:
         peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
-    print(peak, base)
+    print(statistics.median(times), peak, base)
 
 
-def _rss(fw, name, size, batch, threads):
-    out = subprocess.run([sys.executable, __file__, "--_rss-child", fw, name, str(size), str(batch), str(threads)],
-                         capture_output=True, text=True, check=True).stdout.split()
-    return int(out[0]) / 1024, (int(out[0]) - int(out[1])) / 1024
+def _side(fw, name, size, batch, threads, warmup=0, steps=3):
+    """(median step s, peak RSS MB, MB added by the steps) of one framework in its own process."""
+    out = subprocess.run([sys.executable, __file__, "--_side-child", fw, name, str(size), str(batch), str(threads),
+                          str(warmup), str(steps)], capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), int(out[1]) / 1024, (int(out[1]) - int(out[2])) / 1024
+
+
+def bench_isolated(args):
+    """Each side in its own process, as a user runs it: the two frameworks do not share an allocator's free memory
+    (in one process, one side's steps reuse pages the other just freed, which hides page-fault costs)."""
+    import torch
+
+    import flowvision.backend as fb
+    configs = FULL if args.full else SMALL
+    if args.only:
+        configs = [c for c in configs if c[0] in args.only.split(",")]
+    peak = fb._C.fma_peak_gflops(1.0, args.threads)
+    print(f"threads {args.threads}, torch {torch.__version__}, {args.repeat} rounds of one process per side (order "
+          f"alternating), each {args.warmup} warm-up + {args.steps} timed steps; FMA peak {peak:.1f} GFLOP/s")
+    print(f"{'model':<24}{'size':>5}{'batch':>6}{'fv ms':>9}{'torch ms':>10}{'torch/fv':>9}  (range)"
+          f"{'peak RSS fv MB':>17}{'torch MB':>10}")
+    rows = []
+    for name, size, batch in configs:
+        ft, tt, frss, trss = [], [], [], []
+        for r in range(args.repeat):
+            sides = ("flowvision", "torch") if r % 2 == 0 else ("torch", "flowvision")
+            for fw in sides:
+                sec, rss, _ = _side(fw, name, size, batch, args.threads, args.warmup, args.steps)
+                (ft if fw == "flowvision" else tt).append(sec)
+                (frss if fw == "flowvision" else trss).append(rss)
+        ratios = [t / f for f, t in zip(ft, tt)]
+        ratio = statistics.median(ratios)
+        print(f"{name:<24}{size:>5}{batch:>6}{statistics.median(ft) * 1e3:>9.1f}{statistics.median(tt) * 1e3:>10.1f}"
+              f"{ratio:>9.2f}  ({min(ratios):.2f}-{max(ratios):.2f}){max(frss):>17.0f}{max(trss):>10.0f}", flush=True)
+        rows.append(ratio)
+    if rows:
+        print(f"geometric mean torch/fv: {float(np.exp(np.mean(np.log(rows)))):.2f}")
 
 
 def profile(args):
@@ -166,8 +205,8 @@ def profile(args):
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--_rss-child":
-        return _rss_child(*sys.argv[2:7])
+    if len(sys.argv) > 1 and sys.argv[1] == "--_side-child":
+        return _side_child(*sys.argv[2:9])
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeat", type=int, default=5, help="interleaved timed rounds per model")
@@ -177,10 +216,16 @@ def main():
                    help="time steps by the wall clock or by the process CPU time (fairer on a shared machine, 1 thread)")
     p.add_argument("--only", default="", help="comma-separated model names")
     p.add_argument("--rss", action="store_true", help="measure each side's peak RSS in its own process")
+    p.add_argument("--isolated", action="store_true",
+                   help="time each side in its own process (rounds of one process per side) instead of interleaving "
+                        "the two in one process")
+    p.add_argument("--steps", type=int, default=3, help="timed steps per process with --isolated")
     p.add_argument("--profile", default="", help="cProfile two flowvision steps of this model instead")
     p.add_argument("--top", type=int, default=25, help="profile rows to print")
     args = p.parse_args()
-    return profile(args) if args.profile else bench(args)
+    if args.profile:
+        return profile(args)
+    return bench_isolated(args) if args.isolated else bench(args)
 
 
 if __name__ == "__main__":
