@@ -37,6 +37,7 @@ FLOORS = {
     "optim": ("all", "all"),
     "lr-scheduler": ("all", "all"),
     "utils-data": ("all", "all"),
+    "memory": ("all", "all"),
 }
 
 

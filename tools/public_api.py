@@ -30,6 +30,7 @@ MODULES: List[Tuple[str, str, str, Optional[Callable[[str], bool]]]] = [
     ("optim", "flowvision.backend.optim", "flowvision.backend.optim", None),
     ("lr-scheduler", "flowvision.backend.optim.lr_scheduler", "flowvision.backend.optim.lr_scheduler", None),
     ("utils-data", "flowvision.backend.utils.data", "flowvision.backend.utils.data", None),
+    ("memory", "flowvision.backend.memory", "flowvision.backend.memory", None),
 ]
 
 
