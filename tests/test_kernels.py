@@ -91,6 +91,18 @@ def test_gemm_thread_partitions(threads, M, N, K):
     close(got_plain, ref, atol=3e-4, what=f"gemm {M}x{N}x{K} on {threads} threads")
 
 
+@pytest.mark.parametrize("K", [1, 7, 8, 9, 15, 16, 23, 64, 767, 768, 769, 1541])
+@pytest.mark.parametrize("M", [6, 13, 390, 779])
+def test_gemm_row_major_a_pack_equals_transposed(isa, M, K):
+    # a row-major A is packed by an 8-step register transpose (AVX2 / AVX-512), a transposed A by copies: the same
+    # micro-panels, so the products are bit-identical. K covers every remainder mod 8 (the masked last store of a
+    # panel) and several K blocks; M both row paths and a partial last panel.
+    a, b = randn(M, K, seed=11), randn(K, 37, seed=12)
+    got = _C.gemm(a, b, False, False)
+    np.testing.assert_array_equal(got, _C.gemm(np.ascontiguousarray(a.T), b, True, False))
+    close(got, tt(a) @ tt(b), atol=3e-4, what=f"gemm {M}x{K}x37")
+
+
 def test_gemm_many_batches():
     a, b = randn(24, 9, 16, seed=5), randn(24, 16, 11, seed=6)
     close(_C.gemm(a, b, False, True if False else False), tt(a) @ tt(b), atol=GEMM_ATOL)
