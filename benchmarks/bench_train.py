@@ -12,7 +12,10 @@ FlopCounterMode), that rate as % of the measured FMA peak at the same thread cou
 (> 1: flowvision is faster). Each round times one step of each side back to back (the order alternates), and the
 ratio column is the median of those per-round ratios: on a shared machine whose speed drifts over minutes, a pair of
 steps run seconds apart sees the same machine, where the two sides' medians may come from different minutes. The
-ms columns are each side's median. ``--clock cpu`` times each step by the process CPU time instead of the wall clock: on a
+ms columns are each side's median. In one process the two frameworks can share freed memory (numpy's arrays
+did, through glibc's heap, until flowvision had its own allocator); ``--isolated`` runs each side in its own
+process instead (rounds of one process per side, order alternating), which is what a user's process sees.
+``--clock cpu`` times each step by the process CPU time instead of the wall clock: on a
 machine shared with other jobs it is the fairer single-thread figure (time slices taken by other processes do not
 count); with several threads it adds the threads' times, so use the wall clock there.
 """
