@@ -93,7 +93,7 @@ void* allocate(size_t size, bool zero) {
         }
     }
     if (base) {
-        if (zero) memset(data_of(base), 0, len - kHeader);
+        if (zero) memset(data_of(base), 0, size);  // numpy reads no further than it asked for
     } else {
         base = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);  // zero pages
         if (base == MAP_FAILED) return nullptr;
