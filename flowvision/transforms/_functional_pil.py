@@ -1,4 +1,5 @@
 """PIL kernels: thin wrappers over Pillow with torchvision's PIL-path semantics."""
+import functools
 import numbers
 
 import numpy as np
@@ -135,10 +136,73 @@ def crop(img, top, left, height, width):
     return img.crop((left, top, left + width, top + height))
 
 
+# Pillow's antialiased filters by their integer constants (NEAREST is an affine map in Pillow, not a resample)
+_RESAMPLE_FILTERS = {Image.Resampling.BILINEAR: "bilinear", Image.Resampling.BICUBIC: "bicubic",
+                     Image.Resampling.LANCZOS: "lanczos", Image.Resampling.BOX: "box",
+                     Image.Resampling.HAMMING: "hamming"}
+
+# How a Pillow orders the two passes of a resize that changes both axes. Each pass rounds to bytes, so the order
+# changes output bytes. Pillow up to 12 always resamples across first; Pillow 13 resamples down the columns first
+# when the height shrinks by more than twice as many pixels as the width does.
+_PASS_ORDER_RULES = {
+    "across first": lambda h, w, oh, ow: False,
+    "columns first when the height shrinks more": lambda h, w, oh, ow: oh < h and h - oh > 2 * (w - ow),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _pass_order_rule():
+    """The rule that reproduces the installed Pillow's bytes on probe resizes on both sides of each rule's boundary,
+    or None (then every resize is left to Pillow)."""
+    from ..backend import _C
+
+    rng = np.random.default_rng(0)
+    probes = [(40, 30, 30, 20), (40, 30, 18, 26), (30, 40, 20, 30), (24, 60, 10, 50), (60, 24, 50, 10),
+              (33, 17, 20, 40)]
+    found = []
+    for name, rule in _PASS_ORDER_RULES.items():
+        ok = True
+        for h, w, oh, ow in probes:
+            a = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+            ref = np.asarray(Image.fromarray(a).resize((ow, oh), Image.Resampling.BILINEAR))
+            ok &= np.array_equal(_C.resample_u8(a, [oh, ow], "bilinear", rule(h, w, oh, ow)), ref)
+        if ok:
+            found.append(rule)
+    return found[0] if len(found) == 1 else None
+
+
 def resize(img, size, interpolation=Image.BILINEAR):
-    """``size`` is [h, w]."""
+    """``size`` is [h, w]. Byte for byte Pillow's result; "L" and "RGB" images with an antialiasing filter are
+    resampled by the engine's integer kernel (Pillow's arithmetic, vectorised and threaded), the rest by Pillow."""
     _check(img)
-    return img.resize((int(size[1]), int(size[0])), interpolation)
+    oh, ow = int(size[0]), int(size[1])
+    filt = _RESAMPLE_FILTERS.get(interpolation)
+    if filt is not None and img.mode in ("L", "RGB") and (oh, ow) != (img.height, img.width):
+        rule = _pass_order_rule()
+        if rule is not None:
+            return _resample(img, oh, ow, filt, rule(img.height, img.width, oh, ow))
+    return img.resize((ow, oh), interpolation)
+
+
+def _resample(img, oh, ow, filt, vertical_first):
+    """The engine's resample of an "L" or "RGB" image, read in place through Pillow's Arrow export where Pillow
+    has one (np.asarray copies the image through Pillow's raw encoder: slower than the resample itself)."""
+    from ..backend import _C
+
+    h, w = img.height, img.width
+    if hasattr(img, "__arrow_c_array__"):
+        img.load()
+        try:
+            capsule = img.im.__arrow_c_array__()
+        except (ValueError, OSError, AttributeError):  # an image in several memory blocks has no Arrow export
+            capsule = None
+        if capsule is not None:
+            px = 1 if img.mode == "L" else 4
+            out = _C.resample_u8_arrow(capsule, h, w, px, [oh, ow], filt, vertical_first)
+            if px == 1:
+                return Image.fromarray(out)
+            return Image.frombytes("RGB", (ow, oh), out, "raw", "RGBX")
+    return Image.fromarray(_C.resample_u8(np.asarray(img), [oh, ow], filt, vertical_first))
 
 
 def affine(img, matrix, interpolation=Image.NEAREST, fill=None):

@@ -173,6 +173,7 @@ void bind_attention(py::module_& m);
 void bind_window(py::module_& m);
 void bind_executor(py::module_& m);
 void bind_optim(py::module_& m);
+void bind_image(py::module_& m);
 void bind_host_memory(py::module_& m);
 
 // ---------------------------------------------------------------- shared with the plan executor (core/executor*.cpp) and core/module.cpp

@@ -185,5 +185,6 @@ PYBIND11_MODULE(_C, m) {
     bind_window(m);
     bind_executor(m);
     bind_optim(m);
+    bind_image(m);
     bind_host_memory(m);
 }

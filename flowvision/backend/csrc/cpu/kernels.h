@@ -228,6 +228,27 @@ struct OptimKernels {
                      const AdamScalars& s);
 };
 
+// Antialiased resampling of 8-bit images with Pillow's fixed-point arithmetic (cpu/resample_u8.cpp), so the result
+// equals PIL.Image.resize byte for byte. One axis: output index o sums bounds[2o+1] inputs from bounds[2o] with the
+// integer weights coeffs[o * ksize ...] (22 fractional bits; core/bind_image.cpp derives them exactly as Pillow's
+// precompute_coeffs + normalize_coeffs_8bpc), each pass rounding once and clamping to 0..255.
+struct ResampleAxis {
+    const int32_t* bounds;  // (out_size, 2): first input, input count
+    const int32_t* coeffs;  // (out_size, ksize)
+    int64_t ksize;
+};
+struct ResampleU8Params {
+    int64_t H, W, C;      // input (H, W) pixels of C bytes (1..4; Pillow's "RGB" memory is 4 bytes a pixel)
+    int64_t src_rs;       // bytes between input rows (pixels within a row are contiguous)
+    int64_t OH, OW;       // output (OH, OW, C), contiguous
+    ResampleAxis h, v;    // horizontal (W -> OW) and vertical (H -> OH) weights; an axis not resized is skipped
+    bool need_h, need_v;  // whether each pass runs (Pillow skips an axis whose size does not change)
+    bool vertical_first;  // the pass order (it changes the intermediate rounding, so it is Pillow's choice)
+};
+struct ImageKernels {
+    void (*resample_u8)(const uint8_t* src, uint8_t* dst, const ResampleU8Params& p);
+};
+
 struct KernelTable {
     const char* isa;
     // Runs `iters` iterations of an FMA loop (24 independent vector accumulators) on the calling thread;
@@ -240,6 +261,7 @@ struct KernelTable {
     WindowKernels window;
     ExecKernels exec;
     OptimKernels optim;
+    ImageKernels image;
 };
 
 // Table registration only stores function addresses, but it lives in the per-ISA translation units, whose -m flags

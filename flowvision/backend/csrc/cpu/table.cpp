@@ -9,6 +9,7 @@ FV_REGISTRATION void fill_attention(KernelTable& t);  // cpu/attention.cpp
 FV_REGISTRATION void fill_window(KernelTable& t);  // cpu/window.cpp
 FV_REGISTRATION void fill_exec(KernelTable& t);  // cpu/exec_kernels.cpp
 FV_REGISTRATION void fill_optim(KernelTable& t);  // cpu/optim.cpp
+FV_REGISTRATION void fill_image(KernelTable& t);  // cpu/resample_u8.cpp
 
 FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_gemm(t);
@@ -25,6 +26,7 @@ FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_window(t);
     fill_exec(t);
     fill_optim(t);
+    fill_image(t);
 }
 
 }  // namespace FV_ISA_NAMESPACE
