@@ -189,3 +189,65 @@ def test_arrow_entry_rejects_what_is_not_one_block_of_pixels():
         _C.resample_u8_arrow(img.im.__arrow_c_array__(), 7, 8, 4, [3, 4])
     with pytest.raises(ValueError, match="1- or 4-byte"):
         _C.resample_u8_arrow(img.im.__arrow_c_array__(), 6, 8, 3, [3, 4])
+
+
+# ---------------------------------------------------------------------------------------------- colour ops
+_ENHANCE = {"brightness": "Brightness", "contrast": "Contrast", "saturation": "Color"}
+
+
+def _pillow_sequence(img, ops):
+    from PIL import ImageEnhance
+    for name, factor in ops:
+        img = getattr(ImageEnhance, _ENHANCE[name])(img).enhance(factor)
+    return img
+
+
+def test_enhance_sequence_equals_imageenhance_byte_for_byte():
+    rng = np.random.default_rng(8)
+    names = list(_ENHANCE)
+    for _ in range(150):
+        a = rng.integers(0, 256, (int(rng.integers(1, 50)), int(rng.integers(1, 50)), 3), dtype=np.uint8)
+        ops = [(str(n), float(rng.uniform(0.0, 2.5))) for n in rng.permutation(names)[: rng.integers(1, 4)]]
+        ops += [("saturation", 0.0)] if rng.random() < 0.1 else []
+        want = np.asarray(_pillow_sequence(Image.fromarray(a), ops))
+        got = F_pil.enhance_sequence(Image.fromarray(a), ops)
+        assert got.mode == "RGB"
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(ops))
+        np.testing.assert_array_equal(_C.color_ops_u8(a, ops), want, err_msg=str(ops))  # 3-byte pixels
+
+
+def test_enhance_sequence_other_modes_go_op_by_op():
+    rng = np.random.default_rng(9)
+    gray = Image.fromarray(rng.integers(0, 256, (20, 30), dtype=np.uint8))
+    ops = [("contrast", 1.7), ("brightness", 0.6)]
+    np.testing.assert_array_equal(np.asarray(F_pil.enhance_sequence(gray, ops)),
+                                  np.asarray(_pillow_sequence(gray, ops)))
+
+
+def test_color_jitter_on_pil_equals_torchvision():
+    tv = pytest.importorskip("torchvision.transforms")
+    import torch
+    rng = np.random.default_rng(10)
+    imgs = [Image.fromarray(rng.integers(0, 256, (int(rng.integers(20, 90)), int(rng.integers(20, 90)), 3),
+                                         dtype=np.uint8)) for _ in range(20)]
+    ref = tv.ColorJitter(0.4, 0.4, 0.4)
+    for i, img in enumerate(imgs):
+        torch.manual_seed(i)
+        fn_idx, b, c, s, h = tv.ColorJitter.get_params(ref.brightness, ref.contrast, ref.saturation, ref.hue)
+        torch.manual_seed(i)
+        want = ref(img)
+        from flowvision.transforms._transforms_color import _apply_jitter
+        got = _apply_jitter(img, fn_idx.tolist(), b, c, s, h)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_color_ops_bad_input():
+    a = np.zeros((4, 4, 3), np.uint8)
+    with pytest.raises(ValueError, match="unknown op"):
+        _C.color_ops_u8(a, [("hue", 0.1)])
+    with pytest.raises(ValueError, match="non-negative"):
+        _C.color_ops_u8(a, [("contrast", -1.0)])
+    with pytest.raises(ValueError, match=r"\(H, W, 3\)"):
+        _C.color_ops_u8(np.zeros((4, 4), np.uint8), [("contrast", 1.0)])
+    with pytest.raises(ValueError, match="arrow_array"):
+        _C.color_ops_u8_arrow(a, 4, 4, [("contrast", 1.0)])

@@ -59,6 +59,30 @@ def adjust_saturation(img, factor):
     return ImageEnhance.Color(img).enhance(factor)
 
 
+_ENHANCE_OPS = {"brightness": adjust_brightness, "contrast": adjust_contrast, "saturation": adjust_saturation}
+
+
+def enhance_sequence(img, ops):
+    """``ops`` = [(name, factor), ...] (brightness, contrast, saturation) applied in order, byte for byte what
+    torchvision's PIL path (ImageEnhance) gives. An "RGB" image is read in place and adjusted in one engine call
+    (no intermediate PIL images); other modes, or a Pillow without Arrow export, go op by op."""
+    _check(img)
+    if img.mode == "RGB" and ops and hasattr(img, "__arrow_c_array__"):
+        img.load()
+        try:
+            capsule = img.im.__arrow_c_array__()
+        except (ValueError, OSError, AttributeError):  # several memory blocks: no Arrow export
+            capsule = None
+        if capsule is not None:
+            from ..backend import _C
+
+            out = _C.color_ops_u8_arrow(capsule, img.height, img.width, [(n, float(f)) for n, f in ops])
+            return Image.frombytes("RGB", img.size, out, "raw", "RGBX")
+    for name, factor in ops:
+        img = _ENHANCE_OPS[name](img, factor)
+    return img
+
+
 def adjust_sharpness(img, factor):
     _check(img)
     return ImageEnhance.Sharpness(img).enhance(factor)

@@ -155,9 +155,10 @@ struct ArrowArray {
     void* private_data;
 };
 
-py::object resample_u8_arrow(py::handle capsule, int64_t H, int64_t W, int64_t pixel_bytes, const v64& size,
-                             const std::string& filter, bool vertical_first) {
-    const char* fn = "resample_u8_arrow";
+// The pixels of a PIL image exported through Arrow: one block of H * W pixels of pixel_bytes bytes, rows
+// W * pixel_bytes apart (Pillow exports only single-block images). The capsule stays the caller's: its destructor
+// releases the export.
+const uint8_t* arrow_pixels(const char* fn, py::handle capsule, int64_t H, int64_t W, int64_t pixel_bytes) {
     if (!PyCapsule_CheckExact(capsule.ptr()) || !PyCapsule_IsValid(capsule.ptr(), "arrow_array"))
         fail(std::string(fn) + ": expected an 'arrow_array' capsule (PIL.Image.Image.__arrow_c_array__()[1])");
     auto* a = static_cast<ArrowArray*>(PyCapsule_GetPointer(capsule.ptr(), "arrow_array"));
@@ -165,7 +166,7 @@ py::object resample_u8_arrow(py::handle capsule, int64_t H, int64_t W, int64_t p
     if (H < 1 || W < 1 || (pixel_bytes != 1 && pixel_bytes != 4))
         fail(std::string(fn) + ": an image of 1- or 4-byte pixels and positive size is required");
     // one band: the pixels are the array's data buffer; several bands: a fixed-size list of 4 bytes a pixel whose
-    // child holds the bytes. Either way one block of H * W pixels, rows W * pixel_bytes apart.
+    // child holds the bytes
     const ArrowArray* data = a;
     if (pixel_bytes == 4) {
         if (a->n_children != 1 || !a->children || !a->children[0]) fail(std::string(fn) + ": not a pixel-list array");
@@ -175,8 +176,64 @@ py::object resample_u8_arrow(py::handle capsule, int64_t H, int64_t W, int64_t p
         data->length != H * W * pixel_bytes)
         fail(std::string(fn) + ": the Arrow array is not one block of " + std::to_string(H) + "x" + std::to_string(W) +
              " pixels of " + std::to_string(pixel_bytes) + " bytes");
-    return run_resample(fn, static_cast<const uint8_t*>(data->buffers[1]), H, W, pixel_bytes, W * pixel_bytes, size,
-                        filter, vertical_first, pixel_bytes == 1);
+    return static_cast<const uint8_t*>(data->buffers[1]);
+}
+
+py::object resample_u8_arrow(py::handle capsule, int64_t H, int64_t W, int64_t pixel_bytes, const v64& size,
+                             const std::string& filter, bool vertical_first) {
+    const char* fn = "resample_u8_arrow";
+    const uint8_t* px = arrow_pixels(fn, capsule, H, W, pixel_bytes);
+    return run_resample(fn, px, H, W, pixel_bytes, W * pixel_bytes, size, filter, vertical_first, pixel_bytes == 1);
+}
+
+// ops: a sequence of (name, factor), name one of brightness / contrast / saturation
+std::vector<fv::ColorOpU8> color_ops(const char* fn, const std::vector<std::pair<std::string, double>>& ops) {
+    std::vector<fv::ColorOpU8> out;
+    for (const auto& [name, factor] : ops) {
+        fv::ColorOpU8 op;
+        if (name == "brightness") op.kind = fv::kBrightness;
+        else if (name == "contrast") op.kind = fv::kContrast;
+        else if (name == "saturation") op.kind = fv::kSaturation;
+        else fail(std::string(fn) + ": unknown op '" + name + "' (brightness, contrast, saturation)");
+        if (!(factor >= 0.0) || !std::isfinite(factor))
+            fail(std::string(fn) + ": the " + name + " factor must be a finite non-negative number");
+        op.factor = float(factor);
+        out.push_back(op);
+    }
+    return out;
+}
+
+py::object run_color_ops(const char* fn, const uint8_t* src, int64_t H, int64_t W, int64_t pb, int64_t rs,
+                         const std::vector<std::pair<std::string, double>>& ops) {
+    auto list = color_ops(fn, ops);
+    py::array_t<uint8_t> y(std::vector<py::ssize_t>{H, W, pb});
+    {
+        py::gil_scoped_release rel;
+        table().image.color_ops_u8(src, rs, y.mutable_data(), H, W, pb, list.data(), int64_t(list.size()));
+    }
+    return std::move(y);
+}
+
+py::object color_ops_u8_array(py::handle x_, const std::vector<std::pair<std::string, double>>& ops) {
+    const char* fn = "color_ops_u8";
+    if (!py::isinstance<py::array>(x_)) fail(std::string(fn) + ": 'x' must be a numpy array");
+    auto x = py::reinterpret_borrow<py::array>(x_);
+    if (x.dtype().kind() != 'u' || x.dtype().itemsize() != 1 || x.ndim() != 3 || x.shape(2) < 3 || x.shape(2) > 4)
+        fail(std::string(fn) + ": 'x' must be a uint8 (H, W, 3) or (H, W, 4) image, got " +
+             std::string(py::str(x.dtype())) + " " + shp(x));
+    const int64_t H = x.shape(0), W = x.shape(1), C = x.shape(2);
+    if (H < 1 || W < 1) fail(std::string(fn) + ": 'x' is empty, shape " + shp(x));
+    py::array src = x;
+    if (!(x.strides(2) == 1 && x.strides(1) == C && x.strides(0) >= W * C))
+        src = py::module_::import("numpy").attr("ascontiguousarray")(x);
+    return run_color_ops(fn, static_cast<const uint8_t*>(src.data()), H, W, C, src.strides(0), ops);
+}
+
+py::object color_ops_u8_arrow(py::handle capsule, int64_t H, int64_t W,
+                              const std::vector<std::pair<std::string, double>>& ops) {
+    const char* fn = "color_ops_u8_arrow";
+    const uint8_t* px = arrow_pixels(fn, capsule, H, W, 4);
+    return run_color_ops(fn, px, H, W, 4, W * 4, ops);
 }
 
 }  // namespace
@@ -191,4 +248,10 @@ void bind_image(py::module_& m) {
           py::arg("pixel_bytes"), py::arg("size"), py::arg("filter") = "bilinear", py::arg("vertical_first") = false,
           "resample_u8 reading a PIL image's memory in place through its Arrow export (the 'arrow_array' capsule): "
           "1-byte pixels ('L') -> (OH, OW), 4-byte pixels (Pillow's 'RGB' memory, RGBX) -> (OH, OW, 4)");
+    m.def("color_ops_u8", &color_ops_u8_array, py::arg("x"), py::arg("ops"),
+          "Pillow's ImageEnhance Brightness / Contrast / Color applied in order to a uint8 (H, W, 3|4) image, byte "
+          "for byte; ops = [(name, factor), ...] with name brightness, contrast or saturation");
+    m.def("color_ops_u8_arrow", &color_ops_u8_arrow, py::arg("array_capsule"), py::arg("height"), py::arg("width"),
+          py::arg("ops"),
+          "color_ops_u8 reading a PIL 'RGB' image's memory in place through its Arrow export -> (H, W, 4) RGBX");
 }

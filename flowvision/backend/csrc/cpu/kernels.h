@@ -245,8 +245,20 @@ struct ResampleU8Params {
     bool need_h, need_v;  // whether each pass runs (Pillow skips an axis whose size does not change)
     bool vertical_first;  // the pass order (it changes the intermediate rounding, so it is Pillow's choice)
 };
+// Pillow's ImageEnhance colour ops on 8-bit RGB pixels (cpu/color_u8.cpp), applied in sequence, byte for byte as
+// Pillow computes them: the blend with a degenerate image in float32 (truncated, clamped), the grey level as
+// (19595 R + 38470 G + 7471 B + 0x8000) >> 16, the contrast mean rounded from the grey histogram's mean.
+enum ColorOpKind : int { kBrightness = 0, kContrast = 1, kSaturation = 2 };
+struct ColorOpU8 {
+    int kind;
+    float factor;  // Pillow's blend alpha is a C float
+};
 struct ImageKernels {
     void (*resample_u8)(const uint8_t* src, uint8_t* dst, const ResampleU8Params& p);
+    // dst (H, W, pixel_bytes) contiguous = the ops applied in order to src (rows src_rs bytes apart); pixel_bytes 3
+    // or 4 (a fourth byte is copied unchanged)
+    void (*color_ops_u8)(const uint8_t* src, int64_t src_rs, uint8_t* dst, int64_t H, int64_t W, int64_t pixel_bytes,
+                         const ColorOpU8* ops, int64_t n_ops);
 };
 
 struct KernelTable {
