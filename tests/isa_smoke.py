@@ -100,6 +100,13 @@ def run() -> dict[str, np.ndarray]:
     mix = Mixup(mixup_alpha=0.8, cutmix_alpha=1.0, num_classes=10, seed=3)
     xb, yb = mix(rng.random((4, 3, 16, 16), dtype=np.float32), np.array([1, 2, 3, 4]))
     out["mixup.x"], out["mixup.y"] = np.asarray(xb), np.asarray(yb)
+
+    # the Pillow-exact uint8 kernels behind PIL resize and ColorJitter (4-byte pixels take the vector paths)
+    u8 = rng.integers(0, 256, (29, 37, 3), dtype=np.uint8)
+    rgbx = np.concatenate([u8, u8[..., :1]], axis=2)
+    out["resample_u8"] = _C.resample_u8(u8, [17, 45], "bicubic", False)
+    out["resample_u8.rgbx"] = _C.resample_u8(rgbx, [11, 30], "lanczos", True)
+    out["color_ops_u8"] = _C.color_ops_u8(rgbx, [("contrast", 1.4), ("saturation", 0.6), ("brightness", 1.2)])
     return out
 
 
