@@ -67,17 +67,12 @@ def enhance_sequence(img, ops):
     torchvision's PIL path (ImageEnhance) gives. An "RGB" image is read in place and adjusted in one engine call
     (no intermediate PIL images); other modes, or a Pillow without Arrow export, go op by op."""
     _check(img)
-    if img.mode == "RGB" and ops and hasattr(img, "__arrow_c_array__"):
-        img.load()
-        try:
-            capsule = img.im.__arrow_c_array__()
-        except (ValueError, OSError, AttributeError):  # several memory blocks: no Arrow export
-            capsule = None
-        if capsule is not None:
-            from ..backend import _C
+    capsule = _arrow_export(img) if img.mode == "RGB" and ops else None
+    if capsule is not None:
+        from ..backend import _C
 
-            out = _C.color_ops_u8_arrow(capsule, img.height, img.width, [(n, float(f)) for n, f in ops])
-            return Image.frombytes("RGB", img.size, out, "raw", "RGBX")
+        out = _C.color_ops_u8_arrow(capsule, img.height, img.width, [(n, float(f)) for n, f in ops])
+        return Image.frombytes("RGB", img.size, out, "raw", "RGBX")
     for name, factor in ops:
         img = _ENHANCE_OPS[name](img, factor)
     return img
@@ -213,20 +208,24 @@ def _resample(img, oh, ow, filt, vertical_first):
     has one (np.asarray copies the image through Pillow's raw encoder: slower than the resample itself)."""
     from ..backend import _C
 
-    h, w = img.height, img.width
-    if hasattr(img, "__arrow_c_array__"):
-        img.load()
-        try:
-            capsule = img.im.__arrow_c_array__()
-        except (ValueError, OSError, AttributeError):  # an image in several memory blocks has no Arrow export
-            capsule = None
-        if capsule is not None:
-            px = 1 if img.mode == "L" else 4
-            out = _C.resample_u8_arrow(capsule, h, w, px, [oh, ow], filt, vertical_first)
-            if px == 1:
-                return Image.fromarray(out)
-            return Image.frombytes("RGB", (ow, oh), out, "raw", "RGBX")
-    return Image.fromarray(_C.resample_u8(np.asarray(img), [oh, ow], filt, vertical_first))
+    capsule = _arrow_export(img)
+    if capsule is None:
+        return Image.fromarray(_C.resample_u8(np.asarray(img), [oh, ow], filt, vertical_first))
+    px = 1 if img.mode == "L" else 4
+    out = _C.resample_u8_arrow(capsule, img.height, img.width, px, [oh, ow], filt, vertical_first)
+    return Image.fromarray(out) if px == 1 else Image.frombytes("RGB", (ow, oh), out, "raw", "RGBX")
+
+
+def _arrow_export(img):
+    """The 'arrow_array' capsule of the image's memory (Pillow's "RGB" memory is 4 bytes a pixel), or None: a
+    Pillow without Arrow export, or an image in several memory blocks (over 16 MB), which Pillow does not export."""
+    if not hasattr(img, "__arrow_c_array__"):
+        return None
+    img.load()
+    try:
+        return img.im.__arrow_c_array__()
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def affine(img, matrix, interpolation=Image.NEAREST, fill=None):

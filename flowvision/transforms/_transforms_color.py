@@ -69,14 +69,11 @@ class ColorJitter(Transform):
                 f"saturation={self.saturation}, hue={self.hue})")
 
 
-_JITTER_OPS = {0: "brightness", 1: "contrast", 2: "saturation"}
-
-
 def _apply_jitter(img, fn_idx, b, c, s, h):
     if h is None and F_pil._is_pil_image(img):
         # brightness / contrast / saturation only: the whole sequence in one call on the image's memory
-        factors = {0: b, 1: c, 2: s}
-        ops = [(_JITTER_OPS[int(i)], factors[int(i)]) for i in fn_idx if int(i) in factors and factors[int(i)] is not None]
+        named = {0: ("brightness", b), 1: ("contrast", c), 2: ("saturation", s)}
+        ops = [named[int(i)] for i in fn_idx if int(i) in named and named[int(i)][1] is not None]
         return F_pil.enhance_sequence(img, ops)
     for fn_id in fn_idx:
         fn_id = int(fn_id)

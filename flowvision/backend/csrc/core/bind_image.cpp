@@ -125,6 +125,14 @@ py::object run_resample(const char* fn, const uint8_t* src, int64_t H, int64_t W
     return std::move(y);
 }
 
+// x (H, W) or (H, W, C) itself when its pixels are contiguous (a crop view of an image is: rows may be any positive
+// stride apart), else a contiguous copy
+py::array with_contiguous_pixels(const py::array& x, int64_t C) {
+    const int64_t W = x.shape(1);
+    if ((x.ndim() == 2 || x.strides(2) == 1) && x.strides(1) == C && x.strides(0) >= W * C) return x;
+    return py::module_::import("numpy").attr("ascontiguousarray")(x);
+}
+
 py::object resample_u8_array(py::handle x_, const v64& size, const std::string& filter, bool vertical_first) {
     const char* fn = "resample_u8";
     if (!py::isinstance<py::array>(x_)) fail(std::string(fn) + ": 'x' must be a numpy array");
@@ -136,10 +144,7 @@ py::object resample_u8_array(py::handle x_, const v64& size, const std::string& 
     const int64_t H = x.shape(0), W = x.shape(1), C = x.ndim() == 3 ? x.shape(2) : 1;
     if (C < 1 || C > 4) fail(std::string(fn) + ": 'x' must have 1 to 4 channels, got shape " + shp(x));
     if (H < 1 || W < 1) fail(std::string(fn) + ": 'x' is empty, shape " + shp(x));
-    // pixels must be contiguous (a crop view of an (H, W, C) array is); rows may be any positive stride apart
-    const bool pixels_contiguous = (x.ndim() == 2 || x.strides(2) == 1) && x.strides(1) == C && x.strides(0) >= W * C;
-    py::array src = x;
-    if (!pixels_contiguous) src = py::module_::import("numpy").attr("ascontiguousarray")(x);
+    py::array src = with_contiguous_pixels(x, C);
     return run_resample(fn, static_cast<const uint8_t*>(src.data()), H, W, C, src.strides(0), size, filter,
                         vertical_first, x.ndim() == 2);
 }
@@ -223,9 +228,7 @@ py::object color_ops_u8_array(py::handle x_, const std::vector<std::pair<std::st
              std::string(py::str(x.dtype())) + " " + shp(x));
     const int64_t H = x.shape(0), W = x.shape(1), C = x.shape(2);
     if (H < 1 || W < 1) fail(std::string(fn) + ": 'x' is empty, shape " + shp(x));
-    py::array src = x;
-    if (!(x.strides(2) == 1 && x.strides(1) == C && x.strides(0) >= W * C))
-        src = py::module_::import("numpy").attr("ascontiguousarray")(x);
+    py::array src = with_contiguous_pixels(x, C);
     return run_color_ops(fn, static_cast<const uint8_t*>(src.data()), H, W, C, src.strides(0), ops);
 }
 

@@ -5,6 +5,7 @@
 // blends with the pixel's own grey level.
 #include "cpu/common.h"
 
+#include <algorithm>
 #include <cstring>
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -41,7 +42,6 @@ void blend_constant(uint8_t* img, int64_t n_px, int64_t pb, int32_t degenerate, 
     apply_table(img, n_px, pb, table);
 }
 
-// ImageEnhance.Contrast's degenerate level: the grey image's mean, rounded half up (int(mean + 0.5))
 #if defined(__AVX2__)
 // 8 pixels of 4 bytes (R, G, B, pad) -> the three channels as int32 lanes, and Pillow's grey level of each
 static inline void split8(__m256i px, __m256i& r, __m256i& g, __m256i& b) {
@@ -66,15 +66,17 @@ static inline __m256i blend8(__m256i degenerate, __m256i value, __m256 factor) {
 }
 #endif
 
+// ImageEnhance.Contrast's degenerate level: the grey image's mean, rounded half up (int(mean + 0.5))
 int32_t grey_mean(const uint8_t* img, int64_t n_px, int64_t pb) {
     int64_t sum = 0, i = 0;
 #if defined(__AVX2__)
     if (pb == 4) {
-        // per-lane int32 sums stay exact for 2^31 / 255 / 8 pixels at a time: flush every 2^20 pixels
+        // each int32 lane adds one grey level (<= 255) per step: moved into the int64 sum every 2^17 steps
+        constexpr int64_t kStepsPerFlush = int64_t(1) << 17;
         while (i + 8 <= n_px) {
+            const int64_t steps = std::min((n_px - i) / 8, kStepsPerFlush);
             __m256i acc = _mm256_setzero_si256();
-            const int64_t end = i + ((n_px - i) / 8 < (int64_t(1) << 17) ? (n_px - i) / 8 : (int64_t(1) << 17)) * 8;
-            for (; i < end; i += 8) {
+            for (const int64_t end = i + steps * 8; i < end; i += 8) {
                 __m256i r, g, b;
                 split8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(img + i * 4)), r, g, b);
                 acc = _mm256_add_epi32(acc, grey8(r, g, b));
