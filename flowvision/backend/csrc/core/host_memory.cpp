@@ -66,8 +66,10 @@ Cache& cache() {
 void* data_of(void* base) { return static_cast<char*>(base) + kHeader; }
 Header* header_of(void* data) { return reinterpret_cast<Header*>(static_cast<char*>(data) - kHeader); }
 
-void* allocate(size_t size, bool zero) {
-    if (size + kHeader < kMinCached) {
+bool g_installed = false;
+
+void* allocate(size_t size, bool zero, bool cacheable = true) {
+    if (!cacheable || size + kHeader < kMinCached) {
         const size_t bytes = (size + kHeader + 63) / 64 * 64;
         void* base = aligned_alloc(64, bytes);
         if (!base) return nullptr;
@@ -160,7 +162,6 @@ void* np_realloc(void*, void* ptr, size_t new_size) {
 void np_free(void*, void* ptr, size_t) { release(ptr); }
 
 DataMemHandler g_handler = {"flowvision_host_cache", 1, {nullptr, np_malloc, np_calloc, np_realloc, np_free}};
-bool g_installed = false;
 
 // numpy's C API table slots (stable ABI since numpy 1.22): PyDataMem_SetHandler, PyDataMem_GetHandler and
 // PyArray_GetNDArrayCFeatureVersion.
@@ -225,6 +226,14 @@ py::dict stats() {
 }
 
 }  // namespace
+
+// Kernel scratch (cpu/common.h's Buf) shares the cache once it is installed: a Winograd conv's transformed
+// filters (36 x C x O floats, 37 MB at 512 channels) or an im2col matrix would otherwise be mapped, faulted in and
+// zeroed on every call. Without the cache (old numpy, the sanitizer build) it is plain aligned_alloc.
+namespace fv {
+void* scratch_alloc(size_t bytes) { return allocate(bytes, false, g_installed); }
+void scratch_free(void* p) { release(p); }
+}  // namespace fv
 
 void bind_host_memory(py::module_& m) {
     m.def("host_cache_install", &install, py::arg("array_api"), py::arg("limit_bytes"),

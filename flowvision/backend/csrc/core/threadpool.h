@@ -22,6 +22,15 @@ int get_num_threads();
 void set_num_threads(int n);
 bool in_parallel_region();
 [[noreturn]] void throw_bad_alloc();  // defined out of line (baseline ISA)
+// Whether the float32 training convs may run as Winograd F(4x4, 3x3) (cpu/conv_winograd.h): the process-wide
+// switch (flowvision.backend.backends.cpu.allow_winograd), off on a thread inside reference_kernels(), whose runs
+// are the accuracy baseline a captured plan is validated against.
+bool winograd_allowed();
+void set_winograd_allowed(bool on);
+bool set_reference_kernels_thread(bool on);  // returns the previous value
+// 64-byte aligned kernel scratch, kept for reuse by the host cache when it is installed (core/host_memory.cpp)
+void* scratch_alloc(size_t bytes);
+void scratch_free(void* p);
 
 template <class F>
 static void range_trampoline_(void* ctx, int64_t b, int64_t e) {

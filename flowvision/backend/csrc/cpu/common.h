@@ -183,11 +183,11 @@ struct Buf {
     T* p = nullptr;
     explicit Buf(int64_t n, bool zero = false) {
         size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(T) + 63) & ~(size_t)63;
-        p = static_cast<T*>(aligned_alloc(64, bytes));
+        p = static_cast<T*>(fv::scratch_alloc(bytes));
         if (!p) fv::throw_bad_alloc();
         if (zero) memset(p, 0, bytes);
     }
-    ~Buf() { free(p); }
+    ~Buf() { fv::scratch_free(p); }
     Buf(const Buf&) = delete;
     Buf& operator=(const Buf&) = delete;
     T* get() const { return p; }
