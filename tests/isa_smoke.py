@@ -57,6 +57,9 @@ def run() -> dict[str, np.ndarray]:
                _rand(rng, 1, 6, 15, 15), _rand(rng, 4, 3, 3, 3))
     grad_check("conv_dw", lambda x, w: F.conv2d(x, w, padding=1, groups=6), _rand(rng, 1, 6, 9, 9),
                _rand(rng, 6, 1, 3, 3))
+    # 16 -> 16 channels, unit-stride 3x3: Winograd F(4x4, 3x3) at every vector width (4, 8, 16 lanes)
+    grad_check("conv_winograd", lambda x, w, b: F.conv2d(x, w, b, padding=1), _rand(rng, 2, 16, 9, 10),
+               _rand(rng, 16, 16, 3, 3) * 0.2, _rand(rng, 16))
     # pooling, normalisation, interpolation
     grad_check("max_pool", lambda x: F.max_pool2d(x, 3, 2, 1), _rand(rng, 2, 3, 11, 11))
     grad_check("avg_pool", lambda x: F.avg_pool2d(x, 3, 2, 1), _rand(rng, 2, 3, 11, 11))

@@ -12,6 +12,7 @@ from . import _dtype as D
 from ._tensor import Tensor
 from .autograd import graph as _graph
 from .autograd.graph import _compute_array, _as_array, _compute_np
+from ._ops import kernel_select as _select
 from .autograd.grad_mode import enable_grad
 
 
@@ -168,7 +169,8 @@ def _capture(model, x_arr, dtype, keep_values=False):
         raise CaptureError("compile() was called while another capture is running")
     _graph._RECORDER = rec
     try:
-        with enable_grad():
+        # the reference kernels: the recorded outputs are what the plan is validated against (no Winograd)
+        with enable_grad(), _select.reference_kernels():
             out = model(xt)
     finally:
         _graph._RECORDER = None

@@ -32,11 +32,14 @@ _HAS_NHWC = hasattr(_C, "conv2d_nhwc")  # the build's kernels (fixed at import; 
 
 @contextlib.contextmanager
 def reference_kernels() -> Iterator[None]:
-    """Within the block (this thread / task only), eager conv2d / linear use the unpacked reference kernels."""
+    """Within the block (this thread / task only), eager conv2d / linear use the unpacked reference kernels, and
+    the autograd convs their direct algorithms (no Winograd)."""
     token = _REFERENCE.set(True)
+    previous = _C._set_reference_kernels_thread(True)  # and no Winograd in the training convs of this thread
     try:
         yield
     finally:
+        _C._set_reference_kernels_thread(previous)
         _REFERENCE.reset(token)
 
 

@@ -143,6 +143,11 @@ PYBIND11_MODULE(_C, m) {
         fv::set_num_threads(n);
     }, py::arg("n"));
     m.def("get_num_threads", []() { return fv::get_num_threads(); });
+    m.def("set_winograd_allowed", &fv::set_winograd_allowed, py::arg("on"),
+          "let float32 unit-stride 3x3 training convs run as Winograd F(4x4, 3x3) (default on)");
+    m.def("winograd_allowed", []() { return fv::winograd_allowed(); });
+    m.def("_set_reference_kernels_thread", &fv::set_reference_kernels_thread, py::arg("on"),
+          "this thread's calls use the reference (non-Winograd) conv algorithms; returns the previous setting");
     m.def("fma_peak_gflops", [](double seconds, int threads) {
         // best of short bursts (the machine is shared): each burst runs the FMA loop on `threads`
         // threads (0 = the pool size) and is timed as a whole. Bursts of the first 0.4 s are not counted: an

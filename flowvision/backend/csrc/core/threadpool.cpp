@@ -231,6 +231,19 @@ bool in_parallel_region() { return t_in_parallel; }
 
 void throw_bad_alloc() { throw std::bad_alloc(); }
 
+namespace {
+std::atomic<bool> g_winograd{true};
+thread_local bool t_reference_kernels = false;
+}  // namespace
+
+bool winograd_allowed() { return g_winograd.load(std::memory_order_relaxed) && !t_reference_kernels; }
+void set_winograd_allowed(bool on) { g_winograd.store(on, std::memory_order_relaxed); }
+bool set_reference_kernels_thread(bool on) {
+    const bool old = t_reference_kernels;
+    t_reference_kernels = on;
+    return old;
+}
+
 void set_num_threads(int n) {
     Pool* old = nullptr;
     {

@@ -5,6 +5,7 @@
 // define any out-of-line-able inline function except templates instantiated with
 // TU-local (lambda) types: see the note in cpu/common.h.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace fv {

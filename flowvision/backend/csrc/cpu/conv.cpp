@@ -2,6 +2,7 @@
 #include "cpu/common.h"
 #include "cpu/conv_batched.h"
 #include "cpu/conv_nhwc.h"
+#include "cpu/conv_winograd.h"
 #include "cpu/im2col.h"
 
 namespace fv {
@@ -362,6 +363,7 @@ void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams&
         return dw_forward(x, w, bias, y, p);
     }
     if constexpr (std::is_same<T, float>::value) {
+        if (winograd_suits(p)) return conv_forward_winograd(x, w, bias, y, p);
         if (direct_forward_suits<T>(p)) return conv_forward_nchw_direct(x, w, bias, y, p);
     }
     if (conv_blocked_forward(x, w, bias, y, p)) return;
@@ -403,6 +405,7 @@ static void conv_backward_input_direct(const float* gy, const float* w, float* g
     q.O = p.C; q.OH = p.H; q.OW = p.W;
     q.ph = p.dh * (p.kh - 1) - p.ph;
     q.pw = p.dw * (p.kw - 1) - p.pw;
+    if (winograd_suits(q)) return conv_forward_winograd(gy, w, nullptr, gx, q, true);
     conv_forward_nchw_direct(gy, w, nullptr, gx, q, true);
 }
 
@@ -435,6 +438,9 @@ void conv_backward_weight(const T* gy, const T* x, T* gw, const ConvParams& p) {
     if (is_depthwise(p)) {
         if (dw_backward_weight_by_rows(gy, x, gw, p)) return;
         return dw_backward_weight(gy, x, gw, p);
+    }
+    if constexpr (std::is_same<T, float>::value) {
+        if (winograd_suits(p)) return conv_backward_weight_winograd(gy, x, gw, p);
     }
     if (conv_blocked_backward_weight(gy, x, gw, p)) return;
     const int64_t G = p.groups, Cg = p.C / G, Og = p.O / G, kk = p.kh * p.kw, Kd = Cg * kk;

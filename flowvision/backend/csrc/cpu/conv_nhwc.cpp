@@ -645,6 +645,8 @@ void conv_narrow_grouped(const float* x, const float* wp, float* y, const ConvNh
     });
 }
 
+}  // namespace
+
 // y (B, cols, rows) = x (B, rows, cols) transposed per batch: NCHW <-> NHWC. 16 x 16 tiles (both the reads
 // and the writes touch 16 cache lines), tasks over (batch, tile row, run of 16 tile columns): an RGB image
 // (3 rows of 50176) is 196 tasks, not one.
@@ -672,6 +674,8 @@ void transpose_batched(const float* x, float* y, int64_t B, int64_t rows, int64_
         }
     });
 }
+
+namespace {
 
 void conv_forward(const float* x, const float* wp, const float* bias, const float* res, float* y,
                   const ConvNhwcParams& p0, int act, float lo, float hi) {

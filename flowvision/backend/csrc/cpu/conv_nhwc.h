@@ -9,6 +9,9 @@ namespace FV_ISA_NAMESPACE {
 // NHWC, the weight packed for this call (it changes every training step), the direct kernel writing NCHW.
 // w_flipped (groups == 1 only): w is (C, O, KH, KW) and the conv uses it transposed and flipped in both spatial
 // dims (w'[o][c][i][j] = w[c][o][KH-1-i][KW-1-j]), the weight of a unit-stride conv's input gradient.
+// y (B, cols, rows) = x (B, rows, cols) transposed per batch: NCHW <-> NHWC.
+void transpose_batched(const float* x, float* y, int64_t B, int64_t rows, int64_t cols);
+
 void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& p,
                               bool w_flipped = false);
 
