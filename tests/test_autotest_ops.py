@@ -8,7 +8,7 @@ import torch
 
 import flowvision.backend as flow
 from autotest import (ALL, ALLF, FLOAT, HALF, INTS, Arr, Op, Scalar, T, FLOW, TORCH, run_op, run_case,
-                      assert_same)
+                      assert_same, to_numpy)
 
 NOBOOL = ALLF + INTS
 FI = FLOAT + INTS
@@ -874,7 +874,24 @@ def _run_model_sized(name):
     # K up to 768-term dot products and 197-wide softmax rows: float32 summation order differs from
     # oneDNN/MKL, so atol 1e-4 (values and gradients are O(1)-O(10))
     for k, (a, b) in enumerate(zip(res[1], res[0])):  # (flow, torch)
-        assert_same(a, b, 1e-4, 1e-4, f"{name}: {'output' if k == 0 else f'grad of input {k - 1}'}")
+        what = f"{name}: {'output' if k == 0 else f'grad of input {k - 1}'}"
+        if name in MAX_RELATIVE:
+            assert_within_max_relative(a, b, MAX_RELATIVE[name], what)
+        else:
+            assert_same(a, b, 1e-4, 1e-4, what)
+
+
+# Cases whose kernel's float32 error scales with the result's largest magnitude rather than each element's: the
+# 3x3 conv runs as Winograd F(4x4, 3x3), whose transforms mix a tile's values (2e-6 .. 1.4e-5 of the largest
+# magnitude, tests/test_kernels_winograd.py); its weight gradient here sums 3136 products per tap (values ~150).
+MAX_RELATIVE = {"conv3x3": 4e-5}
+
+
+def assert_within_max_relative(f, t, rel, what):
+    a, b = to_numpy(f).astype(np.float64), to_numpy(t).astype(np.float64)
+    assert a.shape == b.shape, f"{what}: shape flow {a.shape} vs torch {b.shape}"
+    err, scale = float(np.abs(a - b).max()), float(np.abs(b).max())
+    assert err <= rel * scale, f"{what}: max abs diff {err:.3g} > {rel} x {scale:.3g}"
 
 
 @pytest.mark.parametrize("name", FAST_MODEL_SIZED)

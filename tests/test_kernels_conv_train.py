@@ -1,6 +1,8 @@
 """The training convolution kernels on the shapes of a ResNet step: `_C.conv2d_forward` (which runs float32
 ungrouped KxK convs with >= 16 input channels through the NHWC direct kernel), `_C.conv2d_backward_input` (a unit-stride
 conv's through the same kernel, as a conv of gy with the flipped weight) and `_C.conv2d_backward_weight`, against torch on every ISA this CPU supports, and bit-identical across thread counts.
+The cases avoid the shapes Winograd takes (unit-stride 3x3 with both channel counts whole vectors):
+tests/test_kernels_winograd.py covers those.
 """
 import numpy as np
 import pytest

@@ -98,9 +98,39 @@ CASES = {
 }
 
 
+@pytest.fixture
+def direct_convs():
+    """Parity with torch's direct convolutions: Winograd's float32 error (up to ~1e-5 of a conv's largest output)
+    grows through Adam's normalised steps past the 5e-4 loss tolerance, which is set for summation-order
+    differences; test_recipe_with_winograd_tracks_timm runs the default."""
+    from flowvision.backend.backends import cpu
+    cpu.allow_winograd = False
+    yield
+    cpu.allow_winograd = True
+
+
 @pytest.mark.parametrize("case", list(CASES))
-def test_recipe_matches_timm(case, torch_two_threads):
+def test_recipe_matches_timm(case, torch_two_threads, direct_convs):
     _check_case(CASES[case], steps=6)
+
+
+def test_recipe_with_winograd_tracks_timm(torch_two_threads):
+    """The default training convs (Winograd for the 3x3 ones) follow torch's losses within 0.5% over six AdamW
+    steps with Mixup: measured 1.5e-3 at step 6 on resnet10t; a wrong gradient moves the loss by 1e-2 or more."""
+    kwargs, size, opt, lr, accum = CASES["resnet10t-adamw"]
+    kwargs = dict(kwargs)
+    name = kwargs.pop("model_name")
+    torch.manual_seed(0)
+    tmodel = timm.create_model(name, num_classes=5, drop_path_rate=0.0, **kwargs)
+    fmodel = create_model(name, num_classes=5, drop_path_rate=0.0, **kwargs)
+    copy_weights(tmodel, fmodel)
+    batches = make_batches(6, 8, size, 5, seed=1)
+    common = dict(opt=opt, lr=lr, wd=0.05, epochs_steps=3, accum=accum, clip=1.0, seed=7, ema_decay=0.99,
+                  mixup_kw=dict(mixup_alpha=0.8, cutmix_alpha=1.0, label_smoothing=0.1, num_classes=5))
+    t_losses, _ = torch_recipe(tmodel, batches, **common)
+    f_losses, _ = flow_recipe(fmodel, batches, **common)
+    np.testing.assert_allclose(f_losses, t_losses, rtol=5e-3)
+    assert f_losses[-1] != f_losses[0]
 
 
 def _check_case(case, steps):
