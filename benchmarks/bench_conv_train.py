@@ -2,7 +2,7 @@
 
     python benchmarks/bench_conv_train.py [--threads 1] [--clock cpu] [--repeat 5] [--only r18,r50]
 
-The shapes are the convolutions of a ResNet-18 step at 112x112 batch 8 (bench_train.py's small config) and the
+The shapes are the convolutions of a ResNet-18 step at 112x112 batch 8 (bench_train.py's small config; ``--r18-batch 32``: its full one) and the
 3x3 / 1x1 / strided convolutions of a ResNet-50 at 224x224 batch 2. Per shape and pass: torch ms, flowvision ms
 (``_C.conv2d_forward`` / ``_C.conv2d_backward_input`` / ``_C.conv2d_backward_weight``, the kernels that
 ``nn.functional``'s Conv2d autograd op runs) and torch / flowvision (> 1: faster than torch). Torch and flowvision
@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 
 # (group, label, N, C, H, O, k, stride, padding)
-def shapes():
-    r18 = [("r18", f"r18 {lab} b8", 8, c, h, o, k, s, p) for lab, c, h, o, k, s, p in [
+def shapes(r18_batch=8):
+    r18 = [("r18", f"r18 {lab} b{r18_batch}", r18_batch, c, h, o, k, s, p) for lab, c, h, o, k, s, p in [
         ("stem 7x7/2 3 112", 3, 112, 64, 7, 2, 3),
         ("3x3 64 28", 64, 28, 64, 3, 1, 1),
         ("3x3/2 64 28", 64, 28, 128, 3, 2, 1),
@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--clock", choices=("wall", "cpu"), default="cpu")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated groups: r18,r50")
+    ap.add_argument("--r18-batch", type=int, default=8, help="batch of the ResNet-18 shapes (bench_train --full: 32)")
     args = ap.parse_args()
 
     import torch
@@ -78,7 +79,7 @@ def main():
     only = set(filter(None, args.only.split(",")))
     rng = np.random.default_rng(0)
     tot_t = tot_o = 0.0
-    for group, label, n, c, h, o, k, s, p in shapes():
+    for group, label, n, c, h, o, k, s, p in shapes(args.r18_batch):
         if only and group not in only:
             continue
         x = rng.standard_normal((n, c, h, h), dtype=np.float32)
