@@ -16,12 +16,14 @@ _C = pytest.importorskip("flowvision.backend._C")
 
 REL = 4e-5
 
-# N, C, H, W, O, padding: every case runs Winograd on every ISA (channels a multiple of 16, maps of >= 4x4 tiles
-# that waste little)
+# N, C, H, W, O, padding: every case runs Winograd's weight gradient on every ISA (channels a multiple of 16, maps
+# whose 4x4 tiles waste little), all but one its forward and input gradient too
 CASES = [
     (2, 64, 28, 28, 64, 1),     # ResNet layer1 at 112x112
     (16, 64, 28, 28, 64, 1),    # 784 tiles: two chunks of tiles
-    (2, 512, 4, 4, 512, 1),     # five output-channel blocks, one 4x4 tile per image
+    (8, 384, 8, 8, 384, 1),     # three output-channel blocks
+    (2, 512, 4, 4, 512, 1),     # one tile per image: the forward stays direct (too few products saved to pay for
+                                # the filter transform), the weight gradient runs Winograd in five blocks
     (3, 32, 7, 7, 48, 1),       # 7x7: partial tiles at the right and bottom edges
     (2, 16, 9, 13, 32, 1),      # odd, rectangular map
     (1, 16, 10, 10, 16, 0),     # no padding (the input gradient is then padded by 2)
@@ -62,7 +64,7 @@ def test_winograd_conv_matches_torch_float64(isa, case):
     _close(_C.conv2d_backward_weight(gy, x, w.shape, s, pd, d, 1), tw.grad, "weight gradient")
 
 
-@pytest.mark.parametrize("case", [CASES[1], CASES[2]], ids=["chunks", "blocks"])
+@pytest.mark.parametrize("case", [CASES[1], CASES[2], CASES[3]], ids=["chunks", "blocks", "weight-blocks"])
 def test_winograd_conv_bit_identical_across_threads(threads, case):
     x, w, b = _data(case)
     p = case[5]

@@ -363,7 +363,7 @@ void conv_forward(const T* x, const T* w, const T* bias, T* y, const ConvParams&
         return dw_forward(x, w, bias, y, p);
     }
     if constexpr (std::is_same<T, float>::value) {
-        if (winograd_suits(p)) return conv_forward_winograd(x, w, bias, y, p);
+        if (winograd_suits(p) && winograd_pays_for_filters(p)) return conv_forward_winograd(x, w, bias, y, p);
         if (direct_forward_suits<T>(p)) return conv_forward_nchw_direct(x, w, bias, y, p);
     }
     if (conv_blocked_forward(x, w, bias, y, p)) return;
@@ -405,7 +405,7 @@ static void conv_backward_input_direct(const float* gy, const float* w, float* g
     q.O = p.C; q.OH = p.H; q.OW = p.W;
     q.ph = p.dh * (p.kh - 1) - p.ph;
     q.pw = p.dw * (p.kw - 1) - p.pw;
-    if (winograd_suits(q)) return conv_forward_winograd(gy, w, nullptr, gx, q, true);
+    if (winograd_suits(q) && winograd_pays_for_filters(q)) return conv_forward_winograd(gy, w, nullptr, gx, q, true);
     conv_forward_nchw_direct(gy, w, nullptr, gx, q, true);
 }
 

@@ -237,6 +237,12 @@ bool winograd_suits(const ConvParams& p) {
     return 10 * kPoints * tiles <= 6 * 9 * p.OH * p.OW;
 }
 
+bool winograd_pays_for_filters(const ConvParams& p) {
+    const int64_t pixels = p.N * p.OH * p.OW, tiles = p.N * ceil_div(p.OH, 4) * ceil_div(p.OW, 4);
+    const double saved = 9.0 * double(pixels) - double(kPoints) * double(tiles);
+    return saved >= 6.0 * sqrt(double(p.C) * double(p.O));
+}
+
 void conv_forward_winograd(const float* x, const float* w, const float* bias, float* y, const ConvParams& p,
                            bool w_flipped) {
     const Tiles g(p);

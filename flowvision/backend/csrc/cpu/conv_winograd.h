@@ -13,6 +13,13 @@ namespace FV_ISA_NAMESPACE {
 // the direct count (a 7x7 map: 4 tiles, 33%; 5x5: 64%, direct).
 bool winograd_suits(const ConvParams& p);
 
+// Whether the forward (and the input gradient, a forward conv) gains more than it spends on transforming the
+// filters: 36 x C x O values written, packed and streamed per call whatever the batch, against 9 x pixels - 36 x
+// tiles multiplies saved per channel pair. Measured on AVX2 (one thread): a 512-channel 7x7 conv breaks even near
+// 3000 saved per pair (batch 8: 2376, 0.86x; batch 16: 4752, 1.13x), a 256-channel 14x14 one near 1200 (batch 1:
+// 1.01x), so the bar is 6 x sqrt(C x O). The weight gradient transforms no filters: it needs only winograd_suits.
+bool winograd_pays_for_filters(const ConvParams& p);
+
 // y (N, O, OH, OW) = conv(x, w) + bias, NCHW; w (O, C, 3, 3), or with w_flipped a (C, O, 3, 3) weight used
 // transposed and flipped (the weight of a unit-stride conv's input gradient; see conv_nhwc.h).
 void conv_forward_winograd(const float* x, const float* w, const float* bias, float* y, const ConvParams& p,
