@@ -118,3 +118,95 @@ def test_winograd_switch_and_reference_kernels(winograd_switch):
     assert _C.winograd_allowed()
     with pytest.raises(TypeError, match="True or False"):
         winograd_switch.allow_winograd = 1
+
+
+# ---------------------------------------------------------------- captured plans: NHWC, filters transformed once
+def _nhwc(a):
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
+
+
+@pytest.mark.parametrize("ep", ["none", "relu", "gelu"])
+def test_winograd_packed_nhwc_conv_matches_torch(isa, ep):
+    """conv2d_nhwc with a Winograd-packed weight: bias, residual and the epilogue fused in the output transform,
+    NHWC and NCHW outputs."""
+    n, c, h, o = 2, 32, 20, 48
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((n, c, h, h)).astype(np.float32)
+    w = (rng.standard_normal((o, c, 3, 3)) * np.sqrt(2.0 / (9 * c))).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    res = rng.standard_normal((n, o, h, h)).astype(np.float32)
+    args = ([1, 1], [1, 1], [1, 1])
+    assert _C.winograd_plan_suits(list(x.shape), list(w.shape), *args, 1)
+    pk = _C.pack_conv(w, 1, winograd=True)
+    assert pk.winograd and not _C.pack_conv(w, 1).winograd
+    assert pk.nbytes > _C.pack_conv(w, 1).nbytes + 36 * c * o * 4 - 1
+    t = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+                                   torch.from_numpy(b).double(), 1, 1)
+    act = {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu}[ep]
+    ref = act(t + torch.from_numpy(res).double()).numpy()
+    y = np.asarray(_C.conv2d_nhwc(_nhwc(x), pk, b, *args, ep, _nhwc(res), 0.0, 0.0, None))
+    _close(y.transpose(0, 3, 1, 2), ref, f"NHWC Winograd conv, {ep} epilogue with residual")
+    y2 = np.asarray(_C.conv2d_nhwc_to_nchw(_nhwc(x), pk, b, *args, ep, 0.0, 0.0))
+    _close(y2, act(t).numpy(), f"NHWC Winograd conv to NCHW, {ep} epilogue")
+    # a map too small to pay: the same packed weight runs the direct kernel
+    xs = x[:1, :, :3, :3].copy()
+    assert not _C.winograd_plan_suits(list(xs.shape), list(w.shape), *args, 1)
+    ys = np.asarray(_C.conv2d_nhwc(_nhwc(xs), pk, b, *args, "none", None, 0.0, 0.0, None))
+    np.testing.assert_array_equal(ys, np.asarray(_C.conv2d_nhwc(_nhwc(xs), _C.pack_conv(w, 1), b, *args, "none",
+                                                                None, 0.0, 0.0, None)))
+
+
+def test_winograd_pack_rejects_other_weights():
+    rng = np.random.default_rng(5)
+    with pytest.raises(ValueError, match="ungrouped 3x3"):
+        _C.pack_conv(rng.standard_normal((16, 16, 1, 1)).astype(np.float32), 1, winograd=True)
+    with pytest.raises(ValueError, match="ungrouped 3x3"):
+        _C.pack_conv(rng.standard_normal((16, 8, 3, 3)).astype(np.float32), 2, winograd=True)
+    with pytest.raises(ValueError, match="whole vectors"):
+        _C.pack_conv(rng.standard_normal((18, 18, 3, 3)).astype(np.float32), 1, winograd=True)
+
+
+def _small_cnn():
+    import flowvision.backend as flow
+    nn = flow.nn
+    flow.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                         nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(64, 10)).eval()
+
+
+def test_compiled_plan_takes_winograd_and_matches_eager(winograd_switch):
+    import flowvision.backend as flow
+    model = _small_cnn()
+    x = flow.from_numpy(np.random.default_rng(6).standard_normal((2, 3, 24, 24)).astype(np.float32))
+    cm = flow.compile(model, x)
+    plan = cm.plans[(tuple(x.shape), x._dtype)]
+    assert plan.winograd_convs == 2  # the 32 -> 32 and 32 -> 64 convs; the 3-channel stem stays direct
+    with flow.no_grad():
+        ref = model(x).numpy()
+    _close(cm(x).numpy(), ref, "captured with Winograd vs eager")
+    winograd_switch.allow_winograd = False
+    cm2 = flow.compile(model, x)
+    assert cm2.plans[(tuple(x.shape), x._dtype)].winograd_convs == 0
+
+
+def test_compile_rebuilds_a_plan_whose_winograd_fails_validation(monkeypatch):
+    """A plan outside the tolerance because of Winograd is rebuilt with direct convs, silently (no fallback)."""
+    import warnings
+
+    import flowvision.backend as flow
+    from flowvision.backend import _capture
+    real = _capture.CompiledModule._matches
+    monkeypatch.setattr(_capture.CompiledModule, "_matches",
+                        lambda self, plan, x, ref: plan.winograd_convs == 0 and real(self, plan, x, ref))
+    model = _small_cnn()
+    x = flow.from_numpy(np.random.default_rng(6).standard_normal((2, 3, 24, 24)).astype(np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cm = flow.compile(model, x)
+        out = cm(x)
+    plan = cm.plans[(tuple(x.shape), x._dtype)]
+    assert plan.winograd_convs == 0 and plan.executor == "native"
+    with flow.no_grad():
+        np.testing.assert_allclose(out.numpy(), model(x).numpy(), rtol=1e-4, atol=1e-5)

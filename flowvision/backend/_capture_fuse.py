@@ -80,7 +80,7 @@ def _conv_algo(g, op):
     """The shared selector's algorithm for fused conv ``op`` in a plan (activations may stay NHWC)."""
     a = op.attrs
     return _select.conv_algorithm(g.meta[a["x"]][0], a["w"].shape, a["padding"], a["groups"], a["w"].dtype,
-                                  nhwc_activations=True)
+                                  nhwc_activations=True, stride=a["stride"], dilation=a["dilation"])
 
 
 def _nhwc_kernels():

@@ -83,7 +83,7 @@ def to_nhwc(g):
     for op in g.ops:
         if op.kind == "conv":
             a = op.attrs
-            if _conv_algo(g, op) == "nhwc_direct" and float32_4d(a["x"]):
+            if _conv_algo(g, op) in ("nhwc_direct", "winograd") and float32_4d(a["x"]):
                 a = dict(a, x=as_nhwc(a["x"]), res=None if a["res"] is None else as_nhwc(a["res"]), nhwc=True)
                 nhwc.add(op.outs[0])
             else:

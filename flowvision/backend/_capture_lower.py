@@ -43,7 +43,9 @@ def conv_nhwc_operands(g, op):
     a = op.attrs
     w, b = a["w"], a["b"]
     src = None if a["w_folded"] else g.const_src.get(id(w))
-    if src is not None and src._data is w:  # unmodified weight: share eager's packed copy (one in memory)
+    if _conv_algo(g, op) == "winograd":  # the plan's own copy: eager's packed weights have no Winograd transform
+        pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"], winograd=True)
+    elif src is not None and src._data is w:  # unmodified weight: share eager's packed copy (one in memory)
         pk = _kernels.packed_conv(src, a["groups"])
     else:
         pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"])
@@ -260,6 +262,9 @@ class _Plan:
         else:
             eliminate_dead_code(g)
         self.graph = g
+        # convs taking Winograd (compile rebuilds the plan without it when it fails validation)
+        self.winograd_convs = sum(1 for op in g.ops if op.kind == "conv" and op.attrs.get("nhwc")
+                                  and _conv_algo(g, op) == "winograd")
         self.n_slots = len(g.meta)
         self.outputs = g.outputs
         self.out_dtypes = [g.meta[o[1]][1] if o[0] == "v" else o[1].dtype for o in g.outputs]

@@ -10,6 +10,11 @@ Convolution algorithms:
     the direct NHWC kernel (``_C.conv2d_nhwc``, weights packed once, epilogues fused): always in a captured plan,
     which keeps activations NHWC between convolutions; in eager, where each call pays an NCHW -> NHWC -> NCHW
     transpose pair, only for the shapes where the kernel still wins (measured with benchmarks/bench_conv.py).
+``"winograd"``
+    in a captured plan, a float32 unit-stride 3x3 conv whose shapes pass ``_C.winograd_plan_suits``: Winograd
+    F(4x4, 3x3) on NHWC activations with the filters transformed once (``pack_conv(..., winograd=True)``), epilogues
+    fused like the direct kernel's. Not inside ``direct_plans()``, which ``compile`` uses to rebuild a plan whose
+    Winograd convs put it outside the validation tolerance (very deep or ill-conditioned nets).
 ``"im2col"``
     the general NCHW kernel (``_C.conv2d_forward``: im2col + GEMM), the one autograd's ``Conv2d`` op runs.
 
@@ -28,6 +33,19 @@ from .. import _C
 _REFERENCE = contextvars.ContextVar("flowvision_reference_kernels", default=False)
 _F32 = np.dtype(np.float32)
 _HAS_NHWC = hasattr(_C, "conv2d_nhwc")  # the build's kernels (fixed at import; the selector runs per eager call)
+
+
+_WINOGRAD_PLANS = contextvars.ContextVar("flowvision_winograd_plans", default=True)
+
+
+@contextlib.contextmanager
+def direct_plans() -> Iterator[None]:
+    """Within the block (this thread / task only), captured plans use the direct NHWC kernel for every KxK conv."""
+    token = _WINOGRAD_PLANS.set(False)
+    try:
+        yield
+    finally:
+        _WINOGRAD_PLANS.reset(token)
 
 
 @contextlib.contextmanager
@@ -67,7 +85,8 @@ def eager_direct_ok(x_shape: Sequence[int], w_shape: Sequence[int], groups: int,
 
 
 def conv_algorithm(x_shape: Sequence[int], w_shape: Sequence[int], padding: Sequence[int], groups: int,
-                   dtype, *, nhwc_activations: bool = False) -> str:
+                   dtype, *, nhwc_activations: bool = False, stride: Sequence[int] = (1, 1),
+                   dilation: Sequence[int] = (1, 1)) -> str:
     """The convolution algorithm for these shapes.
 
     Args:
@@ -77,11 +96,16 @@ def conv_algorithm(x_shape: Sequence[int], w_shape: Sequence[int], padding: Sequ
         groups: channel groups.
         dtype: the activations' numpy dtype (float32 / float64 have compiled kernels).
         nhwc_activations: the activations are (or may be kept) channels-last, as in a captured plan.
+        stride: (sh, sw).
+        dilation: (dh, dw).
 
     Returns:
-        ``"gemm_1x1"``, ``"nhwc_direct"`` or ``"im2col"`` (see the module docstring).
+        ``"gemm_1x1"``, ``"winograd"``, ``"nhwc_direct"`` or ``"im2col"`` (see the module docstring).
     """
     if nhwc_activations and dtype == _F32 and _HAS_NHWC:
+        if _WINOGRAD_PLANS.get() and _C.winograd_plan_suits(list(x_shape), list(w_shape), list(stride),
+                                                             list(padding), list(dilation), int(groups)):
+            return "winograd"
         return "nhwc_direct"
     if w_shape[2] == 1 and w_shape[3] == 1 and padding[0] == 0 and padding[1] == 0 and groups == 1:
         return "gemm_1x1"

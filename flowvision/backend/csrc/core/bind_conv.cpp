@@ -144,7 +144,7 @@ py::object col2im_impl(py::handle c_, std::vector<int64_t> out_hw, std::vector<i
 
 // Convolution weights packed once for the ISA in use (pack_conv), applied to NHWC activations by conv2d_nhwc;
 // NHWC pooling. Used by the eager inference fast path and the captured inference path.
-PackedConv pack_conv_impl(py::handle w_, int64_t groups) {
+PackedConv pack_conv_impl(py::handle w_, int64_t groups, bool winograd) {
     const char* fn = "pack_conv";
     need_f32(fn, "w", w_);
     auto w = as<float>(w_, fn, "w");
@@ -176,6 +176,22 @@ PackedConv pack_conv_impl(py::handle w_, int64_t groups) {
     pk.data = std::move(out);
     if (one) pk.gemm = std::move(g);
     pk.has_gemm = one;
+    if (winograd) {
+        if (pk.KH != 3 || pk.KW != 3 || groups != 1)
+            fail(std::string(fn) + ": winograd=True needs an ungrouped 3x3 weight, got " + shp(w) + " with groups=" +
+                 std::to_string(groups));
+        auto u = empty<float>({36 * pk.C * pk.O + 16});
+        bool packed;
+        {
+            py::gil_scoped_release rel;
+            packed = table().nhwc.winograd_pack(w.data(), packed_ptr(u.mutable_data()), pk.C, pk.O);
+        }
+        if (!packed)
+            fail(std::string(fn) + ": winograd=True needs channel counts that are whole vectors of the ISA in use, "
+                 "got C=" + std::to_string(pk.C) + ", O=" + std::to_string(pk.O));
+        pk.winograd = std::move(u);
+        pk.has_winograd = true;
+    }
     return pk;
 }
 
@@ -355,6 +371,9 @@ void conv_nhwc_compute(const PackedConv& pk, const fv::ConvNhwcParams& p, const 
         float* yg = p.out_nchw ? nhwc_tmp : yp;
         ks<float>().gemm_packed(xa, p.N * p.OH * p.OW, p.C, p.O, bp, yg, bias, res, act, lo, hi);
         if (p.out_nchw) table().nhwc.transpose(yg, yp, p.N, p.OH * p.OW, p.O);
+    } else if (pk.has_winograd && table().nhwc.winograd_suits(p)) {
+        const float* u = packed_ptr(static_cast<float*>(const_cast<void*>(pk.winograd.data())));
+        table().nhwc.conv_winograd(x, u, bias, res, yp, p, act, lo, hi);
     } else {
         const float* wp = packed_ptr(static_cast<float*>(const_cast<void*>(pk.data.data())));
         table().nhwc.conv_forward(x, wp, bias, res, yp, p, act, lo, hi);
@@ -407,17 +426,37 @@ void bind_conv(py::module_& m) {
         .def_readonly("KH", &PackedConv::KH)
         .def_readonly("KW", &PackedConv::KW)
         .def_readonly("groups", &PackedConv::groups)
+        .def_readonly("winograd", &PackedConv::has_winograd)
         .def_property_readonly("isa", [](const PackedConv& p) { return std::string(p.isa->isa); })
         .def_property_readonly("nbytes", [](const PackedConv& p) {
-            return p.data.nbytes() + (p.has_gemm ? p.gemm.nbytes() : 0);
+            return p.data.nbytes() + (p.has_gemm ? p.gemm.nbytes() : 0) + (p.has_winograd ? p.winograd.nbytes() : 0);
         })
         .def("__repr__", [](const PackedConv& p) {
             return "PackedConv(O=" + std::to_string(p.O) + ", C=" + std::to_string(p.C) + ", KH=" +
                    std::to_string(p.KH) + ", KW=" + std::to_string(p.KW) + ", groups=" + std::to_string(p.groups) +
                    ", isa=" + p.isa->isa + ")";
         });
-    m.def("pack_conv", &pack_conv_impl, py::arg("w"), py::arg("groups") = 1,
-          "Pack a float32 conv weight (O, C/groups, KH, KW) once for conv2d_nhwc (output-channel-blocked panels)");
+    m.def("pack_conv", &pack_conv_impl, py::arg("w"), py::arg("groups") = 1, py::arg("winograd") = false,
+          "Pack a float32 conv weight (O, C/groups, KH, KW) once for conv2d_nhwc (output-channel-blocked panels); "
+          "winograd=True also keeps its Winograd F(4x4, 3x3) transform, which conv2d_nhwc runs where "
+          "winograd_plan_suits");
+    m.def("winograd_plan_suits", [](v64 xshape, v64 wshape, v64 s, v64 p, v64 d, int64_t groups) {
+        // xshape (N, C, H, W): the conv's input in a captured plan
+        if (xshape.size() != 4 || wshape.size() != 4) fail("winograd_plan_suits: 4-d shapes expected");
+        fv::ConvNhwcParams q{};
+        q.N = xshape[0]; q.C = xshape[1]; q.H = xshape[2]; q.W = xshape[3];
+        q.O = wshape[0]; q.KH = wshape[2]; q.KW = wshape[3]; q.groups = groups;
+        auto st = pair(s, "winograd_plan_suits", "stride"), pd = pair(p, "winograd_plan_suits", "padding"),
+             dl = pair(d, "winograd_plan_suits", "dilation");
+        q.sh = st[0]; q.sw = st[1]; q.ph = pd[0]; q.pw = pd[1]; q.dh = dl[0]; q.dw = dl[1];
+        if (q.sh < 1 || q.sw < 1 || q.dh < 1 || q.dw < 1) return false;
+        const int64_t eh = q.H + 2 * q.ph - q.dh * (q.KH - 1) - 1, ew = q.W + 2 * q.pw - q.dw * (q.KW - 1) - 1;
+        if (eh < 0 || ew < 0) return false;
+        q.OH = eh / q.sh + 1;
+        q.OW = ew / q.sw + 1;
+        return table().nhwc.winograd_suits(q);
+    }, py::arg("x_shape"), py::arg("w_shape"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
+          py::arg("groups") = 1);
     m.def("conv2d_nhwc_to_nchw", [](hnd x, const PackedConv& pk, obj bias, v64 s, v64 p, v64 d, const std::string& ep,
                                      double lo, double hi) {
         return conv2d_nhwc_impl(x, pk, bias, s, p, d, ep, py::none(), lo, hi, py::none(), true);

@@ -119,6 +119,8 @@ struct PackedConv {
     py::array data;  // the ISA's blocked layout (cpu/conv_nhwc.cpp), 1-D; empty for an ungrouped 1x1
     py::array gemm;  // ungrouped 1x1: instead the (C, O) GEMM operand from pack_b
     bool has_gemm = false;
+    py::array winograd;  // pack_conv(..., winograd=True): also the Winograd-transformed filters (cpu/conv_winograd.cpp)
+    bool has_winograd = false;
     int64_t O = 0, C = 0, KH = 0, KW = 0, groups = 1;
     const KernelTable* isa = nullptr;
 };

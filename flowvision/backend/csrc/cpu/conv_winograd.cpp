@@ -17,6 +17,7 @@
 #include "cpu/conv_winograd.h"
 
 #include "cpu/conv_nhwc.h"
+#include "cpu/epilogue.h"
 
 namespace fv {
 namespace FV_ISA_NAMESPACE {
@@ -125,9 +126,17 @@ void transform_input(const float* x, int64_t C, const Tiles& g, float* v, int64_
     }
 }
 
-// y (NHWC, O channels; those of [o0, o0 + ob)) = A^T m A + bias for tiles [t0, t1) of m[t - tb][xi][ob], clipped
-// to the output map
-void transform_output(const float* m, int64_t ob, int64_t o0, int64_t O, const float* bias, const Tiles& g, float* y,
+// The output's epilogue: y = act(A^T m A + bias + residual) (residual in y's NHWC layout, or none)
+struct OutEp {
+    const float* bias;
+    const float* res;
+    int act;
+    float lo, hi;
+};
+
+// y (NHWC, O channels; those of [o0, o0 + ob)) = the epilogue of A^T m A for tiles [t0, t1) of m[t - tb][xi][ob],
+// clipped to the output map
+void transform_output(const float* m, int64_t ob, int64_t o0, int64_t O, const OutEp& e, const Tiles& g, float* y,
                       int64_t tb, int64_t t0, int64_t t1) {
     V d[kPoints], tmp[24], out[16];
     for (int64_t t = t0; t < t1; ++t) {
@@ -140,9 +149,14 @@ void transform_output(const float* m, int64_t ob, int64_t o0, int64_t O, const f
             for (int xi = 0; xi < kPoints; ++xi) d[xi] = vload<V>(src + xi * ob);
             for (int s = 0; s < 6; ++s) output_1d(d + s, 6, tmp + s, 6);
             for (int k = 0; k < 4; ++k) output_1d(tmp + k * 6, 1, out + k * 4, 1);
-            const V b = bias ? vload<V>(bias + o0 + o) : V{};
+            const V b = e.bias ? vload<V>(e.bias + o0 + o) : V{};
             for (int k = 0; k < nh; ++k)
-                for (int l = 0; l < nw; ++l) vstore(yn + ((oy + k) * g.OW + ox + l) * O + o, out[k * 4 + l] + b);
+                for (int l = 0; l < nw; ++l) {
+                    const int64_t at = ((oy + k) * g.OW + ox + l) * O + o;
+                    V v = out[k * 4 + l] + b;
+                    if (e.res) v += vload<V>(e.res + n * g.OH * g.OW * O + o0 + at);
+                    vstore(yn + at, epilogue_apply<V, float>(e.act, v, e.lo, e.hi));
+                }
         }
     }
 }
@@ -266,7 +280,8 @@ void conv_forward_winograd(const float* x, const float* w, const float* bias, fl
                                     kPoints * obw, 1, m.get() + xi * obw, kPoints * obw, false);
             });
             over_tiles(tb, te, obw, [&](int64_t t0, int64_t t1) {
-                transform_output(m.get(), obw, o0, O, bias, g, yt.get(), tb, t0, t1);
+                transform_output(m.get(), obw, o0, O, OutEp{bias, nullptr, kEpNone, 0.0f, 0.0f}, g, yt.get(), tb, t0,
+                                 t1);
             });
         }
     }
@@ -311,6 +326,67 @@ void conv_backward_weight_winograd(const float* gy, const float* x, float* gw, c
                 }
         });
     }
+}
+
+// ---------------------------------------------------------------- captured plans: NHWC, filters transformed once
+namespace {
+
+ConvParams as_conv_params(const ConvNhwcParams& q) {
+    ConvParams p{};
+    p.N = q.N; p.C = q.C; p.H = q.H; p.W = q.W; p.O = q.O; p.kh = q.KH; p.kw = q.KW;
+    p.sh = q.sh; p.sw = q.sw; p.ph = q.ph; p.pw = q.pw; p.dh = q.dh; p.dw = q.dw; p.groups = q.groups;
+    p.OH = q.OH; p.OW = q.OW;
+    return p;
+}
+
+// A plan reads its transformed filters (36 x C x O floats) on every call but never transforms them, so the bar is
+// the GEMM streaming U instead of the direct kernel's 9 x C x O weights: 9 x pixels - 36 x tiles >= 2 x sqrt(C x O)
+// (measured at batch 1 on AVX2: a 256-channel 14x14 conv takes it, a 512-channel 7x7 one does not).
+bool plan_suits(const ConvNhwcParams& q) {
+    const ConvParams p = as_conv_params(q);
+    if (!winograd_suits(p)) return false;
+    const int64_t pixels = p.N * p.OH * p.OW, tiles = p.N * ceil_div(p.OH, 4) * ceil_div(p.OW, 4);
+    return 9.0 * double(pixels) - double(kPoints) * double(tiles) >= 2.0 * sqrt(double(p.C) * double(p.O));
+}
+
+bool plan_pack(const float* w, float* u, int64_t C, int64_t O) {
+    if (C % kW || O % kW) return false;
+    Buf<float> wt(9 * C * O);
+    transpose_batched(w, wt.get(), 1, O, C * 9);
+    transform_filters(wt.get(), C, O, 0, O, false, u);
+    return true;
+}
+
+void plan_conv(const float* x, const float* u, const float* bias, const float* res, float* y,
+               const ConvNhwcParams& q, int act, float lo, float hi) {
+    const ConvParams p = as_conv_params(q);
+    const Tiles g(p);
+    const int64_t C = p.C, O = p.O, T = g.T, tc = chunk_tiles(T, C, O);
+    if (act == kEpRelu) { lo = 0.0f; hi = INFINITY; }
+    if (act == kEpRelu6) { lo = 0.0f; hi = 6.0f; }
+    Buf<float> yt(q.out_nchw ? p.N * p.OH * p.OW * O : 1);
+    float* yn = q.out_nchw ? yt.get() : y;
+    const OutEp e{bias, q.out_nchw ? nullptr : res, act, lo, hi};
+    Buf<float> v(kPoints * tc * C), m(kPoints * tc * O);
+    for (int64_t tb = 0; tb < T; tb += tc) {
+        const int64_t te = mn<int64_t>(T, tb + tc);
+        over_tiles(tb, te, C, [&](int64_t t0, int64_t t1) { transform_input(x, C, g, v.get(), tb, t0, t1); });
+        for_each_point([&](int64_t xi) {
+            gemm_strided<float>(te - tb, O, C, v.get() + xi * C, kPoints * C, 1, u + xi * O, kPoints * O, 1,
+                                m.get() + xi * O, kPoints * O, false);
+        });
+        over_tiles(tb, te, O, [&](int64_t t0, int64_t t1) { transform_output(m.get(), O, 0, O, e, g, yn, tb, t0, t1); });
+    }
+    if (epilogue_after_store(act)) act_inplace<float>(act, yn, p.N * p.OH * p.OW * O);
+    if (q.out_nchw) transpose_batched(yn, y, p.N, p.OH * p.OW, O);
+}
+
+}  // namespace
+
+FV_REGISTRATION void fill_conv_winograd(KernelTable& t) {
+    t.nhwc.winograd_suits = &plan_suits;
+    t.nhwc.winograd_pack = &plan_pack;
+    t.nhwc.conv_winograd = &plan_conv;
 }
 
 }  // namespace FV_ISA_NAMESPACE

@@ -145,6 +145,13 @@ struct NhwcKernels {
     void (*transpose)(const float* x, float* y, int64_t B, int64_t rows, int64_t cols);
     // y (N, P, C) = x (N, P, C) * gate (N, C) (squeeze-excitation); y may be x
     void (*channel_scale)(const float* x, const float* gate, float* y, int64_t N, int64_t P, int64_t C);
+    // Winograd F(4x4, 3x3) on NHWC activations (cpu/conv_winograd.cpp): whether the conv p (and its input shape)
+    // takes it in a captured plan; the transformed filters (36 x C x O floats) from w (O, C, 3, 3); and
+    // y = act(conv + bias + residual) like conv_forward (out_nchw: y written NCHW, no residual)
+    bool (*winograd_suits)(const ConvNhwcParams& p);
+    bool (*winograd_pack)(const float* w, float* u, int64_t C, int64_t O);  // false: channels not whole vectors
+    void (*conv_winograd)(const float* x, const float* u, const float* bias, const float* residual, float* y,
+                          const ConvNhwcParams& p, int act, float lo, float hi);
 };
 
 // Fused scaled-dot-product attention (cpu/attention.cpp). Every operand is addressed by element strides: up to 4
