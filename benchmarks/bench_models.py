@@ -7,6 +7,7 @@
     python benchmarks/bench_models.py --onnx --openvino --no-eager --no-rss   # captured vs ORT vs OpenVINO vs torch
     python benchmarks/bench_models.py --no-rss              # skip the per-process peak-RSS measurement
     python benchmarks/bench_models.py --isa avx2 --onnx     # AVX2 kernels (flowvision and torch) on an AVX-512 CPU
+    python benchmarks/bench_models.py --no-winograd ...     # flowvision's direct 3x3 convs only (before/after)
     python benchmarks/bench_models.py --threads 1 --cpu-time --onnx   # the 1-thread table of docs/benchmarks.md
     python benchmarks/bench_models.py --threads 1 --batches 1,8 --cpu-time --no-rss --repeat 3 --min-time 0 \
         --compare-executors                                 # captured: native (C++) vs Python plan executor
@@ -63,6 +64,14 @@ def count_flops(ref, x):
     return fc.get_total_flops()
 
 
+_NO_WINOGRAD = "FLOWVISION_BENCH_NO_WINOGRAD"
+
+
+def _winograd_switch(flow):
+    if os.environ.get(_NO_WINOGRAD) == "1":
+        flow.backends.cpu.allow_winograd = False
+
+
 def _rss_child(argv):
     """Subprocess entry: one forward pass, then print this process's VmHWM (peak RSS) in KiB."""
     fw, name, batch, weights, onnx_file = argv
@@ -73,6 +82,7 @@ def _rss_child(argv):
         import flowvision.models as M
         from flowvision import backend as flow
         flow._C.set_num_threads(2)
+        _winograd_switch(flow)
         m = M.create_model(name, pretrained=False).eval()
         m.load_state_dict({k: flow.from_numpy(v) for k, v in sd.items()}, strict=True)
         del sd
@@ -210,6 +220,9 @@ def main():
                     help="also the captured path with the other plan executor (column 'captured other ms')")
     ap.add_argument("--compare-unpacked", action="store_true",
                     help="also flowvision with the packed-weight Linear/1x1-conv paths off (before/after in one run)")
+    ap.add_argument("--no-winograd", action="store_true",
+                    help="flowvision without Winograd 3x3 convs (backends.cpu.allow_winograd = False): the direct "
+                         "kernels, for a before/after")
     ap.add_argument("--isa", choices=("avx512", "avx2", "portable"),
                     help="kernel ISA for flowvision (FLOWVISION_ISA) and torch (ATEN_CPU_CAPABILITY, portable = "
                          "torch's 'default'); ONNX Runtime and OpenVINO run as they choose")
@@ -217,11 +230,14 @@ def main():
     if args.isa:  # both read at import (children inherit it)
         os.environ["FLOWVISION_ISA"] = args.isa
         os.environ["ATEN_CPU_CAPABILITY"] = "default" if args.isa == "portable" else args.isa
+    if args.no_winograd:  # the RSS children inherit it
+        os.environ[_NO_WINOGRAD] = "1"
 
     import torch
     import flowvision.models as M
     from flowvision import backend as flow
     _C = flow._C
+    _winograd_switch(flow)
     if args.isa and _C.cpu_isa() != args.isa:
         sys.exit(f"--isa {args.isa}: this CPU supports only {_C.supported_isas()} ({_C.cpu_isa_reason()})")
     threads = [int(t) for t in args.threads.split(",")]
