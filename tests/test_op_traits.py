@@ -94,7 +94,8 @@ def test_cpp_enums_are_what_the_string_apis_accept():
 
 @pytest.mark.parametrize("xs,ws,pad,groups,eager,plan", [
     ((1, 64, 56, 56), (64, 64, 1, 1), (0, 0), 1, "gemm_1x1", "nhwc_direct"),
-    ((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), 1, "nhwc_direct", "nhwc_direct"),
+    ((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), 1, "nhwc_direct", "winograd"),
+    ((1, 8, 56, 56), (8, 8, 3, 3), (1, 1), 1, "nhwc_direct", "nhwc_direct"),  # too few channels for Winograd
     ((1, 96, 112, 112), (96, 1, 3, 3), (1, 1), 96, "im2col", "nhwc_direct"),  # depthwise on a large map
     ((1, 24, 14, 14), (36, 4, 3, 3), (1, 1), 6, "im2col", "nhwc_direct"),  # 6 channels per group
 ])
@@ -102,6 +103,8 @@ def test_one_conv_selector_for_eager_and_compile(xs, ws, pad, groups, eager, pla
     assert kernel_select.conv_algorithm(xs, ws, pad, groups, np.float32) == eager
     assert kernel_select.conv_algorithm(xs, ws, pad, groups, np.float32, nhwc_activations=True) == plan
     assert kernel_select.conv_algorithm(xs, ws, pad, groups, np.float64, nhwc_activations=True) in ("gemm_1x1", "im2col")
+    with kernel_select.direct_plans():  # compile's fallback when a Winograd plan fails validation
+        assert kernel_select.conv_algorithm(xs, ws, pad, groups, np.float32, nhwc_activations=True) == "nhwc_direct"
     x = flow.zeros(*xs)
     w = flow.zeros(*ws)
     if eager != "gemm_1x1":  # the 1x1 GEMM is chosen before the direct kernel is considered
