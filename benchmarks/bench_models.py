@@ -8,6 +8,7 @@
     python benchmarks/bench_models.py --no-rss              # skip the per-process peak-RSS measurement
     python benchmarks/bench_models.py --isa avx2 --onnx     # AVX2 kernels (flowvision and torch) on an AVX-512 CPU
     python benchmarks/bench_models.py --no-winograd ...     # flowvision's direct 3x3 convs only (before/after)
+    python benchmarks/bench_models.py --separate-pw-dw ...  # expansion and depthwise conv as two plan steps
     python benchmarks/bench_models.py --threads 1 --cpu-time --onnx   # the 1-thread table of docs/benchmarks.md
     python benchmarks/bench_models.py --threads 1 --batches 1,8 --cpu-time --no-rss --repeat 3 --min-time 0 \
         --compare-executors                                 # captured: native (C++) vs Python plan executor
@@ -67,9 +68,18 @@ def count_flops(ref, x):
 _NO_WINOGRAD = "FLOWVISION_BENCH_NO_WINOGRAD"
 
 
+_SEPARATE_PW_DW = "FLOWVISION_BENCH_SEPARATE_PW_DW"
+_switched = []
+
+
 def _winograd_switch(flow):
+    """The algorithm switches of this run (--no-winograd, --separate-pw-dw), for the main thread's plans."""
     if os.environ.get(_NO_WINOGRAD) == "1":
         flow.backends.cpu.allow_winograd = False
+    if os.environ.get(_SEPARATE_PW_DW) == "1" and not _switched:
+        from flowvision.backend._ops import kernel_select
+        _switched.append(kernel_select.separate_pw_dw())
+        _switched[0].__enter__()  # for the rest of the process
 
 
 def _rss_child(argv):
@@ -223,6 +233,9 @@ def main():
     ap.add_argument("--no-winograd", action="store_true",
                     help="flowvision without Winograd 3x3 convs (backends.cpu.allow_winograd = False): the direct "
                          "kernels, for a before/after")
+    ap.add_argument("--separate-pw-dw", action="store_true",
+                    help="captured plans run a 1x1 expansion and the depthwise conv reading it as two steps (the "
+                         "unfused baseline)")
     ap.add_argument("--isa", choices=("avx512", "avx2", "portable"),
                     help="kernel ISA for flowvision (FLOWVISION_ISA) and torch (ATEN_CPU_CAPABILITY, portable = "
                          "torch's 'default'); ONNX Runtime and OpenVINO run as they choose")
@@ -232,6 +245,8 @@ def main():
         os.environ["ATEN_CPU_CAPABILITY"] = "default" if args.isa == "portable" else args.isa
     if args.no_winograd:  # the RSS children inherit it
         os.environ[_NO_WINOGRAD] = "1"
+    if args.separate_pw_dw:
+        os.environ[_SEPARATE_PW_DW] = "1"
 
     import torch
     import flowvision.models as M

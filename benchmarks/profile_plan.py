@@ -50,8 +50,20 @@ def fv_profile(model, x, threads, repeat):
     runs = np.array([native.run(x, profile=True)[1] for _ in range(repeat)])
     med = np.median(runs, axis=0)
     totals = med.sum()
-    labels = [_step_class(plan.graph, op, label) for op, (label, _, _) in zip(plan.graph.ops, info)]
-    flops = [_conv_flops(plan.graph, op) for op in plan.graph.ops]
+    g = plan.graph
+    by_out = {op.outs[0]: op for op in g.ops if op.outs}
+    labels, flops = [], []
+    for (label, _, _), (ins, outs) in plan.native_steps:
+        op = by_out[outs[0]]
+        if op.kind == "conv" and list(ins) != op.inputs():  # a 1x1 expansion fused with this depthwise conv
+            pw = by_out[op.attrs["x"]]
+            labels.append("expand 1x1 (" + _step_class(g, pw, label).split(" ", 1)[1] + ") + " +
+                          _step_class(g, op, label.split("+conv", 1)[-1]).split(" ", 1)[1])
+            flops.append(_conv_flops(g, pw) + _conv_flops(g, op))
+        else:
+            labels.append(_step_class(g, op, label))
+            flops.append(_conv_flops(g, op))
+    assert len(labels) == len(info)
     return list(zip(labels, map(float, med), flops)), float(totals)
 
 

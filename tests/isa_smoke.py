@@ -82,11 +82,13 @@ def run() -> dict[str, np.ndarray]:
     # float16 storage round trip (F16C on AVX2)
     out["half"] = flow.tensor(_rand(rng, 67) * 100).half().float().numpy()
 
-    # a small CNN and a small ViT, eager and captured (NHWC conv, packed GEMM, native plan executor)
+    # a small CNN, a mobile net and a small ViT, eager and captured (NHWC conv, packed GEMM, Winograd, the fused
+    # expansion + depthwise step, native plan executor)
     flow.manual_seed(0)
     cnn = flowvision.models.create_model("resnet18", num_classes=10).eval()
+    mobile = flowvision.models.create_model("mobilenetv3_small_050", num_classes=10).eval()
     vit = flowvision.models.create_model("vit_tiny_patch16_224", img_size=32, patch_size=8, num_classes=10).eval()
-    for name, model, size in (("resnet18", cnn, 40), ("vit_tiny", vit, 32)):
+    for name, model, size in (("resnet18", cnn, 40), ("mobilenetv3", mobile, 48), ("vit_tiny", vit, 32)):
         x = flow.tensor(_rand(rng, 2, 3, size, size))
         with flow.no_grad():
             out[f"{name}.eager"] = model(x).numpy()

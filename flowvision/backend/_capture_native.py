@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _C
 from . import _capture as CP
-from ._ops import traits as _traits
+from ._ops import kernel_select as _kernel_select, traits as _traits
 
 __all__ = ["build", "NotNative"]
 
@@ -348,6 +348,30 @@ class _Lowering:
             self.layout[y] = _elem_strides(v)
 
 
+def _pw_dw_pairs(g, specs, last, outputs):
+    """{i: i + 1} for each native 1x1 expansion (ungrouped, unit stride, unpadded, no residual) at op i whose output
+    is read only by the depthwise conv at op i + 1 (no residual): the pairs one conv_pw_dw step runs."""
+    pairs = {}
+    for i in range(len(g.ops) - 1):
+        (k1, p1), (k2, p2) = specs[i], specs[i + 1]
+        if k1 != "conv" or k2 != "conv" or i in pairs.values():
+            continue
+        pw, dw, a, b = p1["packed"], p2["packed"], g.ops[i], g.ops[i + 1]
+        mid = a.outs[0]
+        if (pw.KH == 1 and pw.KW == 1 and pw.groups == 1 and list(p1["stride"]) == [1, 1]
+                and list(p1["padding"]) == [0, 0] and len(a.inputs()) == 1
+                and dw.groups == dw.C == dw.O == pw.O and b.inputs() == [mid]
+                and last.get(mid) == i + 1 and mid not in outputs):
+            pairs[i] = i + 1
+    return pairs
+
+
+def _pw_dw_params(pw, dw):
+    """The conv_pw_dw step's params from the two conv steps' (the depthwise conv's, plus the expansion's as pw_*)."""
+    return dict(dw, pw_packed=pw["packed"], pw_bias=pw["bias"], pw_ep=pw["ep"], pw_lo=pw["lo"], pw_hi=pw["hi"],
+                in_shape=pw["in_shape"])
+
+
 def build(g):
     """The ``_C.ExecPlan`` of a captured graph, per step ((label, native, buffer), (ins, outs)), and the arena's
     buffer sizes (floats)."""
@@ -364,9 +388,15 @@ def build(g):
         kind, params = sp if sp is not None else (None, None)
         low.track_layout(op, kind, params)
         specs.append((kind, params))
+    fused = _pw_dw_pairs(g, specs, last, outputs) if _kernel_select.fuse_pw_dw() else {}
+    for i, j in fused.items():  # the fused step reads the expansion's input: keep its buffer until then
+        for s in g.ops[i].inputs():
+            last[s] = max(last[s], j)
     fresh, sizes = set(), {}
-    for op, (kind, params) in zip(g.ops, specs):
-        if kind in _COMPUTE or kind in _COMPUTE_STRIDED or (kind == "reshape" and params["mode"] == 2) or (
+    for i, (op, (kind, params)) in enumerate(zip(g.ops, specs)):
+        if i in fused:  # the expansion of a conv_pw_dw step: its output never exists
+            fresh.add(id(op))
+        elif kind in _COMPUTE or kind in _COMPUTE_STRIDED or (kind == "reshape" and params["mode"] == 2) or (
                 kind == "channel_gate" and not params["in_place"]):
             fresh.add(id(op))
             sizes[id(op)] = int(np.prod(_phys_shape(g, op.outs[0])))
@@ -376,9 +406,17 @@ def build(g):
     out_slots = [o[1] for o in g.outputs if o[0] == "v"]
     plan = _C.ExecPlan(len(g.meta), list(_phys_shape(g, 0)), out_slots, buf_sizes)
     io = []
+    expansion = {j: i for i, j in fused.items()}
     for i, (op, (kind, params)) in enumerate(zip(g.ops, specs)):
-        label = op.name()
-        spec = dict(label=label, ins=list(op.inputs()), outs=list(op.outs), drop=list(drop_after[i]),
+        if i in fused:
+            continue
+        label, ins, drop = op.name(), list(op.inputs()), list(drop_after[i])
+        if i in expansion:
+            pw_op = g.ops[expansion[i]]
+            label, ins = f"{pw_op.name()}+{label}", list(pw_op.inputs())
+            drop = [s for s in drop_after[expansion[i]] + drop if s != pw_op.outs[0]]
+            kind, params = "conv_pw_dw", _pw_dw_params(specs[expansion[i]][1], params)
+        spec = dict(label=label, ins=ins, outs=list(op.outs), drop=drop,
                     buf=assigned.get(op.outs[0], -1) if op.outs else -1)
         if kind is None:
             spec["fn"] = CP.lower_python_step(g, op)
@@ -386,5 +424,5 @@ def build(g):
         else:
             spec.update(params)
             plan.add_step(kind, spec)
-        io.append((tuple(op.inputs()), tuple(op.outs)))
+        io.append((tuple(ins), tuple(op.outs)))
     return plan, list(zip(plan.steps(), io)), buf_sizes

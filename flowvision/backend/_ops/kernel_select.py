@@ -18,6 +18,10 @@ Convolution algorithms:
 ``"im2col"``
     the general NCHW kernel (``_C.conv2d_forward``: im2col + GEMM), the one autograd's ``Conv2d`` op runs.
 
+In a captured plan, a 1x1 expansion whose only reader is a depthwise conv runs with it as one step
+(``_C.ExecPlan`` kind ``conv_pw_dw``: the expanded tensor is produced band by band and never leaves the cache), with
+outputs bit-identical to the two steps; ``separate_pw_dw()`` turns that off (the before / after baseline).
+
 Eager takes the packed-weight algorithms only for inference calls (no gradient recorded); ``reference_kernels()``
 turns them off for the calling thread, so a reference run (``compile``'s validation, a before/after benchmark)
 uses the unpacked kernels and leaves no packed weight copies behind.
@@ -46,6 +50,25 @@ def direct_plans() -> Iterator[None]:
         yield
     finally:
         _WINOGRAD_PLANS.reset(token)
+
+
+_FUSE_PW_DW = contextvars.ContextVar("flowvision_fuse_pw_dw", default=True)
+
+
+@contextlib.contextmanager
+def separate_pw_dw() -> Iterator[None]:
+    """Within the block (this thread / task only), captured plans run a 1x1 expansion and the depthwise conv
+    reading it as two steps."""
+    token = _FUSE_PW_DW.set(False)
+    try:
+        yield
+    finally:
+        _FUSE_PW_DW.reset(token)
+
+
+def fuse_pw_dw() -> bool:
+    """Whether plans built now fuse a 1x1 expansion with the depthwise conv that reads it."""
+    return _FUSE_PW_DW.get() and hasattr(_C, "ExecPlan")
 
 
 @contextlib.contextmanager

@@ -36,6 +36,30 @@ struct ConvStep : Step {
     }
 };
 
+// A 1x1 expansion and the depthwise conv reading it, as one step (cpu/conv_pw_dw.cpp)
+struct PwDwStep : Step {
+    py::object pw_obj, pw_bias_obj, dw_obj, dw_bias_obj;
+    const PackedConv* pw = nullptr;
+    const PackedConv* dw = nullptr;
+    const float* pw_bias = nullptr;
+    const float* dw_bias = nullptr;
+    fv::ConvNhwcParams p{};  // the depthwise conv's
+    int64_t cin = 0;
+    int pw_act = 0, act = 0;
+    float pw_lo = 0, pw_hi = 0, lo = 0, hi = 0;
+    StoragePtr xs;
+    void run(Run& r) override {
+        const Val& x = in(r, *this, 0);
+        if (x.shape != Shape{p.N, p.H, p.W, cin}) internal(*this, "input shape " + vstr(x.shape));
+        const float* xp = contiguous(r, x, xs);
+        float* y = out(r, *this, {p.N, p.OH, p.OW, p.O});
+        if (r.dry) return;
+        const float* pwp = packed_ptr(static_cast<float*>(const_cast<void*>(pw->gemm.data())));
+        const float* dwp = packed_ptr(static_cast<float*>(const_cast<void*>(dw->data.data())));
+        table().nhwc.conv_pw_dw(xp, cin, pwp, pw_bias, pw_act, pw_lo, pw_hi, dwp, dw_bias, y, p, act, lo, hi);
+    }
+};
+
 struct LinearStep : Step {
     py::object pk_obj, bias_obj;
     const PackedB* pk = nullptr;
@@ -451,6 +475,32 @@ Step* make_compute_step(const std::string& kind, const py::dict& d) {
             fail("ExecPlan: conv bias size");
         s->p = conv_nhwc_params("ExecPlan conv", *s->pk, shape_of("in_shape"), shape_of("stride"),
                                 shape_of("padding"), shape_of("dilation"));
+        get_ep(s);
+        return s;
+    } else if (kind == "conv_pw_dw") {
+        auto* s = new PwDwStep();
+        s->pw_obj = d["pw_packed"];
+        s->pw = &s->pw_obj.cast<const PackedConv&>();
+        s->dw_obj = d["packed"];
+        s->dw = &s->dw_obj.cast<const PackedConv&>();
+        if (!s->pw->has_gemm || s->pw->isa != &table()) fail("ExecPlan: conv_pw_dw needs a 1x1 weight packed for this ISA");
+        s->pw_bias_obj = d["pw_bias"];
+        s->pw_bias = f32_ptr(s->pw_bias_obj, "pw_bias");
+        s->dw_bias_obj = d["bias"];
+        s->dw_bias = f32_ptr(s->dw_bias_obj, "bias");
+        const Shape xs = shape_of("in_shape");  // the expansion's input (N, H, W, cin)
+        if (xs.size() != 4 || xs[3] != s->pw->C) fail("ExecPlan: conv_pw_dw input channels");
+        s->cin = xs[3];
+        const int64_t E = s->pw->O;
+        if (s->dw->groups != E || s->dw->O != E || s->dw->C != E) fail("ExecPlan: conv_pw_dw needs a depthwise conv over the expansion");
+        if ((s->pw_bias && py::reinterpret_borrow<py::array>(s->pw_bias_obj).size() != E) ||
+            (s->dw_bias && py::reinterpret_borrow<py::array>(s->dw_bias_obj).size() != E))
+            fail("ExecPlan: conv_pw_dw bias size");
+        s->p = conv_nhwc_params("ExecPlan conv_pw_dw", *s->dw, {xs[0], xs[1], xs[2], E}, shape_of("stride"),
+                                shape_of("padding"), shape_of("dilation"));
+        s->pw_act = epilogue_code(d["pw_ep"].cast<std::string>());
+        s->pw_lo = d["pw_lo"].cast<float>();
+        s->pw_hi = d["pw_hi"].cast<float>();
         get_ep(s);
         return s;
     } else if (kind == "linear") {

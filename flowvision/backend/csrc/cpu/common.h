@@ -219,6 +219,11 @@ template <class T>
 void gemm_strided(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
                   const T* B, int64_t rsb, int64_t csb, T* C, int64_t ldc, bool accumulate);
 
+// C(M, N) = epilogue(A(M, K) @ B) with B packed by pack_b (cpu/gemm.cpp's gemm_packed, float32, no residual);
+// serial when called inside a parallel region.
+void gemm_packed_f32(const float* A, int64_t M, int64_t K, int64_t N, const float* Bp, float* C, const float* bias,
+                     int act, float lo, float hi);
+
 // In-place GELU (erf / tanh) or SiLU over n contiguous elements, the same math as gelu_forward /
 // silu_forward (defined in activation.cpp; serial when called inside a parallel region): the after-store
 // epilogues. The register epilogues are epilogue_apply (cpu/epilogue.h).

@@ -494,7 +494,9 @@ inline void dw_interior_s1(const float* xn, const float* wp, float* yo, const fl
         finish_vec(acc[i], yo + i * p.C, bias ? bias + c0 : nullptr, ro ? ro + i * p.C : nullptr, e);
 }
 
-void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
+// Output rows [r0, r1) (row r = image r / OH, output row r % OH) of the depthwise conv, serially.
+void dw_rows(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e, int64_t r0,
+             int64_t r1) {
 #if defined(__AVX512F__)
     constexpr int CV = 2, PX = 4;
 #else
@@ -504,64 +506,74 @@ void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcPar
 #endif
     constexpr int64_t CB = CV * kW;
     const int64_t cpad = ceil_div(p.C, kW) * kW;
-    const int64_t rows = p.N * p.OH;
     const bool s1_run = p.sw == 1 && p.dw == 1 && p.dh == 1 && p.KH == p.KW && (p.KW == 3 || p.KW == 5);
-    parallel_for(0, rows, grain_for(p.OW * p.C * p.KH * p.KW, 1 << 16), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t n = r / p.OH, oh = r % p.OH;
-            const float* xn = x + n * p.H * p.W * p.C;
-            const int64_t ih0 = oh * p.sh - p.ph;
-            // clip the kernel rows to the input
-            int64_t kh0 = 0, kh1 = p.KH;
-            while (kh0 < p.KH && ih0 + kh0 * p.dh < 0) ++kh0;
-            while (kh1 > kh0 && ih0 + (kh1 - 1) * p.dh >= p.H) --kh1;
-            const bool rows_full = kh0 == 0 && kh1 == p.KH;
-            float* yr = y + r * p.OW * p.C;
-            const float* rr = e.res ? e.res + r * p.OW * p.C : nullptr;
-            for (int64_t ow = 0; ow < p.OW;) {
-                const int64_t iw0 = ow * p.sw - p.pw;
-                const bool cols_full = iw0 >= 0 && iw0 + (p.KW - 1) * p.dw < p.W;
-                if (s1_run && rows_full && cols_full && ow + kDwRunPX <= p.OW && iw0 + kDwRunPX - 1 + p.KW - 1 < p.W) {
-                    int64_t c0 = 0;
-                    for (; c0 + kW <= p.C; c0 += kW) {
-                        float* yo = yr + ow * p.C + c0;
-                        const float* ro = rr ? rr + ow * p.C + c0 : nullptr;
-                        if (p.KW == 3) dw_interior_s1<3>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
-                        else dw_interior_s1<5>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
-                    }
-                    if (c0 < p.C)
-                        for (int64_t i = 0; i < kDwRunPX; ++i)
-                            dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
-                                         e.bias, p, cpad, ih0, iw0 + i, 0, p.KH, 0, p.KW, c0, p.C - c0, e);
-                    ow += kDwRunPX;
-                    continue;
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / p.OH, oh = r % p.OH;
+        const float* xn = x + n * p.H * p.W * p.C;
+        const int64_t ih0 = oh * p.sh - p.ph;
+        // clip the kernel rows to the input
+        int64_t kh0 = 0, kh1 = p.KH;
+        while (kh0 < p.KH && ih0 + kh0 * p.dh < 0) ++kh0;
+        while (kh1 > kh0 && ih0 + (kh1 - 1) * p.dh >= p.H) --kh1;
+        const bool rows_full = kh0 == 0 && kh1 == p.KH;
+        float* yr = y + r * p.OW * p.C;
+        const float* rr = e.res ? e.res + r * p.OW * p.C : nullptr;
+        for (int64_t ow = 0; ow < p.OW;) {
+            const int64_t iw0 = ow * p.sw - p.pw;
+            const bool cols_full = iw0 >= 0 && iw0 + (p.KW - 1) * p.dw < p.W;
+            if (s1_run && rows_full && cols_full && ow + kDwRunPX <= p.OW && iw0 + kDwRunPX - 1 + p.KW - 1 < p.W) {
+                int64_t c0 = 0;
+                for (; c0 + kW <= p.C; c0 += kW) {
+                    float* yo = yr + ow * p.C + c0;
+                    const float* ro = rr ? rr + ow * p.C + c0 : nullptr;
+                    if (p.KW == 3) dw_interior_s1<3>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
+                    else dw_interior_s1<5>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
                 }
-                // a run of PX interior pixels
-                if (rows_full && cols_full && ow + PX <= p.OW &&
-                    (ow + PX - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
-                    int64_t c0 = 0;
-                    for (; c0 + CB <= p.C; c0 += CB)
-                        dw_interior<PX, CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p,
-                                            cpad, ih0, iw0, c0, e);
-                    for (; c0 < p.C; c0 += CB)
-                        for (int64_t i = 0; i < PX; ++i)
-                            dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
-                                         e.bias, p, cpad, ih0, iw0 + i * p.sw, 0, p.KH, 0, p.KW, c0,
-                                         mn<int64_t>(CB, p.C - c0), e);
-                    ow += PX;
-                    continue;
-                }
-                int64_t kw0 = 0, kw1 = p.KW;
-                while (kw0 < p.KW && iw0 + kw0 * p.dw < 0) ++kw0;
-                while (kw1 > kw0 && iw0 + (kw1 - 1) * p.dw >= p.W) --kw1;
-                for (int64_t c0 = 0; c0 < p.C; c0 += CB)
-                    dw_pixel<CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p, cpad, ih0,
-                                 iw0, kh0, kh1, kw0, kw1, c0, mn<int64_t>(CB, p.C - c0), e);
-                ++ow;
+                if (c0 < p.C)
+                    for (int64_t i = 0; i < kDwRunPX; ++i)
+                        dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
+                                     e.bias, p, cpad, ih0, iw0 + i, 0, p.KH, 0, p.KW, c0, p.C - c0, e);
+                ow += kDwRunPX;
+                continue;
             }
-            if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu) act_inplace<float>(e.act, yr, p.OW * p.C);
+            // a run of PX interior pixels
+            if (rows_full && cols_full && ow + PX <= p.OW &&
+                (ow + PX - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
+                int64_t c0 = 0;
+                for (; c0 + CB <= p.C; c0 += CB)
+                    dw_interior<PX, CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p,
+                                        cpad, ih0, iw0, c0, e);
+                for (; c0 < p.C; c0 += CB)
+                    for (int64_t i = 0; i < PX; ++i)
+                        dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
+                                     e.bias, p, cpad, ih0, iw0 + i * p.sw, 0, p.KH, 0, p.KW, c0,
+                                     mn<int64_t>(CB, p.C - c0), e);
+                ow += PX;
+                continue;
+            }
+            int64_t kw0 = 0, kw1 = p.KW;
+            while (kw0 < p.KW && iw0 + kw0 * p.dw < 0) ++kw0;
+            while (kw1 > kw0 && iw0 + (kw1 - 1) * p.dw >= p.W) --kw1;
+            for (int64_t c0 = 0; c0 < p.C; c0 += CB)
+                dw_pixel<CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p, cpad, ih0,
+                             iw0, kh0, kh1, kw0, kw1, c0, mn<int64_t>(CB, p.C - c0), e);
+            ++ow;
         }
-    });
+        if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu) act_inplace<float>(e.act, yr, p.OW * p.C);
+    }
+}
+
+void conv_depthwise(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e) {
+    parallel_for(0, p.N * p.OH, grain_for(p.OW * p.C * p.KH * p.KW, 1 << 16),
+                 [&](int64_t r0, int64_t r1) { dw_rows(x, wp, y, p, e, r0, r1); });
+}
+
+// conv_forward's epilogue: bias, residual, and act with ReLU / ReLU6 as clamps
+Ep make_ep(const float* bias, const float* res, int act, float lo, float hi) {
+    Ep e{bias, res, act, lo, hi};
+    if (act == kEpRelu) { e.lo = 0.0f; e.hi = INFINITY; }
+    if (act == kEpRelu6) { e.lo = 0.0f; e.hi = 6.0f; }
+    return e;
 }
 
 // MR pixels (input bases xb[m], taps [kh0,kh1) x [kw0,kw1) valid for all of them) x one block of kW output
@@ -681,9 +693,7 @@ void conv_forward(const float* x, const float* wp, const float* bias, const floa
                   const ConvNhwcParams& p0, int act, float lo, float hi) {
     ConvNhwcParams p = p0;
     packed_size(p);  // sets ocb
-    Ep e{bias, res, act, lo, hi};
-    if (act == kEpRelu) { e.lo = 0.0f; e.hi = INFINITY; }
-    if (act == kEpRelu6) { e.lo = 0.0f; e.hi = 6.0f; }
+    Ep e = make_ep(bias, res, act, lo, hi);
     if (p.N <= 0 || p.OH <= 0 || p.OW <= 0 || p.O <= 0) return;
     if (p.out_nchw && (is_depthwise(p) || is_narrow_grouped(p))) {
         // these kernels store NHWC rows: run them into a scratch buffer and transpose it
@@ -709,6 +719,11 @@ void conv_forward(const float* x, const float* wp, const float* bias, const floa
 }
 
 }  // namespace
+
+void depthwise_rows(const float* x, const float* wp, const float* bias, float* y, const ConvNhwcParams& p, int act,
+                    float lo, float hi, int64_t r0, int64_t r1) {
+    dw_rows(x, wp, y, p, make_ep(bias, nullptr, act, lo, hi), r0, r1);
+}
 
 void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& cp,
                               bool w_flipped) {

@@ -12,6 +12,11 @@ namespace FV_ISA_NAMESPACE {
 // y (B, cols, rows) = x (B, rows, cols) transposed per batch: NCHW <-> NHWC.
 void transpose_batched(const float* x, float* y, int64_t B, int64_t rows, int64_t cols);
 
+// Output rows [r0, r1) (row r = image r / OH, output row r % OH) of a depthwise conv (p.groups == p.C == p.O) with
+// weights packed by conv_pack, y = act(conv + bias), run serially on the calling thread.
+void depthwise_rows(const float* x, const float* wp, const float* bias, float* y, const ConvNhwcParams& p, int act,
+                    float lo, float hi, int64_t r0, int64_t r1);
+
 void conv_forward_nchw_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& p,
                               bool w_flipped = false);
 

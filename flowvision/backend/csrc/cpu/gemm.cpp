@@ -904,6 +904,11 @@ double fma_loop(int64_t iters) {
 }
 }  // namespace
 
+void gemm_packed_f32(const float* A, int64_t M, int64_t K, int64_t N, const float* Bp, float* C, const float* bias,
+                     int act, float lo, float hi) {
+    gemm_packed_impl<float>(A, M, K, N, Bp, C, bias, nullptr, act, lo, hi);
+}
+
 FV_REGISTRATION void fill_gemm(KernelTable& t) {
     t.fma_loop = &fma_loop;
     FV_FILL_F32_F64(t, gemm, gemm_batched);

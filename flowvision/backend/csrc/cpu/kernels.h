@@ -152,6 +152,13 @@ struct NhwcKernels {
     bool (*winograd_pack)(const float* w, float* u, int64_t C, int64_t O);  // false: channels not whole vectors
     void (*conv_winograd)(const float* x, const float* u, const float* bias, const float* residual, float* y,
                           const ConvNhwcParams& p, int act, float lo, float hi);
+    // An inverted-residual block's 1x1 expansion and the depthwise conv that reads it, band by band so the expanded
+    // tensor stays in cache (cpu/conv_pw_dw.cpp): e = pw_act(x (N, H, W, cin) @ pw + pw_bias) with pw packed by
+    // pack_b as a (cin, E) operand, y = dw_act(depthwise(e) + dw_bias) with dw packed by conv_pack; p is the
+    // depthwise conv's params (C = O = groups = E). Equal, bit for bit, to the two convs run one after the other.
+    void (*conv_pw_dw)(const float* x, int64_t cin, const float* pw, const float* pw_bias, int pw_act, float pw_lo,
+                       float pw_hi, const float* dw, const float* dw_bias, float* y, const ConvNhwcParams& p,
+                       int dw_act, float dw_lo, float dw_hi);
 };
 
 // Fused scaled-dot-product attention (cpu/attention.cpp). Every operand is addressed by element strides: up to 4

@@ -5,6 +5,7 @@ namespace FV_ISA_NAMESPACE {
 
 FV_REGISTRATION void fill_conv_nhwc(KernelTable& t);  // cpu/conv_nhwc.cpp
 FV_REGISTRATION void fill_conv_winograd(KernelTable& t);  // cpu/conv_winograd.cpp
+FV_REGISTRATION void fill_conv_pw_dw(KernelTable& t);  // cpu/conv_pw_dw.cpp
 FV_REGISTRATION void fill_pool_nhwc(KernelTable& t);  // cpu/pool_nhwc.cpp
 FV_REGISTRATION void fill_attention(KernelTable& t);  // cpu/attention.cpp
 FV_REGISTRATION void fill_window(KernelTable& t);  // cpu/window.cpp
@@ -24,6 +25,7 @@ FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_interp(t);
     fill_conv_nhwc(t);
     fill_conv_winograd(t);
+    fill_conv_pw_dw(t);
     fill_pool_nhwc(t);
     fill_attention(t);
     fill_window(t);
