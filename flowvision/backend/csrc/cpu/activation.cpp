@@ -127,7 +127,7 @@ void silu_fwd_f32(const float* x, float* y, int64_t n) {
         int64_t i = b;
         for (; i + WF <= e; i += WF) {
             vf v = vload<vf>(x + i);
-            vstore(y + i, v / (1.0f + vexp(-v)));
+            vstore(y + i, vsilu(v));
         }
         for (; i < e; ++i) y[i] = x[i] / (1.0f + expf(-x[i]));
     });
@@ -137,7 +137,7 @@ void silu_bwd_f32(const float* gy, const float* x, float* gx, int64_t n) {
         int64_t i = b;
         for (; i + WF <= e; i += WF) {
             vf v = vload<vf>(x + i);
-            vf s = 1.0f / (1.0f + vexp(-v));
+            vf s = vsigmoid(v);
             vstore(gx + i, vload<vf>(gy + i) * s * (1.0f + v * (1.0f - s)));
         }
         for (; i < e; ++i) {

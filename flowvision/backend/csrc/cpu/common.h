@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE__)
+#include <immintrin.h>
+#endif
+
 #include "core/threadpool.h"
 #include "cpu/kernels.h"
 
@@ -42,12 +46,38 @@ template <class V, class T> static inline void vstore(T* p, V v) { memcpy(p, &v,
 
 static inline vec_t<float> vsplat(float a) { return vec_t<float>{} + a; }
 
-// exp over a float vector: Cephes-style polynomial (~1 ulp), 0 below -87.34 (softmax, attention, GELU/SiLU)
+// Lane-wise min(a, x) / max(a, x) that return x where x is NaN, as `x > a ? a : x` does, in one instruction
+// (the ternary compiles to a compare and a blend)
+static inline vec_t<float> vmin_keep_nan(vec_t<float> a, vec_t<float> x) {
+#if defined(__AVX512F__)
+    return (vec_t<float>)_mm512_min_ps((__m512)a, (__m512)x);
+#elif defined(__AVX__)
+    return (vec_t<float>)_mm256_min_ps((__m256)a, (__m256)x);
+#elif defined(__SSE__)
+    return (vec_t<float>)_mm_min_ps((__m128)a, (__m128)x);
+#else
+    return x > a ? a : x;
+#endif
+}
+static inline vec_t<float> vmax_keep_nan(vec_t<float> a, vec_t<float> x) {
+#if defined(__AVX512F__)
+    return (vec_t<float>)_mm512_max_ps((__m512)a, (__m512)x);
+#elif defined(__AVX__)
+    return (vec_t<float>)_mm256_max_ps((__m256)a, (__m256)x);
+#elif defined(__SSE__)
+    return (vec_t<float>)_mm_max_ps((__m128)a, (__m128)x);
+#else
+    return x < a ? a : x;
+#endif
+}
+
+// exp over a float vector: Cephes-style polynomial (~1 ulp), inputs clamped to [-87.34, 88]; with UNDERFLOW_TO_ZERO,
+// 0 below -87.34. `1 + exp(z)` (SiLU, sigmoid, tanh) is the same without that select, which saves a compare and a
+// blend: exp(-87.34) ~ 1.2e-38 vanishes next to 1 exactly as 0 does.
+template <bool UNDERFLOW_TO_ZERO = true>
 static inline vec_t<float> vexp(vec_t<float> x) {
     const vec_t<float> hi = vsplat(88.0f), lo = vsplat(-87.3365447504f);
-    const vec_t<float> under = x < lo ? vsplat(1.0f) : vsplat(0.0f);
-    vec_t<float> xc = x > hi ? hi : x;
-    xc = xc < lo ? lo : xc;
+    const vec_t<float> xc = vmax_keep_nan(lo, vmin_keep_nan(hi, x));
     const vec_t<float> magic = vsplat(12582912.0f);  // 1.5 * 2^23: round to nearest
     vec_t<float> t = xc * 1.44269504088896341f + magic;
     VecT<float>::itype ni;
@@ -66,10 +96,15 @@ static inline vec_t<float> vexp(vec_t<float> x) {
     VecT<float>::itype bits = (ni + 127) << 23;
     vec_t<float> pow2;
     memcpy(&pow2, &bits, sizeof(pow2));
-    vec_t<float> res = p * pow2;
-    res = under != vsplat(0.0f) ? vsplat(0.0f) : res;
+    const vec_t<float> res = p * pow2;
+    if (UNDERFLOW_TO_ZERO) return x < lo ? vsplat(0.0f) : res;
     return res;
 }
+
+// SiLU x / (1 + exp(-x)) and the logistic sigmoid on a float vector: the one definition every kernel uses (the
+// standalone activation, the GEMM's and the convolutions' epilogues)
+static inline vec_t<float> vsilu(vec_t<float> v) { return v / (1.0f + vexp<false>(-v)); }
+static inline vec_t<float> vsigmoid(vec_t<float> v) { return 1.0f / (1.0f + vexp<false>(-v)); }
 
 template <class T> static inline T mn(T a, T b) { return b < a ? b : a; }
 template <class T> static inline T mx(T a, T b) { return a < b ? b : a; }
@@ -92,7 +127,7 @@ static inline vec_t<float> verf(vec_t<float> x) {
     const vec_t<float> r = 1.0f - p * vexp(-ax * ax);
     return x < vsplat(0.0f) ? -r : r;
 }
-static inline vec_t<float> vtanh(vec_t<float> u) { return 1.0f - 2.0f / (vexp(2.0f * u) + 1.0f); }
+static inline vec_t<float> vtanh(vec_t<float> u) { return 1.0f - 2.0f / (vexp<false>(2.0f * u) + 1.0f); }
 static inline vec_t<float> vgelu(vec_t<float> v, bool tanh_approx) {
     if (tanh_approx) return 0.5f * v * (1.0f + vtanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
     return 0.5f * v * (1.0f + verf(v * 0.7071067811865476f));

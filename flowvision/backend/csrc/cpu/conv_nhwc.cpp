@@ -162,7 +162,7 @@ static inline void act_row(int act, float* y, int64_t n) {
     if (act == kEpSilu) {
         for (; j + kW <= n; j += kW) {
             const V v = vload<V>(y + j);
-            vstore(y + j, v / (1.0f + vexp(-v)));
+            vstore(y + j, vsilu(v));
         }
     } else {
         for (; j + kW <= n; j += kW) vstore(y + j, vgelu(vload<V>(y + j), act == kEpGeluTanh));

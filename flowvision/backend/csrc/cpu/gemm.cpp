@@ -398,7 +398,7 @@ __attribute__((noinline)) void act_tile(int act, T* C, int64_t ldc, int rows, in
 #pragma GCC unroll 1
             for (int j = 0; j < cols; j += W) {
                 const VecF v = vload<VecF>(c + j);
-                vstore(c + j, act == kEpSilu ? v / (1.0f + vexp(-v)) : vgelu(v, act == kEpGeluTanh));
+                vstore(c + j, act == kEpSilu ? vsilu(v) : vgelu(v, act == kEpGeluTanh));
             }
         }
     }
