@@ -100,8 +100,9 @@ def test_fused_step_is_bit_identical_to_two_steps(cin, e, k, stride, dilation, h
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
-def test_band_smaller_than_the_kernel_steps_one_row_at_a_time():
-    """Rows wider than the band buffer (one output row per step, the kept rows moved every step), with biases."""
+def test_rows_wider_than_the_band_buffer():
+    """Rows wider than the band buffer's budget (the band grows to its minimum of four output rows a step; the kept
+    rows move every step), with biases."""
     flow.manual_seed(1)
     model = _randomise_bn(_Block(8, 512, 3, 1, 1, "silu", project=False, bias=True), seed=2)
     x = flow.from_numpy(np.random.default_rng(3).standard_normal((4, 8, 9, 130)).astype(np.float32))
