@@ -134,10 +134,12 @@ struct Ep {
 };
 
 // y[0:n] = act(acc + bias[0:n] + res[0:n]); the same order of operations as the packed GEMM's epilogue
+// (ACT >= 0: the activation fixed at compile time, e.act's register epilogue; -1: e.act's, switched on per call)
+template <int ACT = -1>
 static inline void finish_vec(V acc, float* y, const float* bias, const float* res, const Ep& e) {
     if (bias) acc += vload<V>(bias);
     if (res) acc += vload<V>(res);
-    vstore(y, epilogue_apply<V, float>(e.act, acc, e.lo, e.hi));
+    vstore(y, epilogue_apply<V, float>(ACT < 0 ? e.act : ACT, acc, e.lo, e.hi));
 }
 static inline void finish_scalar(float* y, const float* acc, int64_t n, const float* bias, const float* res,
                                  const Ep& e) {
@@ -446,7 +448,7 @@ static inline V load_part(const float* p, int64_t n) {
 }
 
 // One output pixel, channels [c0, c0 + CV*kW) (cn valid), taps [kh0,kh1) x [kw0,kw1).
-template <int CV>
+template <int CV, int ACT>
 inline void dw_pixel(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
                      const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t kh0, int64_t kh1,
                      int64_t kw0, int64_t kw1, int64_t c0, int64_t cn, const Ep& e) {
@@ -473,7 +475,7 @@ inline void dw_pixel(const float* xn, const float* wp, float* yo, const float* r
     }
     if (full) {
         for (int v = 0; v < CV; ++v)
-            finish_vec(acc[v], yo + v * kW, bias ? bias + c0 + v * kW : nullptr, ro ? ro + v * kW : nullptr, e);
+            finish_vec<ACT>(acc[v], yo + v * kW, bias ? bias + c0 + v * kW : nullptr, ro ? ro + v * kW : nullptr, e);
     } else {
         alignas(64) float tmp[CV * kW];
         for (int v = 0; v < CV; ++v) vstore(tmp + v * kW, acc[v]);
@@ -482,7 +484,7 @@ inline void dw_pixel(const float* xn, const float* wp, float* yo, const float* r
 }
 
 // PX adjacent interior pixels (all taps valid), full channel vectors: the weight vectors are shared.
-template <int PX, int CV>
+template <int PX, int CV, int ACT>
 inline void dw_interior(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
                         const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t c0, const Ep& e) {
     V acc[PX][CV];
@@ -505,7 +507,7 @@ inline void dw_interior(const float* xn, const float* wp, float* yo, const float
     }
     for (int i = 0; i < PX; ++i)
         for (int v = 0; v < CV; ++v)
-            finish_vec(acc[i][v], yo + i * p.C + v * kW, bias ? bias + c0 + v * kW : nullptr,
+            finish_vec<ACT>(acc[i][v], yo + i * p.C + v * kW, bias ? bias + c0 + v * kW : nullptr,
                        ro ? ro + i * p.C + v * kW : nullptr, e);
 }
 
@@ -514,7 +516,7 @@ inline void dw_interior(const float* xn, const float* wp, float* yo, const float
 // FMAs per load instead of one). Each pixel sums its taps in the same (kh, kw) order as dw_interior / dw_pixel.
 constexpr int kDwRunPX = 8;  // 8 accumulators + K weights + 1 input: 14 of 16 registers at K = 5
 
-template <int K>
+template <int K, int ACT>
 inline void dw_interior_s1(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
                            const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t c0, const Ep& e) {
     constexpr int PX = kDwRunPX;
@@ -539,11 +541,13 @@ inline void dw_interior_s1(const float* xn, const float* wp, float* yo, const fl
     }
 #pragma GCC unroll 16
     for (int i = 0; i < PX; ++i)
-        finish_vec(acc[i], yo + i * p.C, bias ? bias + c0 : nullptr, ro ? ro + i * p.C : nullptr, e);
+        finish_vec<ACT>(acc[i], yo + i * p.C, bias ? bias + c0 : nullptr, ro ? ro + i * p.C : nullptr, e);
 }
 
-// Output rows [r0, r1) (row r = image r / OH, output row r % OH) of the depthwise conv, serially.
-void dw_rows(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e, int64_t r0,
+// Output rows [r0, r1) (row r = image r / OH, output row r % OH) of the depthwise conv, serially, with the register
+// epilogue ACT (see finish_vec).
+template <int ACT>
+void dw_rows_act(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e, int64_t r0,
              int64_t r1) {
 #if defined(__AVX512F__)
     constexpr int CV = 2, PX = 4;
@@ -574,12 +578,12 @@ void dw_rows(const float* x, const float* wp, float* y, const ConvNhwcParams& p,
                 for (; c0 + kW <= p.C; c0 += kW) {
                     float* yo = yr + ow * p.C + c0;
                     const float* ro = rr ? rr + ow * p.C + c0 : nullptr;
-                    if (p.KW == 3) dw_interior_s1<3>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
-                    else dw_interior_s1<5>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
+                    if (p.KW == 3) dw_interior_s1<3, ACT>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
+                    else dw_interior_s1<5, ACT>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
                 }
                 if (c0 < p.C)
                     for (int64_t i = 0; i < kDwRunPX; ++i)
-                        dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
+                        dw_pixel<CV, ACT>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
                                      e.bias, p, cpad, ih0, iw0 + i, 0, p.KH, 0, p.KW, c0, p.C - c0, e);
                 ow += kDwRunPX;
                 continue;
@@ -589,11 +593,11 @@ void dw_rows(const float* x, const float* wp, float* y, const ConvNhwcParams& p,
                 (ow + PX - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
                 int64_t c0 = 0;
                 for (; c0 + CB <= p.C; c0 += CB)
-                    dw_interior<PX, CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p,
+                    dw_interior<PX, CV, ACT>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p,
                                         cpad, ih0, iw0, c0, e);
                 for (; c0 < p.C; c0 += CB)
                     for (int64_t i = 0; i < PX; ++i)
-                        dw_pixel<CV>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
+                        dw_pixel<CV, ACT>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
                                      e.bias, p, cpad, ih0, iw0 + i * p.sw, 0, p.KH, 0, p.KW, c0,
                                      mn<int64_t>(CB, p.C - c0), e);
                 ow += PX;
@@ -603,11 +607,32 @@ void dw_rows(const float* x, const float* wp, float* y, const ConvNhwcParams& p,
             while (kw0 < p.KW && iw0 + kw0 * p.dw < 0) ++kw0;
             while (kw1 > kw0 && iw0 + (kw1 - 1) * p.dw >= p.W) --kw1;
             for (int64_t c0 = 0; c0 < p.C; c0 += CB)
-                dw_pixel<CV>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p, cpad, ih0,
+                dw_pixel<CV, ACT>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p, cpad, ih0,
                              iw0, kh0, kh1, kw0, kw1, c0, mn<int64_t>(CB, p.C - c0), e);
             ++ow;
         }
         if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu) act_inplace<float>(e.act, yr, p.OW * p.C);
+    }
+}
+
+// dw_rows_act with the activation fixed at compile time: a 3x3 depthwise output vector is 9 FMAs, so a switch on
+// the activation per vector is a large share of its cost
+void dw_rows(const float* x, const float* wp, float* y, const ConvNhwcParams& p, const Ep& e, int64_t r0,
+             int64_t r1) {
+    switch (e.act) {
+        case kEpNone:
+        case kEpGelu:
+        case kEpGeluTanh:
+        case kEpSilu:  // after-store kinds: the register epilogue passes them through, act_inplace runs them
+            return dw_rows_act<kEpNone>(x, wp, y, p, e, r0, r1);
+        case kEpRelu:
+        case kEpRelu6:
+        case kEpClamp:  // one clamp to [lo, hi] (make_ep sets relu's and relu6's bounds)
+            return dw_rows_act<kEpClamp>(x, wp, y, p, e, r0, r1);
+        case kEpHardswish:
+            return dw_rows_act<kEpHardswish>(x, wp, y, p, e, r0, r1);
+        default:
+            return dw_rows_act<-1>(x, wp, y, p, e, r0, r1);
     }
 }
 
