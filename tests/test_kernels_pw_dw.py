@@ -114,36 +114,30 @@ def test_rows_wider_than_the_band_buffer():
         np.testing.assert_array_equal(cm(x).numpy(), cm_sep(x).numpy())
 
 
-def test_expansion_read_elsewhere_is_not_fused():
-    class Branch(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.pw = nn.Conv2d(8, 16, 1)
-            self.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+class _Branch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pw = nn.Conv2d(8, 16, 1)
+        self.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)
 
-        def forward(self, x):
-            e = self.pw(x)
-            return self.dw(e) + e  # the expansion is needed after the depthwise conv
+    def forward(self, x):
+        e = self.pw(x)
+        return self.dw(e) + e  # the expansion is needed after the depthwise conv
 
-    flow.manual_seed(4)
-    model = Branch().eval()
-    x = flow.from_numpy(np.random.default_rng(4).standard_normal((1, 8, 10, 10)).astype(np.float32))
+
+@pytest.mark.parametrize("case", ["read_elsewhere", "strided_expansion", "grouped_conv"])
+def test_not_fused(case):
+    flow.manual_seed(5)
+    model = {"read_elsewhere": _Branch,
+             "strided_expansion": lambda: nn.Sequential(nn.Conv2d(8, 16, 1, stride=2),
+                                                        nn.Conv2d(16, 16, 3, padding=1, groups=16)),
+             "grouped_conv": lambda: nn.Sequential(nn.Conv2d(8, 16, 1),
+                                                   nn.Conv2d(16, 16, 3, padding=1, groups=4))}[case]().eval()
+    x = flow.from_numpy(np.random.default_rng(5).standard_normal((1, 8, 12, 12)).astype(np.float32))
     cm, plan = _plan_of(model, x)
     assert _fused_steps(plan) == 0
     with flow.no_grad():
         np.testing.assert_allclose(cm(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
-
-
-def test_strided_expansion_and_grouped_conv_are_not_fused():
-    flow.manual_seed(5)
-    strided = nn.Sequential(nn.Conv2d(8, 16, 1, stride=2), nn.Conv2d(16, 16, 3, padding=1, groups=16)).eval()
-    grouped = nn.Sequential(nn.Conv2d(8, 16, 1), nn.Conv2d(16, 16, 3, padding=1, groups=4)).eval()
-    x = flow.from_numpy(np.random.default_rng(5).standard_normal((1, 8, 12, 12)).astype(np.float32))
-    for model in (strided, grouped):
-        cm, plan = _plan_of(model, x)
-        assert _fused_steps(plan) == 0
-        with flow.no_grad():
-            np.testing.assert_allclose(cm(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_zoo_mobile_net_fuses_every_expansion():

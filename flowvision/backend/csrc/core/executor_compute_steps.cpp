@@ -483,7 +483,8 @@ Step* make_compute_step(const std::string& kind, const py::dict& d) {
         s->pw = &s->pw_obj.cast<const PackedConv&>();
         s->dw_obj = d["packed"];
         s->dw = &s->dw_obj.cast<const PackedConv&>();
-        if (!s->pw->has_gemm || s->pw->isa != &table()) fail("ExecPlan: conv_pw_dw needs a 1x1 weight packed for this ISA");
+        if (!s->pw->has_gemm || s->pw->isa != &table())
+            fail("ExecPlan: conv_pw_dw needs a 1x1 weight packed for this ISA");
         s->pw_bias_obj = d["pw_bias"];
         s->pw_bias = f32_ptr(s->pw_bias_obj, "pw_bias");
         s->dw_bias_obj = d["bias"];
@@ -492,7 +493,8 @@ Step* make_compute_step(const std::string& kind, const py::dict& d) {
         if (xs.size() != 4 || xs[3] != s->pw->C) fail("ExecPlan: conv_pw_dw input channels");
         s->cin = xs[3];
         const int64_t E = s->pw->O;
-        if (s->dw->groups != E || s->dw->O != E || s->dw->C != E) fail("ExecPlan: conv_pw_dw needs a depthwise conv over the expansion");
+        if (s->dw->groups != E || s->dw->O != E || s->dw->C != E)
+            fail("ExecPlan: conv_pw_dw needs a depthwise conv over the expansion");
         if ((s->pw_bias && py::reinterpret_borrow<py::array>(s->pw_bias_obj).size() != E) ||
             (s->dw_bias && py::reinterpret_borrow<py::array>(s->dw_bias_obj).size() != E))
             fail("ExecPlan: conv_pw_dw bias size");

@@ -172,51 +172,6 @@ static inline void act_row(int act, float* y, int64_t n) {
     if (j < n) act_inplace<float>(act, y + j, n - j);
 }
 
-// A full tile's store (MR x NV vectors, no residual) with the epilogue fixed at compile time: finish_vec's per-vector
-// tests and activation switch cost as much as the FMAs of a short reduction (the 3-channel stem's 27 steps).
-template <int MR, int NV, int ACT, bool BIAS>
-__attribute__((always_inline)) inline void store_tile(const V (&c)[MR][NV], float* y, int64_t ldy, const float* bias,
-                                                      float lo, float hi) {
-    V b[NV];
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) b[j] = BIAS ? vload<V>(bias + j * kW) : V{};
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            V v = c[i][j];
-            if (BIAS) v += b[j];
-            vstore(y + i * ldy + j * kW, epilogue_apply<V, float>(ACT, v, lo, hi));
-        }
-}
-
-// store_tile for e's activation and bias; false for an activation it has no instance for
-template <int MR, int NV>
-__attribute__((always_inline)) inline bool store_tile_fixed(const V (&c)[MR][NV], float* y, int64_t ldy,
-                                                            const float* bias, const Ep& e) {
-    switch (e.act) {
-        case kEpNone:
-        case kEpGelu:
-        case kEpGeluTanh:
-        case kEpSilu:  // after-store kinds: epilogue_apply passes them through
-            bias ? store_tile<MR, NV, kEpNone, true>(c, y, ldy, bias, e.lo, e.hi)
-                 : store_tile<MR, NV, kEpNone, false>(c, y, ldy, bias, e.lo, e.hi);
-            return true;
-        case kEpRelu:
-        case kEpRelu6:
-        case kEpClamp:  // the same clamp to [lo, hi] (make_ep sets relu's and relu6's bounds)
-            bias ? store_tile<MR, NV, kEpClamp, true>(c, y, ldy, bias, e.lo, e.hi)
-                 : store_tile<MR, NV, kEpClamp, false>(c, y, ldy, bias, e.lo, e.hi);
-            return true;
-        case kEpHardswish:
-            bias ? store_tile<MR, NV, kEpHardswish, true>(c, y, ldy, bias, e.lo, e.hi)
-                 : store_tile<MR, NV, kEpHardswish, false>(c, y, ldy, bias, e.lo, e.hi);
-            return true;
-        default:
-            return false;
-    }
-}
-
 template <int MR, int NV>
 __attribute__((noinline)) void tile_kernel(const Seg* segs, int64_t nseg, const float* const* ptrs,
                                            const float* __restrict wb, float* y, int64_t ldy, int64_t mr,
@@ -226,7 +181,7 @@ __attribute__((noinline)) void tile_kernel(const Seg* segs, int64_t nseg, const 
     t.zero();
     for (int64_t s = 0; s < nseg; ++s) t.template fma<1>(segs[s].len, ptrs + s * MR, wb + segs[s].woff, NR);
     auto& c = t.c;
-    const bool stored = nr == NR && mr == MR && !res && store_tile_fixed<MR, NV>(c, y, ldy, bias, e);
+    const bool stored = nr == NR && mr == MR && !res && t.store_epilogue(y, ldy, bias, e.act, e.lo, e.hi);
     if (stored) {
         // the common tile: done
     } else if (nr == NR) {

@@ -100,6 +100,51 @@ struct FmaTile {
         for (int64_t k = 0; k < len; ++k) step<NVP>(ap, k * AS, b + k * ldb, pstride);
     }
 
+    // Every accumulator stored to C (row stride ldc) as act(c + bias[j]), with the activation and whether there is a
+    // bias fixed at compile time: the store of the GEMM's and the NHWC conv's common tile, where testing them for
+    // each stored vector cost as much as a short reduction's FMAs. act: an Epilogue (relu / relu6 / clamp to
+    // [lo, hi] and hardswish in registers; none and the after-store kinds pass through); false, and nothing stored,
+    // for one without an instance here.
+    __attribute__((always_inline)) inline bool store_epilogue(T* C, int64_t ldc, const T* bias, int act, T lo,
+                                                              T hi) const {
+        switch (act) {
+            case kEpNone:
+            case kEpGelu:
+            case kEpGeluTanh:
+            case kEpSilu:
+                bias ? store_fixed<kEpNone, true>(C, ldc, bias, lo, hi)
+                     : store_fixed<kEpNone, false>(C, ldc, bias, lo, hi);
+                return true;
+            case kEpRelu:
+            case kEpRelu6:
+            case kEpClamp:  // one clamp to [lo, hi]: the callers set relu's and relu6's bounds
+                bias ? store_fixed<kEpClamp, true>(C, ldc, bias, lo, hi)
+                     : store_fixed<kEpClamp, false>(C, ldc, bias, lo, hi);
+                return true;
+            case kEpHardswish:
+                bias ? store_fixed<kEpHardswish, true>(C, ldc, bias, lo, hi)
+                     : store_fixed<kEpHardswish, false>(C, ldc, bias, lo, hi);
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    template <int ACT, bool BIAS>
+    __attribute__((always_inline)) inline void store_fixed(T* C, int64_t ldc, const T* bias, T lo, T hi) const {
+        V b[NV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) b[j] = BIAS ? vload<V>(bias + j * W) : V{};
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) {
+                V v = c[i][j];
+                if (BIAS) v = v + b[j];
+                vstore(C + i * ldc + j * W, epilogue_apply<V, T>(ACT, v, lo, hi));
+            }
+    }
+
     // row i's NV vectors stored to p (NV * W contiguous values)
     __attribute__((always_inline)) inline void store_row(int i, T* p) const {
 #pragma GCC unroll 4

@@ -404,53 +404,6 @@ __attribute__((noinline)) void act_tile(int act, T* C, int64_t ldc, int rows, in
     }
 }
 
-// The store of the common tile (one K block, no residual, full width) with the epilogue fixed at compile time: the
-// general store below tests first / last / residual / bias and switches on the activation for every vector, which
-// cost as much as the FMAs of a K = 16 tile (a pointwise expansion from 16 channels).
-template <class T, int R, int NV, int ACT, bool BIAS>
-__attribute__((always_inline)) inline void store_tile(const vec_t<T> (&c)[R][NV], T* C, int64_t ldc, const T* bias,
-                                                      T lo, T hi) {
-    typedef vec_t<T> V;
-    constexpr int W = Cfg<T>::W;
-    V b[NV];
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) b[j] = BIAS ? vload<V>(bias + j * W) : V{};
-#pragma GCC unroll 16
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            V v = c[i][j];
-            if (BIAS) v = v + b[j];
-            vstore(C + i * ldc + j * W, epilogue_apply<V, T>(ACT, v, lo, hi));
-        }
-}
-
-// store_tile for ep's activation and bias; false for an activation it has no instance for (the general store runs)
-template <class T, int R, int NV>
-__attribute__((always_inline)) inline bool store_tile_fixed(const vec_t<T> (&c)[R][NV], T* C, int64_t ldc,
-                                                            const TileEpilogue<T>& ep) {
-    const bool bias = ep.bias != nullptr;
-    switch (ep.act) {
-        case kEpNone:
-        case kEpGelu:
-        case kEpGeluTanh:
-        case kEpSilu:  // after-store kinds: epilogue_apply passes them through
-            bias ? store_tile<T, R, NV, kEpNone, true>(c, C, ldc, ep.bias, ep.lo, ep.hi)
-                 : store_tile<T, R, NV, kEpNone, false>(c, C, ldc, ep.bias, ep.lo, ep.hi);
-            return true;
-        case kEpClamp:
-            bias ? store_tile<T, R, NV, kEpClamp, true>(c, C, ldc, ep.bias, ep.lo, ep.hi)
-                 : store_tile<T, R, NV, kEpClamp, false>(c, C, ldc, ep.bias, ep.lo, ep.hi);
-            return true;
-        case kEpHardswish:
-            bias ? store_tile<T, R, NV, kEpHardswish, true>(c, C, ldc, ep.bias, ep.lo, ep.hi)
-                 : store_tile<T, R, NV, kEpHardswish, false>(c, C, ldc, ep.bias, ep.lo, ep.hi);
-            return true;
-        default:
-            return false;
-    }
-}
-
 // R rows x NV vectors of C. A rows at A + i * lda (k contiguous); B: the packed panel, kc rows of NR floats
 // (only the first NV * W columns are read, so a narrow NV serves a half-empty tail panel without wasted FMAs).
 // first: this is K block 0 (C is not read); last: the final K block (epilogue). nr < NV * W: partial tile.
@@ -476,7 +429,7 @@ __attribute__((always_inline)) inline void tile_kernel(int64_t kc, const T* __re
             if (first && ep.res) __builtin_prefetch(ep.res + i * ldc + j * W, 0);
         }
     t.template fma<1, true>(kc, a, Bp, NR);
-    if (first && last && !ep.res && nr == TW && store_tile_fixed<T, R, NV>(c, C, ldc, ep)) {
+    if (first && last && !ep.res && nr == TW && t.store_epilogue(C, ldc, ep.bias, ep.act, ep.lo, ep.hi)) {
         if (sizeof(T) == 4 && (ep.act == kEpGelu || ep.act == kEpGeluTanh || ep.act == kEpSilu))
             act_tile<T>(ep.act, C, ldc, R, TW);
         return;
