@@ -169,3 +169,25 @@ def test_exec_plan_rejects_a_bad_conv_pw_dw_spec():
         plan = _C.ExecPlan(2, [1, 6, 6, 8], [1], [])
         with pytest.raises(ValueError, match=msg):
             plan.add_step("conv_pw_dw", {**base, **bad})
+
+
+@pytest.mark.parametrize("batch,threads", [(1, 2), (3, 1)])  # the two convs in turn / bands
+@pytest.mark.parametrize("k,stride,act", [(3, 1, "silu"), (5, 2, "hardswish"), (3, 2, "relu")])
+def test_step_equals_the_two_kernels_on_every_isa(isa, batch, threads, k, stride, act):
+    """The conv_pw_dw step against conv2d_nhwc run twice, bit for bit, on each kernel ISA this CPU has."""
+    rng = np.random.default_rng(k + stride)
+    n_in, e, hw, pad = 12, 40, (19, 13), (k - 1) // 2
+    x = rng.standard_normal((batch,) + hw + (n_in,)).astype(np.float32)
+    pw = _C.pack_conv(rng.standard_normal((e, n_in, 1, 1)).astype(np.float32) * 0.3, 1)
+    dw = _C.pack_conv(rng.standard_normal((e, 1, k, k)).astype(np.float32) * 0.3, e)
+    b1, b2 = (rng.standard_normal(e).astype(np.float32) for _ in range(2))
+    with _threads(threads):
+        mid = np.asarray(_C.conv2d_nhwc(x, pw, b1, [1, 1], [0, 0], [1, 1], act, None, 0.0, 0.0, None))
+        ref = np.asarray(_C.conv2d_nhwc(mid, dw, b2, [stride] * 2, [pad] * 2, [1, 1], act, None, 0.0, 0.0, None))
+        plan = _C.ExecPlan(2, list(x.shape), [1], [])
+        plan.add_step("conv_pw_dw", dict(label="s", ins=[0], outs=[1], drop=[], buf=-1, in_shape=list(x.shape),
+                                         stride=[stride] * 2, padding=[pad] * 2, dilation=[1, 1], ep=act, lo=0.0,
+                                         hi=0.0, pw_ep=act, pw_lo=0.0, pw_hi=0.0, bias=b2, pw_bias=b1,
+                                         pw_packed=pw, packed=dw))
+        got = np.asarray(plan.run(x)[0])
+    np.testing.assert_array_equal(got, ref, err_msg=f"{isa}")
