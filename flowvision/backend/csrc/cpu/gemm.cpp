@@ -420,13 +420,15 @@ __attribute__((always_inline)) inline void tile_kernel(int64_t kc, const T* __re
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) a[i] = A + i * lda;
     // start fetching the C (and residual) lines for writing now, so the stores below do not wait for them (with
-    // short K the store of a freshly allocated output is a large part of the tile's time)
+    // short K the store of a freshly allocated output is a large part of the tile's time); one prefetch per 64-byte
+    // line of a row, not per vector (AVX2: half as many, K = 16 tiles 66 -> 75 GFLOP/s)
+    constexpr int kLine = 64 / int(sizeof(T));
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            __builtin_prefetch(C + i * ldc + j * W, 1);
-            if (first && ep.res) __builtin_prefetch(ep.res + i * ldc + j * W, 0);
+        for (int j = 0; j < TW; j += kLine) {
+            __builtin_prefetch(C + i * ldc + j, 1);
+            if (first && ep.res) __builtin_prefetch(ep.res + i * ldc + j, 0);
         }
     t.template fma<1, true>(kc, a, Bp, NR);
     if (first && last && !ep.res && nr == TW && t.store_epilogue(C, ldc, ep.bias, ep.act, ep.lo, ep.hi)) {
