@@ -135,8 +135,8 @@ void bind_executor(py::module_& m) {
              }),
              py::arg("n_slots"), py::arg("in_shape"), py::arg("outputs"), py::arg("arena_sizes"))
         .def("add_step", &ExecPlan::add_step, py::arg("kind"), py::arg("spec"),
-             "Append a step: kind (conv, linear, transpose, pool, binary, unary, layer_norm, softmax, matmul, cat, "
-             "roll, reshape, permute, slice, python) and its spec dict (label, ins, outs, drop, buf, ...)")
+             "Append a step: kind (conv, conv_pw_dw, linear, transpose, pool, binary, unary, layer_norm, softmax, "
+             "matmul, cat, roll, reshape, permute, slice, python) and its spec dict (label, ins, outs, drop, buf, ...)")
         .def("run", &ExecPlan::run, py::arg("x"), py::arg("dry_run") = false, py::arg("profile") = false,
              "Run the plan on a float32 array of the captured shape; returns the outputs as numpy arrays that own "
              "their memory. dry_run: native steps skip their kernels and copies (outputs are garbage): times the "

@@ -456,8 +456,8 @@ struct SdpaStep : Step {
     }
 };
 
-// The step of kind `kind` (conv, linear, transpose, pool, binary, unary, channel_gate, layer_norm, softmax, matmul,
-// mean, sdpa) from its spec dict; nullptr for a kind of another group.
+// The step of kind `kind` (conv, conv_pw_dw, linear, transpose, pool, binary, unary, channel_gate, layer_norm,
+// softmax, matmul, mean, sdpa) from its spec dict; nullptr for a kind of another group.
 Step* make_compute_step(const std::string& kind, const py::dict& d) {
     auto shape_of = [&](const char* k) { return d[k].cast<Shape>(); };
     auto get_ep = [&](auto* s) {
