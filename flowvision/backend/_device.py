@@ -11,7 +11,7 @@ class device:
             type, index = "cuda", type
         elif isinstance(type, str) and ":" in type:
             type, idx = type.split(":", 1)
-            if not idx.isdigit():
+            if not idx.isdecimal():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
         if type not in ("cpu", "cuda"):

@@ -278,7 +278,7 @@ def _index(device) -> int:
         return device
     if isinstance(device, str):
         kind, _, idx = device.partition(":")
-        if kind != "cuda" or (idx and not idx.isdigit()):
+        if kind != "cuda" or (idx and not idx.isdecimal()):
             raise ValueError(f"invalid CUDA device {device!r}")
         return int(idx) if idx else 0
     idx = getattr(device, "index", None)

@@ -262,7 +262,7 @@ def _transfer(session, url, partial, dst, progress, headers, settings):
             offset = 0
             mode = "wb"
             cl = resp.headers.get("Content-Length")
-            total = int(cl) if cl and cl.isdigit() else None
+            total = int(cl) if cl and cl.isascii() and cl.isdigit() else None
             _write_validator(validator_file, resp.headers)
         else:
             raise DownloadError(f"unexpected HTTP {status} while downloading {url}", url=url, path=dst, status=status)

@@ -81,7 +81,7 @@ def register_model_alias(alias: str, target: str) -> None:
 
 
 def _natural_key(s):
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s.lower())]
+    return [int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", s.lower())]
 
 
 def resolve_model_name(name):

@@ -225,7 +225,7 @@ class Optimizer:
 
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
-            key = k if not isinstance(k, str) or not k.isdigit() else int(k)
+            key = k if not isinstance(k, str) or not k.isdecimal() else int(k)
             if key in id_map:
                 param = id_map[key]
                 state[param] = self._cast_state(param, {sk: _as_state_value(sv) for sk, sv in v.items()})
