@@ -354,7 +354,7 @@ def _pw_dw_pairs(g, specs, last, outputs):
     pairs = {}
     for i in range(len(g.ops) - 1):
         (k1, p1), (k2, p2) = specs[i], specs[i + 1]
-        if k1 != "conv" or k2 != "conv" or i in pairs.values():
+        if k1 != "conv" or k2 != "conv":
             continue
         pw, dw, a, b = p1["packed"], p2["packed"], g.ops[i], g.ops[i + 1]
         mid = a.outs[0]
