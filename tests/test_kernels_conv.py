@@ -175,8 +175,10 @@ def test_adaptive_avg_pool_nhwc_matches_torch(isa, osz):
 
 
 def test_layout_transposes(isa, threads):
-    # (2, 3, 37, 41): 3 rows of 1517 columns, split into 256-column tasks (6 per image, the last partial)
-    for shape in [(2, 5, 3, 7), (1, 64, 17, 19), (3, 3, 16, 16), (2, 3, 37, 41), (1, 600, 1, 3)]:
+    # (2, 3, 37, 41): 3 rows of 1517 columns (the RGB interleave: 8 pixels at a time, then single ones);
+    # (2, 3, 70, 61): 4270 columns, two interleave tasks per image
+    for shape in [(2, 5, 3, 7), (1, 64, 17, 19), (3, 3, 16, 16), (2, 3, 37, 41), (1, 600, 1, 3), (2, 3, 70, 61),
+                  (1, 3, 1, 5)]:
         x = np.random.default_rng(8).standard_normal(shape, dtype=np.float32)
         for nt in (1, 2, 3):
             _C.set_num_threads(nt)

@@ -27,6 +27,8 @@ CASES = [
     (1, 33, 6, 40, 5, 2, 1),    # wide row, /2, 33 channels
     (1, 20, 6, 21, 3, 1, 1),    # unit-stride 8-pixel runs with a 4-channel tail
     (2, 36, 5, 19, 5, 1, 1),    # 5x5 unit-stride runs, 4-channel tail
+    (1, 24, 11, 45, 5, 2, 1),   # 5x5 /2 runs of 8, 4 and 1 pixels; the first and last rows clip the kernel
+    (2, 64, 10, 58, 3, 2, 1),   # 3x3 /2 runs of 8 then 4, whole vectors only
 ]
 
 

@@ -466,37 +466,75 @@ inline void dw_interior(const float* xn, const float* wp, float* yo, const float
                        ro ? ro + i * p.C + v * kW : nullptr, e);
 }
 
-// Unit-stride, undilated K x K (3 or 5) interior runs: PX pixels x one vector of channels, the K weight vectors of a
-// kernel row in registers and each input vector loaded once and used for every pixel whose window covers it (K
-// FMAs per load instead of one). Each pixel sums its taps in the same (kh, kw) order as dw_interior / dw_pixel.
+// Undilated K x K (3 or 5), stride S (1 or 2) runs: PX adjacent output pixels x every full channel vector, over
+// the kernel rows [kh0, kh1) (the rows inside the image; every column of the run's windows is inside). Per vector of
+// channels the K weight vectors of a kernel row stay in registers and each input vector is loaded once and used for
+// every pixel whose window covers it (K / S FMAs per load instead of one). One call covers all channel vectors, so
+// the setup is paid once per run, not once per vector. Each pixel sums its taps in (kh, kw) order, as dw_interior
+// and dw_pixel do, so which path computes a pixel does not change its value.
 constexpr int kDwRunPX = 8;  // 8 accumulators + K weights + 1 input: 14 of 16 registers at K = 5
 
-template <int K, int ACT>
-inline void dw_interior_s1(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
-                           const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t c0, const Ep& e) {
-    constexpr int PX = kDwRunPX;
-    V acc[PX];
+template <int K, int S, int PX, int ACT>
+inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
+                   const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t kh0, int64_t kh1,
+                   int64_t cfull, const Ep& e) {
+    constexpr int J = S * (PX - 1) + K;  // input columns the run reads
+    for (int64_t c0 = 0; c0 < cfull; c0 += kW) {
+        V acc[PX];
 #pragma GCC unroll 16
-    for (int i = 0; i < PX; ++i) acc[i] = V{};
-    for (int kh = 0; kh < K; ++kh) {
-        const float* xr = xn + ((ih0 + kh) * p.W + iw0) * p.C + c0;
-        const float* wr = wp + kh * K * cpad + c0;
-        V w[K];
+        for (int i = 0; i < PX; ++i) acc[i] = V{};
+        for (int64_t kh = kh0; kh < kh1; ++kh) {
+            const float* xr = xn + ((ih0 + kh) * p.W + iw0) * p.C + c0;
+            const float* wr = wp + kh * K * cpad + c0;
+            V w[K];
 #pragma GCC unroll 8
-        for (int kw = 0; kw < K; ++kw) w[kw] = vload<V>(wr + kw * cpad);
-#pragma GCC unroll 16
-        for (int j = 0; j < PX + K - 1; ++j) {
-            const V xv = vload<V>(xr + j * p.C);
+            for (int kw = 0; kw < K; ++kw) w[kw] = vload<V>(wr + kw * cpad);
+#pragma GCC unroll 32
+            for (int j = 0; j < J; ++j) {
+                const V xv = vload<V>(xr + j * p.C);
 #pragma GCC unroll 8
-            for (int kw = K - 1; kw >= 0; --kw) {  // pixel j - kw: the pixels' chains advance in kw order
-                const int i = j - kw;
-                if (i >= 0 && i < PX) acc[i] += xv * w[kw];
+                for (int kw = K - 1; kw >= 0; --kw) {  // pixel (j - kw) / S: the pixels' chains advance in kw order
+                    const int d = j - kw;
+                    if (d >= 0 && d % S == 0 && d / S < PX) acc[d / S] += xv * w[kw];
+                }
             }
         }
-    }
 #pragma GCC unroll 16
-    for (int i = 0; i < PX; ++i)
-        finish_vec<ACT>(acc[i], yo + i * p.C, bias ? bias + c0 : nullptr, ro ? ro + i * p.C : nullptr, e);
+        for (int i = 0; i < PX; ++i)
+            finish_vec<ACT>(acc[i], yo + i * p.C + c0, bias ? bias + c0 : nullptr, ro ? ro + i * p.C + c0 : nullptr,
+                            e);
+    }
+}
+
+// Output pixels [ow0, ow1) of one output row whose windows' columns all lie inside the image, in runs of 8, then 4,
+// then single pixels; channels past the last full vector through dw_pixel.
+template <int K, int S, int ACT>
+void dw_row_runs(const float* xn, const float* wp, float* yr, const float* rr, const float* bias,
+                 const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t kh0, int64_t kh1, int64_t ow0,
+                 int64_t ow1, const Ep& e) {
+    const int64_t cfull = p.C / kW * kW;
+    int64_t ow = ow0;
+    auto at = [&](int64_t o) { return std::make_pair(yr + o * p.C, rr ? rr + o * p.C : nullptr); };
+    for (; ow + kDwRunPX <= ow1; ow += kDwRunPX) {
+        auto [yo, ro] = at(ow);
+        dw_run<K, S, kDwRunPX, ACT>(xn, wp, yo, ro, bias, p, cpad, ih0, ow * S - p.pw, kh0, kh1, cfull, e);
+    }
+    if (ow + 4 <= ow1) {
+        auto [yo, ro] = at(ow);
+        dw_run<K, S, 4, ACT>(xn, wp, yo, ro, bias, p, cpad, ih0, ow * S - p.pw, kh0, kh1, cfull, e);
+        ow += 4;
+    }
+    for (; ow < ow1; ++ow) {
+        auto [yo, ro] = at(ow);
+        dw_run<K, S, 1, ACT>(xn, wp, yo, ro, bias, p, cpad, ih0, ow * S - p.pw, kh0, kh1, cfull, e);
+    }
+    if (cfull < p.C)
+        for (int64_t o = ow0; o < ow1; ++o) {
+            auto [yo, ro] = at(o);
+            constexpr int CV = 2;
+            dw_pixel<CV, ACT>(xn, wp, yo + cfull, ro ? ro + cfull : nullptr, bias, p, cpad, ih0, o * S - p.pw, kh0,
+                              kh1, 0, K, cfull, p.C - cfull, e);
+        }
 }
 
 // Output rows [r0, r1) (row r = image r / OH, output row r % OH) of the depthwise conv, serially, with the register
@@ -513,7 +551,15 @@ void dw_rows_act(const float* x, const float* wp, float* y, const ConvNhwcParams
 #endif
     constexpr int64_t CB = CV * kW;
     const int64_t cpad = ceil_div(p.C, kW) * kW;
-    const bool s1_run = p.sw == 1 && p.dw == 1 && p.dh == 1 && p.KH == p.KW && (p.KW == 3 || p.KW == 5);
+    // square 3x3 / 5x5, stride 1 or 2, undilated: the register-run kernels over each row's inner columns
+    const int run_kind = p.KH == p.KW && p.sh == p.sw && p.dh == 1 && p.dw == 1 && (p.KW == 3 || p.KW == 5) &&
+                                 (p.sw == 1 || p.sw == 2)
+                             ? p.KW * 10 + static_cast<int>(p.sw)
+                             : 0;
+    // columns whose windows lie inside the image: [ow_in0, ow_in1)
+    const int64_t ow_in0 = mn<int64_t>(p.OW, ceil_div(p.pw, p.sw));
+    const int64_t last_iw0 = p.W - 1 - (p.KW - 1) * p.dw + p.pw;  // + pw: the largest ow * sw that fits
+    const int64_t ow_in1 = mx<int64_t>(ow_in0, last_iw0 < 0 ? 0 : mn<int64_t>(p.OW, last_iw0 / p.sw + 1));
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / p.OH, oh = r % p.OH;
         const float* xn = x + n * p.H * p.W * p.C;
@@ -525,46 +571,46 @@ void dw_rows_act(const float* x, const float* wp, float* y, const ConvNhwcParams
         const bool rows_full = kh0 == 0 && kh1 == p.KH;
         float* yr = y + r * p.OW * p.C;
         const float* rr = e.res ? e.res + r * p.OW * p.C : nullptr;
-        for (int64_t ow = 0; ow < p.OW;) {
+        auto edge_pixel = [&](int64_t ow) {
             const int64_t iw0 = ow * p.sw - p.pw;
-            const bool cols_full = iw0 >= 0 && iw0 + (p.KW - 1) * p.dw < p.W;
-            if (s1_run && rows_full && cols_full && ow + kDwRunPX <= p.OW && iw0 + kDwRunPX - 1 + p.KW - 1 < p.W) {
-                int64_t c0 = 0;
-                for (; c0 + kW <= p.C; c0 += kW) {
-                    float* yo = yr + ow * p.C + c0;
-                    const float* ro = rr ? rr + ow * p.C + c0 : nullptr;
-                    if (p.KW == 3) dw_interior_s1<3, ACT>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
-                    else dw_interior_s1<5, ACT>(xn, wp, yo, ro, e.bias, p, cpad, ih0, iw0, c0, e);
-                }
-                if (c0 < p.C)
-                    for (int64_t i = 0; i < kDwRunPX; ++i)
-                        dw_pixel<CV, ACT>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
-                                     e.bias, p, cpad, ih0, iw0 + i, 0, p.KH, 0, p.KW, c0, p.C - c0, e);
-                ow += kDwRunPX;
-                continue;
-            }
-            // a run of PX interior pixels
-            if (rows_full && cols_full && ow + PX <= p.OW &&
-                (ow + PX - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
-                int64_t c0 = 0;
-                for (; c0 + CB <= p.C; c0 += CB)
-                    dw_interior<PX, CV, ACT>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p,
-                                        cpad, ih0, iw0, c0, e);
-                for (; c0 < p.C; c0 += CB)
-                    for (int64_t i = 0; i < PX; ++i)
-                        dw_pixel<CV, ACT>(xn, wp, yr + (ow + i) * p.C + c0, rr ? rr + (ow + i) * p.C + c0 : nullptr,
-                                     e.bias, p, cpad, ih0, iw0 + i * p.sw, 0, p.KH, 0, p.KW, c0,
-                                     mn<int64_t>(CB, p.C - c0), e);
-                ow += PX;
-                continue;
-            }
             int64_t kw0 = 0, kw1 = p.KW;
             while (kw0 < p.KW && iw0 + kw0 * p.dw < 0) ++kw0;
             while (kw1 > kw0 && iw0 + (kw1 - 1) * p.dw >= p.W) --kw1;
             for (int64_t c0 = 0; c0 < p.C; c0 += CB)
                 dw_pixel<CV, ACT>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias, p, cpad, ih0,
-                             iw0, kh0, kh1, kw0, kw1, c0, mn<int64_t>(CB, p.C - c0), e);
-            ++ow;
+                                  iw0, kh0, kh1, kw0, kw1, c0, mn<int64_t>(CB, p.C - c0), e);
+        };
+        if (run_kind) {
+            for (int64_t ow = 0; ow < ow_in0; ++ow) edge_pixel(ow);
+            switch (run_kind) {
+                case 31: dw_row_runs<3, 1, ACT>(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e); break;
+                case 32: dw_row_runs<3, 2, ACT>(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e); break;
+                case 51: dw_row_runs<5, 1, ACT>(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e); break;
+                default: dw_row_runs<5, 2, ACT>(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e); break;
+            }
+            for (int64_t ow = ow_in1; ow < p.OW; ++ow) edge_pixel(ow);
+        } else {
+            for (int64_t ow = 0; ow < p.OW;) {
+                const int64_t iw0 = ow * p.sw - p.pw;
+                const bool cols_full = iw0 >= 0 && iw0 + (p.KW - 1) * p.dw < p.W;
+                // a run of PX interior pixels
+                if (rows_full && cols_full && ow + PX <= p.OW &&
+                    (ow + PX - 1) * p.sw - p.pw + (p.KW - 1) * p.dw < p.W) {
+                    int64_t c0 = 0;
+                    for (; c0 + CB <= p.C; c0 += CB)
+                        dw_interior<PX, CV, ACT>(xn, wp, yr + ow * p.C + c0, rr ? rr + ow * p.C + c0 : nullptr, e.bias,
+                                                 p, cpad, ih0, iw0, c0, e);
+                    for (; c0 < p.C; c0 += CB)
+                        for (int64_t i = 0; i < PX; ++i)
+                            dw_pixel<CV, ACT>(xn, wp, yr + (ow + i) * p.C + c0,
+                                              rr ? rr + (ow + i) * p.C + c0 : nullptr, e.bias, p, cpad, ih0,
+                                              iw0 + i * p.sw, 0, p.KH, 0, p.KW, c0, mn<int64_t>(CB, p.C - c0), e);
+                    ow += PX;
+                    continue;
+                }
+                edge_pixel(ow);
+                ++ow;
+            }
         }
         if (e.act == kEpGelu || e.act == kEpGeluTanh || e.act == kEpSilu) act_inplace<float>(e.act, yr, p.OW * p.C);
     }
@@ -687,11 +733,55 @@ void conv_narrow_grouped(const float* x, const float* wp, float* y, const ConvNh
 
 }  // namespace
 
+// y[3 i + r] = x_r[i], i < n: three planes interleaved (an RGB image's NCHW -> NHWC). With AVX2, 8 pixels at a
+// time: each plane's vector is spread by one lane permutation per output vector and the three merged by blends;
+// the scalar loop costs about 4x as much and the input transposition is the first step of every captured plan.
+static void interleave3(const float* x0, const float* x1, const float* x2, float* y, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX2__)
+    const __m256i idx0 = _mm256_setr_epi32(0, 0, 0, 1, 1, 1, 2, 2), idx1 = _mm256_setr_epi32(2, 3, 3, 3, 4, 4, 4, 5),
+                  idx2 = _mm256_setr_epi32(5, 5, 6, 6, 6, 7, 7, 7);
+    for (; i + 8 <= n; i += 8) {
+        const __m256 a = _mm256_loadu_ps(x0 + i), b = _mm256_loadu_ps(x1 + i), c = _mm256_loadu_ps(x2 + i);
+        // lane L of output vector k holds plane (8 k + L) % 3: blend masks pick b's and c's lanes
+        const __m256 o0 = _mm256_blend_ps(_mm256_blend_ps(_mm256_permutevar8x32_ps(a, idx0),
+                                                          _mm256_permutevar8x32_ps(b, idx0), 0x92),
+                                          _mm256_permutevar8x32_ps(c, idx0), 0x24);
+        const __m256 o1 = _mm256_blend_ps(_mm256_blend_ps(_mm256_permutevar8x32_ps(a, idx1),
+                                                          _mm256_permutevar8x32_ps(b, idx1), 0x24),
+                                          _mm256_permutevar8x32_ps(c, idx1), 0x49);
+        const __m256 o2 = _mm256_blend_ps(_mm256_blend_ps(_mm256_permutevar8x32_ps(a, idx2),
+                                                          _mm256_permutevar8x32_ps(b, idx2), 0x49),
+                                          _mm256_permutevar8x32_ps(c, idx2), 0x92);
+        _mm256_storeu_ps(y + 3 * i, o0);
+        _mm256_storeu_ps(y + 3 * i + 8, o1);
+        _mm256_storeu_ps(y + 3 * i + 16, o2);
+    }
+#endif
+    for (; i < n; ++i) {
+        y[3 * i] = x0[i];
+        y[3 * i + 1] = x1[i];
+        y[3 * i + 2] = x2[i];
+    }
+}
+
 // y (B, cols, rows) = x (B, rows, cols) transposed per batch: NCHW <-> NHWC. 16 x 16 tiles (both the reads
 // and the writes touch 16 cache lines), tasks over (batch, tile row, run of 16 tile columns): an RGB image
 // (3 rows of 50176) is 196 tasks, not one.
 void transpose_batched(const float* x, float* y, int64_t B, int64_t rows, int64_t cols) {
     constexpr int64_t T = 16, CC = 16 * T;
+    if (rows == 3) {  // an RGB image to NHWC: runs of 4096 pixels per task
+        constexpr int64_t RUN = 4096;
+        const int64_t runs = ceil_div(cols, RUN);
+        parallel_for(0, B * runs, 1, [&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) {
+                const int64_t b = t / runs, i0 = (t % runs) * RUN, n = mn<int64_t>(RUN, cols - i0);
+                const float* xb = x + b * 3 * cols + i0;
+                interleave3(xb, xb + cols, xb + 2 * cols, y + b * 3 * cols + 3 * i0, n);
+            }
+        });
+        return;
+    }
     const int64_t rt = ceil_div(rows, T), ct = ceil_div(cols, CC);
     parallel_for(0, B * rt * ct, grain_for(T * CC, 1 << 15), [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
