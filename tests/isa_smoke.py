@@ -112,6 +112,9 @@ def run() -> dict[str, np.ndarray]:
     out["resample_u8"] = _C.resample_u8(u8, [17, 45], "bicubic", False)
     out["resample_u8.rgbx"] = _C.resample_u8(rgbx, [11, 30], "lanczos", True)
     out["color_ops_u8"] = _C.color_ops_u8(rgbx, [("contrast", 1.4), ("saturation", 0.6), ("brightness", 1.2)])
+    # Pillow's affine transform (RandAugment's geometric ops): AVX2 gathers four bilinear pixels at a time
+    for filt in ("nearest", "bilinear", "bicubic"):
+        out["affine_u8." + filt] = _C.affine_u8(rgbx, [0.9, 0.35, -4.0, -0.2, 1.1, 3.0], [26, 31], filt, [9, 8, 7, 6])
     return out
 
 

@@ -217,7 +217,10 @@ def _pil_fill(img, fill):
 
 
 def _pil_affine(img, m, resample, fill):
-    return img.transform(img.size, Image.Transform.AFFINE, tuple(m), resample=resample, fillcolor=_pil_fill(img, fill))
+    """Pillow's ``transform(AFFINE)``, byte for byte, in the engine for "L" / "RGB" images (about 4x Pillow's
+    bilinear on one thread)."""
+    from ..transforms._functional_pil import transform_affine
+    return transform_affine(img, m, resample, _pil_fill(img, fill))
 
 
 def _affine_any(img, m, resample, fill, exact):
@@ -261,11 +264,12 @@ def translate_y_rel(img, pct, **kw):
 
 
 def rotate(img, degrees, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
+    from ..transforms._functional_pil import rotate_exact
     if isinstance(img, Image.Image):
-        return img.rotate(degrees, resample=resample, fillcolor=_pil_fill(img, fill))
+        return rotate_exact(img, degrees, resample, _pil_fill(img, fill))
     if exact or int(resample) not in _CV2_INTERP:
         pil = Image.fromarray(img)
-        return np.asarray(pil.rotate(degrees, resample=resample, fillcolor=_pil_fill(pil, fill)))
+        return np.asarray(rotate_exact(pil, degrees, resample, _pil_fill(pil, fill)))
     # Pillow's Image.rotate (no expand, centre rotation): special cases, then its matrix
     angle = degrees % 360.0
     h, w = img.shape[:2]
@@ -375,10 +379,16 @@ def posterize(img, bits_to_keep, **_):
 
 def color(img, factor, **_):
     if isinstance(img, Image.Image):
+        if img.mode == "RGB" and 0.0 <= factor < math.inf:  # the engine's ImageEnhance.Color, byte for byte
+            from ..transforms._functional_pil import enhance_sequence
+            return enhance_sequence(img, [("saturation", factor)])
         return ImageEnhance.Color(img).enhance(factor)
     if img.ndim == 2 or img.shape[2] == 1:
         return img.copy()
-    if img.shape[2] in (3, 4):  # Pillow's C path is the fastest exact one here
+    if img.shape[2] == 3 and 0.0 <= factor < math.inf:  # the engine's ImageEnhance.Color, byte for byte
+        from ..backend import _C
+        return _C.color_ops_u8(img, [("saturation", float(factor))])
+    if img.shape[2] in (3, 4):  # Pillow's C path
         mode = "RGB" if img.shape[2] == 3 else "RGBA"
         return np.asarray(ImageEnhance.Color(Image.fromarray(img, mode)).enhance(factor))
     f = img.astype(np.float32)

@@ -1,5 +1,6 @@
 """PIL kernels: thin wrappers over Pillow with torchvision's PIL-path semantics."""
 import functools
+import math
 import numbers
 
 import numpy as np
@@ -228,13 +229,72 @@ def _arrow_export(img):
         return None
 
 
+_AFFINE_FILTERS = {Image.Resampling.NEAREST: "nearest", Image.Resampling.BILINEAR: "bilinear",
+                   Image.Resampling.BICUBIC: "bicubic"}
+
+
+@functools.lru_cache(maxsize=64)
+def _fill_bytes(mode, fillcolor):
+    """The bytes of one pixel of ``Image.new(mode, size, fillcolor)`` (Pillow's colour parsing), padded to the
+    image memory's pixel size (4 for "RGB")."""
+    px = Image.new(mode, (1, 1), fillcolor).tobytes()
+    return tuple(px) + (255,) if mode == "RGB" else tuple(px)
+
+
+def transform_affine(img, matrix, resample=Image.NEAREST, fillcolor=None, size=None):
+    """``img.transform(size or img.size, Image.AFFINE, matrix, resample, fillcolor=fillcolor)``, byte for byte.
+    "L" and "RGB" images with a nearest / bilinear / bicubic filter run in the engine (cpu/affine_u8.cpp: Pillow's
+    transform engines reproduced, the bilinear one vectorised), read in place through Pillow's Arrow export; the
+    rest go to Pillow."""
+    size = tuple(img.size) if size is None else (int(size[0]), int(size[1]))
+    filt = _AFFINE_FILTERS.get(resample)
+    capsule = None
+    if filt is not None and img.mode in ("L", "RGB") and len(matrix) >= 6 and size[0] > 0 and size[1] > 0:
+        try:
+            fill = _fill_bytes(img.mode, fillcolor)
+        except (TypeError, ValueError):  # a colour Pillow would reject: let Pillow say so
+            fill = None
+        if fill is not None:
+            capsule = _arrow_export(img)
+    if capsule is None:
+        return img.transform(size, Image.Transform.AFFINE, tuple(matrix), resample=resample, fillcolor=fillcolor)
+    from ..backend import _C
+
+    px = 1 if img.mode == "L" else 4
+    out = _C.affine_u8_arrow(capsule, img.height, img.width, px, [float(v) for v in matrix[:6]],
+                             [size[1], size[0]], filt, list(fill))
+    return Image.fromarray(out, "L") if px == 1 else Image.frombytes("RGB", size, out, "raw", "RGBX")
+
+
+def rotate_exact(img, angle, resample=Image.NEAREST, fillcolor=None):
+    """``img.rotate(angle, resample, fillcolor=fillcolor)`` (about the centre, no expand), byte for byte: Pillow's
+    own shortcuts for 0 / 90 / 180 / 270 degrees, else its matrix through :func:`transform_affine`."""
+    angle = angle % 360.0
+    w, h = img.size
+    if angle == 0:
+        return img.copy()
+    if angle == 180:
+        return img.transpose(Image.Transpose.ROTATE_180)
+    if angle in (90, 270) and w == h:
+        return img.transpose(Image.Transpose.ROTATE_90 if angle == 90 else Image.Transpose.ROTATE_270)
+    rad = -math.radians(angle)
+    m = [round(math.cos(rad), 15), round(math.sin(rad), 15), 0.0,
+         round(-math.sin(rad), 15), round(math.cos(rad), 15), 0.0]
+    cx, cy = w / 2, h / 2
+    m[2] = m[0] * -cx + m[1] * -cy + m[2] + cx
+    m[5] = m[3] * -cx + m[4] * -cy + m[5] + cy
+    return transform_affine(img, m, resample, fillcolor)
+
+
 def affine(img, matrix, interpolation=Image.NEAREST, fill=None):
     _check(img)
-    return img.transform(img.size, Image.AFFINE, matrix, interpolation, **parse_fill(fill, img))
+    return transform_affine(img, matrix, interpolation, parse_fill(fill, img)["fillcolor"])
 
 
 def rotate(img, angle, interpolation=Image.NEAREST, expand=False, center=None, fill=None):
     _check(img)
+    if not expand and center is None:
+        return rotate_exact(img, angle, interpolation, parse_fill(fill, img)["fillcolor"])
     return img.rotate(angle, interpolation, expand, center, **parse_fill(fill, img))
 
 

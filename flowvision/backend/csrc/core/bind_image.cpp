@@ -1,6 +1,7 @@
-// Bindings of the 8-bit image kernels (cpu/resample_u8.cpp). The resampling weights are derived here, at the
-// baseline ISA and without FMA contraction (CMakeLists.txt), in the same double-precision steps as Pillow's
-// precompute_coeffs and normalize_coeffs_8bpc: one rounding differing from Pillow's would change output bytes.
+// Bindings of the 8-bit image kernels (cpu/resample_u8.cpp, cpu/color_u8.cpp, cpu/affine_u8.cpp). The resampling
+// weights are derived here, at the baseline ISA and without FMA contraction (CMakeLists.txt), in the same
+// double-precision steps as Pillow's precompute_coeffs and normalize_coeffs_8bpc: one rounding differing from
+// Pillow's would change output bytes.
 #include "core/bind_util.h"
 
 #include <cmath>
@@ -239,6 +240,67 @@ py::object color_ops_u8_arrow(py::handle capsule, int64_t H, int64_t W,
     return run_color_ops(fn, px, H, W, 4, W * 4, ops);
 }
 
+int affine_filter(const char* fn, const std::string& filter) {
+    if (filter == "nearest") return fv::kAffineNearest;
+    if (filter == "bilinear") return fv::kAffineBilinear;
+    if (filter == "bicubic") return fv::kAffineBicubic;
+    fail(std::string(fn) + ": unknown filter '" + filter + "' (nearest, bilinear, bicubic)");
+}
+
+// (OH, OW) or (OH, OW, pixel_bytes) transformed from H x W pixels of pixel_bytes bytes, rows src_rs bytes apart
+py::object run_affine(const char* fn, const uint8_t* src, int64_t H, int64_t W, int64_t pb, int64_t src_rs,
+                      const std::vector<double>& matrix, const v64& size, const std::string& filter,
+                      const std::vector<int64_t>& fill, bool two_d) {
+    if (matrix.size() != 6) fail(std::string(fn) + ": 'matrix' must have 6 values (a, b, c, d, e, f), got " +
+                                 std::to_string(matrix.size()));
+    for (double v : matrix)
+        if (!std::isfinite(v)) fail(std::string(fn) + ": 'matrix' must be finite");
+    auto o = pair(size, fn, "size");
+    if (o[0] < 1 || o[1] < 1 || o[0] > (1 << 20) || o[1] > (1 << 20))
+        fail(std::string(fn) + ": size must be positive (and at most 2^20), got " + vstr(o));
+    if (int64_t(fill.size()) != pb)
+        fail(std::string(fn) + ": 'fill' must have " + std::to_string(pb) + " byte values, got " +
+             std::to_string(fill.size()));
+    uint8_t fb[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < fill.size(); ++i) {
+        if (fill[i] < 0 || fill[i] > 255) fail(std::string(fn) + ": 'fill' values must be 0..255");
+        fb[i] = uint8_t(fill[i]);
+    }
+    const int f = affine_filter(fn, filter);
+    std::vector<py::ssize_t> shape{o[0], o[1]};
+    if (!two_d) shape.push_back(pb);
+    py::array_t<uint8_t> y(shape);
+    {
+        py::gil_scoped_release rel;
+        table().image.affine_u8(src, src_rs, H, W, pb, y.mutable_data(), o[0], o[1], matrix.data(), f, fb);
+    }
+    return std::move(y);
+}
+
+py::object affine_u8_array(py::handle x_, const std::vector<double>& matrix, const v64& size,
+                           const std::string& filter, const std::vector<int64_t>& fill) {
+    const char* fn = "affine_u8";
+    if (!py::isinstance<py::array>(x_)) fail(std::string(fn) + ": 'x' must be a numpy array");
+    auto x = py::reinterpret_borrow<py::array>(x_);
+    if (x.dtype().kind() != 'u' || x.dtype().itemsize() != 1)
+        fail(std::string(fn) + ": 'x' must be uint8, got " + std::string(py::str(x.dtype())));
+    if (!(x.ndim() == 2 || (x.ndim() == 3 && (x.shape(2) == 1 || x.shape(2) == 4))))
+        fail(std::string(fn) + ": 'x' must be (H, W), (H, W, 1) or (H, W, 4) (RGBX), got shape " + shp(x));
+    const int64_t H = x.shape(0), W = x.shape(1), C = x.ndim() == 3 ? x.shape(2) : 1;
+    if (H < 1 || W < 1 || H > (1 << 24) || W > (1 << 24)) fail(std::string(fn) + ": bad image shape " + shp(x));
+    py::array src = with_contiguous_pixels(x, C);
+    return run_affine(fn, static_cast<const uint8_t*>(src.data()), H, W, C, src.strides(0), matrix, size, filter,
+                      fill, x.ndim() == 2);
+}
+
+py::object affine_u8_arrow(py::handle capsule, int64_t H, int64_t W, int64_t pixel_bytes,
+                           const std::vector<double>& matrix, const v64& size, const std::string& filter,
+                           const std::vector<int64_t>& fill) {
+    const char* fn = "affine_u8_arrow";
+    const uint8_t* px = arrow_pixels(fn, capsule, H, W, pixel_bytes);
+    return run_affine(fn, px, H, W, pixel_bytes, W * pixel_bytes, matrix, size, filter, fill, pixel_bytes == 1);
+}
+
 }  // namespace
 
 void bind_image(py::module_& m) {
@@ -257,4 +319,14 @@ void bind_image(py::module_& m) {
     m.def("color_ops_u8_arrow", &color_ops_u8_arrow, py::arg("array_capsule"), py::arg("height"), py::arg("width"),
           py::arg("ops"),
           "color_ops_u8 reading a PIL 'RGB' image's memory in place through its Arrow export -> (H, W, 4) RGBX");
+    m.def("affine_u8", &affine_u8_array, py::arg("x"), py::arg("matrix"), py::arg("size"),
+          py::arg("filter") = "bilinear", py::arg("fill"),
+          "PIL.Image.transform(size, AFFINE, matrix, filter, fillcolor) byte for byte on a uint8 (H, W) 'L' image "
+          "or (H, W, 4) RGBX pixels (Pillow's 'RGB' memory; fill has one byte per channel); filter nearest, "
+          "bilinear or bicubic; bilinear / bicubic threaded over rows");
+    m.def("affine_u8_arrow", &affine_u8_arrow, py::arg("array_capsule"), py::arg("height"), py::arg("width"),
+          py::arg("pixel_bytes"), py::arg("matrix"), py::arg("size"), py::arg("filter") = "bilinear",
+          py::arg("fill"),
+          "affine_u8 reading a PIL 'L' or 'RGB' image's memory in place through its Arrow export: 1-byte pixels -> "
+          "(OH, OW), 4-byte pixels -> (OH, OW, 4) RGBX");
 }

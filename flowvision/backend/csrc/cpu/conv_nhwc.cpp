@@ -582,12 +582,11 @@ void dw_rows_act(const float* x, const float* wp, float* y, const ConvNhwcParams
         };
         if (run_kind) {
             for (int64_t ow = 0; ow < ow_in0; ++ow) edge_pixel(ow);
-            switch (run_kind) {
-                case 31: dw_row_runs<3, 1, ACT>(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e); break;
-                case 32: dw_row_runs<3, 2, ACT>(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e); break;
-                case 51: dw_row_runs<5, 1, ACT>(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e); break;
-                default: dw_row_runs<5, 2, ACT>(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e); break;
-            }
+            const auto runs = run_kind == 31   ? &dw_row_runs<3, 1, ACT>
+                              : run_kind == 32 ? &dw_row_runs<3, 2, ACT>
+                              : run_kind == 51 ? &dw_row_runs<5, 1, ACT>
+                                               : &dw_row_runs<5, 2, ACT>;
+            runs(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e);
             for (int64_t ow = ow_in1; ow < p.OW; ++ow) edge_pixel(ow);
         } else {
             for (int64_t ow = 0; ow < p.OW;) {

@@ -267,8 +267,15 @@ struct ColorOpU8 {
     int kind;
     float factor;  // Pillow's blend alpha is a C float
 };
+// Pillow's affine transform of 8-bit pixels (cpu/affine_u8.cpp), byte for byte: the filter ids are Pillow's.
+enum AffineFilter : int { kAffineNearest = 0, kAffineBilinear = 2, kAffineBicubic = 3 };
 struct ImageKernels {
     void (*resample_u8)(const uint8_t* src, uint8_t* dst, const ResampleU8Params& p);
+    // dst (OH, OW, pixel_bytes) contiguous: output pixel (x, y) samples src at matrix . (x + .5, y + .5, 1) (rows
+    // src_rs bytes apart, pixel_bytes 1 or 4 = Pillow's "L" / "RGB" memory); `fill` (pixel_bytes bytes) where the
+    // point falls outside the image
+    void (*affine_u8)(const uint8_t* src, int64_t src_rs, int64_t H, int64_t W, int64_t pixel_bytes, uint8_t* dst,
+                      int64_t OH, int64_t OW, const double* matrix, int filter, const uint8_t* fill);
     // dst (H, W, pixel_bytes) contiguous = the ops applied in order to src (rows src_rs bytes apart); pixel_bytes 3
     // or 4 (a fourth byte is copied unchanged)
     void (*color_ops_u8)(const uint8_t* src, int64_t src_rs, uint8_t* dst, int64_t H, int64_t W, int64_t pixel_bytes,

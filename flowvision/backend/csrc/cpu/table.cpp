@@ -13,6 +13,7 @@ FV_REGISTRATION void fill_exec(KernelTable& t);  // cpu/exec_kernels.cpp
 FV_REGISTRATION void fill_optim(KernelTable& t);  // cpu/optim.cpp
 FV_REGISTRATION void fill_image(KernelTable& t);  // cpu/resample_u8.cpp
 FV_REGISTRATION void fill_color(KernelTable& t);  // cpu/color_u8.cpp
+FV_REGISTRATION void fill_affine(KernelTable& t);  // cpu/affine_u8.cpp
 
 FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_gemm(t);
@@ -33,6 +34,7 @@ FV_REGISTRATION void fill_table(KernelTable& t) {
     fill_optim(t);
     fill_image(t);
     fill_color(t);
+    fill_affine(t);
 }
 
 }  // namespace FV_ISA_NAMESPACE
