@@ -65,6 +65,14 @@ def test_fill_colours_as_pillow_parses_them():
         np.testing.assert_array_equal(np.asarray(_ours(img, m, img.size, "bilinear", fill)), np.asarray(ref))
 
 
+def test_empty_image_gives_the_fill_as_pillow_does():
+    img = Image.new("RGB", (0, 5))
+    ref = img.transform((4, 3), Image.Transform.AFFINE, (1, 0, 0, 0, 1, 0), resample=Image.BILINEAR,
+                        fillcolor=(1, 2, 3))
+    got = F_pil.transform_affine(img, [1, 0, 0, 0, 1, 0], Image.BILINEAR, (1, 2, 3), (4, 3))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
+
+
 @pytest.mark.parametrize("mode", ["RGBA", "P", "I", "F", "LA"])
 def test_other_modes_go_to_pillow(mode):
     img = Image.fromarray(np.random.default_rng(1).integers(0, 256, (17, 23, 3), dtype=np.uint8)).convert(mode)

@@ -249,7 +249,8 @@ def transform_affine(img, matrix, resample=Image.NEAREST, fillcolor=None, size=N
     size = tuple(img.size) if size is None else (int(size[0]), int(size[1]))
     filt = _AFFINE_FILTERS.get(resample)
     capsule = None
-    if filt is not None and img.mode in ("L", "RGB") and len(matrix) >= 6 and size[0] > 0 and size[1] > 0:
+    if (filt is not None and img.mode in ("L", "RGB") and len(matrix) >= 6 and min(size) > 0
+            and img.width > 0 and img.height > 0):
         try:
             fill = _fill_bytes(img.mode, fillcolor)
         except (TypeError, ValueError):  # a colour Pillow would reject: let Pillow say so
