@@ -264,7 +264,7 @@ def translate_y_rel(img, pct, **kw):
 
 
 def rotate(img, degrees, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
-    from ..transforms._functional_pil import rotate_exact
+    from ..transforms._functional_pil import rotate_exact, rotation_matrix
     if isinstance(img, Image.Image):
         return rotate_exact(img, degrees, resample, _pil_fill(img, fill))
     if exact or int(resample) not in _CV2_INTERP:
@@ -279,13 +279,7 @@ def rotate(img, degrees, fill=_FILL, resample=_R.BICUBIC, exact=False, **_):
         return np.ascontiguousarray(img[::-1, ::-1])
     if angle in (90, 270) and w == h:
         return np.ascontiguousarray(np.rot90(img, 1 if angle == 90 else -1))
-    rad = -math.radians(angle)
-    m = [round(math.cos(rad), 15), round(math.sin(rad), 15), 0.0,
-         round(-math.sin(rad), 15), round(math.cos(rad), 15), 0.0]
-    cx, cy = w / 2.0, h / 2.0
-    m[2] = m[0] * -cx + m[1] * -cy + m[2] + cx
-    m[5] = m[3] * -cx + m[4] * -cy + m[5] + cy
-    return _warp_np(img, m, resample, fill)
+    return _warp_np(img, rotation_matrix(w, h, angle), resample, fill)
 
 
 def _channels_hist(img):

@@ -267,6 +267,18 @@ def transform_affine(img, matrix, resample=Image.NEAREST, fillcolor=None, size=N
     return Image.fromarray(out, "L") if px == 1 else Image.frombytes("RGB", size, out, "raw", "RGBX")
 
 
+def rotation_matrix(w, h, angle):
+    """The affine matrix ``Image.rotate`` builds for a rotation by ``angle`` degrees about the centre of a w x h
+    image (no expand, no translation), in Pillow's steps: the output pixel -> source point map."""
+    rad = -math.radians(angle)
+    m = [round(math.cos(rad), 15), round(math.sin(rad), 15), 0.0,
+         round(-math.sin(rad), 15), round(math.cos(rad), 15), 0.0]
+    cx, cy = w / 2, h / 2
+    m[2] = m[0] * -cx + m[1] * -cy + m[2] + cx
+    m[5] = m[3] * -cx + m[4] * -cy + m[5] + cy
+    return m
+
+
 def rotate_exact(img, angle, resample=Image.NEAREST, fillcolor=None):
     """``img.rotate(angle, resample, fillcolor=fillcolor)`` (about the centre, no expand), byte for byte: Pillow's
     own shortcuts for 0 / 90 / 180 / 270 degrees, else its matrix through :func:`transform_affine`."""
@@ -278,13 +290,7 @@ def rotate_exact(img, angle, resample=Image.NEAREST, fillcolor=None):
         return img.transpose(Image.Transpose.ROTATE_180)
     if angle in (90, 270) and w == h:
         return img.transpose(Image.Transpose.ROTATE_90 if angle == 90 else Image.Transpose.ROTATE_270)
-    rad = -math.radians(angle)
-    m = [round(math.cos(rad), 15), round(math.sin(rad), 15), 0.0,
-         round(-math.sin(rad), 15), round(math.cos(rad), 15), 0.0]
-    cx, cy = w / 2, h / 2
-    m[2] = m[0] * -cx + m[1] * -cy + m[2] + cx
-    m[5] = m[3] * -cx + m[4] * -cy + m[5] + cy
-    return transform_affine(img, m, resample, fillcolor)
+    return transform_affine(img, rotation_matrix(w, h, angle), resample, fillcolor)
 
 
 def affine(img, matrix, interpolation=Image.NEAREST, fill=None):

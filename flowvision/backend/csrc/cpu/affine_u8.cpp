@@ -115,22 +115,45 @@ static inline bool bicubic_pixel(uint8_t* out, const Src& s, double xin, double 
 }
 
 #if defined(__AVX2__)
-// Four bilinear RGBX output pixels at once: lane for lane the double operations of bilinear_pixel (floor(v) equals
-// FLOOR(v) wherever the point is inside; lanes outside take the fill and only their clamped, in-image taps are read).
-static inline void bilinear4_rgbx(uint8_t* out, const Src& s, __m256d xin, __m256d yin, uint32_t fill_px) {
+// Where four output pixels sample (the heads of Pillow's bilinear and bicubic filters, lane for lane): which lanes'
+// points lie inside the image, the floors of the points shifted by half a pixel, and the fractions past them.
+// floor(v) equals Pillow's FLOOR(v) wherever the point is inside; lanes outside take the fill.
+struct Points4 {
+    __m256d inside, dx, dy;
+    __m128i xi, yi;  // floor of x - .5 and y - .5
+};
+static inline bool locate4(const Src& s, __m256d xin, __m256d yin, Points4& p) {
     const __m256d zero = _mm256_setzero_pd(), half = _mm256_set1_pd(0.5);
-    const __m256d inside = _mm256_and_pd(
+    p.inside = _mm256_and_pd(
         _mm256_and_pd(_mm256_cmp_pd(xin, zero, _CMP_GE_OQ), _mm256_cmp_pd(xin, _mm256_set1_pd(s.W), _CMP_LT_OQ)),
         _mm256_and_pd(_mm256_cmp_pd(yin, zero, _CMP_GE_OQ), _mm256_cmp_pd(yin, _mm256_set1_pd(s.H), _CMP_LT_OQ)));
+    if (_mm256_movemask_pd(p.inside) == 0) return false;
+    const __m256d xs = _mm256_sub_pd(xin, half), ys = _mm256_sub_pd(yin, half);
+    const __m256d fx = _mm256_floor_pd(xs), fy = _mm256_floor_pd(ys);
+    p.dx = _mm256_sub_pd(xs, fx);
+    p.dy = _mm256_sub_pd(ys, fy);
+    p.xi = _mm256_cvttpd_epi32(fx);
+    p.yi = _mm256_cvttpd_epi32(fy);
+    return true;
+}
+// The four RGBX pixels: pix where the point is inside, the fill elsewhere
+static inline void store4(uint8_t* out, __m128i pix, __m256d inside, __m128i fill4) {
+    const __m128i in4 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        _mm256_castpd_si256(inside), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_blendv_epi8(fill4, pix, in4));
+}
+
+// Four bilinear RGBX output pixels at once: lane for lane the double operations of bilinear_pixel (lanes outside
+// read only clamped, in-image taps).
+static inline void bilinear4_rgbx(uint8_t* out, const Src& s, __m256d xin, __m256d yin, uint32_t fill_px) {
     const __m128i fill4 = _mm_set1_epi32(int(fill_px));
-    if (_mm256_movemask_pd(inside) == 0) {
+    Points4 pt;
+    if (!locate4(s, xin, yin, pt)) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out), fill4);
         return;
     }
-    const __m256d xs = _mm256_sub_pd(xin, half), ys = _mm256_sub_pd(yin, half);
-    const __m256d fx = _mm256_floor_pd(xs), fy = _mm256_floor_pd(ys);
-    const __m256d dx = _mm256_sub_pd(xs, fx), dy = _mm256_sub_pd(ys, fy);
-    const __m128i xi = _mm256_cvttpd_epi32(fx), yi = _mm256_cvttpd_epi32(fy), one = _mm_set1_epi32(1);
+    const __m256d dx = pt.dx, dy = pt.dy;
+    const __m128i xi = pt.xi, yi = pt.yi, one = _mm_set1_epi32(1);
     const __m128i wmax = _mm_set1_epi32(s.W - 1), hmax = _mm_set1_epi32(s.H - 1), z = _mm_setzero_si128();
     auto clamp = [&](__m128i v, __m128i hi) { return _mm_min_epi32(_mm_max_epi32(v, z), hi); };
     const __m128i x0 = _mm_slli_epi32(clamp(xi, wmax), 2), x1 = _mm_slli_epi32(clamp(_mm_add_epi32(xi, one), wmax), 2);
@@ -165,28 +188,21 @@ static inline void bilinear4_rgbx(uint8_t* out, const Src& s, __m256d xin, __m25
         const __m256d r = _mm256_add_pd(v1, _mm256_mul_pd(_mm256_sub_pd(v2, v1), dy));
         pix = _mm_or_si128(pix, _mm_slli_epi32(_mm256_cvttpd_epi32(r), 8 * b));
     }
-    const __m128i in4 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
-        _mm256_castpd_si256(inside), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_blendv_epi8(fill4, pix, in4));
+    store4(out, pix, pt.inside, fill4);
 }
 
 // Four bicubic RGBX output pixels at once, lane for lane the operations of bicubic_pixel: the first-pass cubic's
 // p terms are exact integer sums of byte taps, the second pass sums doubles in C's left-to-right order.
 static inline void bicubic4_rgbx(uint8_t* out, const Src& s, __m256d xin, __m256d yin, uint32_t fill_px) {
-    const __m256d zero = _mm256_setzero_pd(), half = _mm256_set1_pd(0.5);
-    const __m256d inside = _mm256_and_pd(
-        _mm256_and_pd(_mm256_cmp_pd(xin, zero, _CMP_GE_OQ), _mm256_cmp_pd(xin, _mm256_set1_pd(s.W), _CMP_LT_OQ)),
-        _mm256_and_pd(_mm256_cmp_pd(yin, zero, _CMP_GE_OQ), _mm256_cmp_pd(yin, _mm256_set1_pd(s.H), _CMP_LT_OQ)));
     const __m128i fill4 = _mm_set1_epi32(int(fill_px));
-    if (_mm256_movemask_pd(inside) == 0) {
+    Points4 pt;
+    if (!locate4(s, xin, yin, pt)) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out), fill4);
         return;
     }
-    const __m256d xs = _mm256_sub_pd(xin, half), ys = _mm256_sub_pd(yin, half);
-    const __m256d fx = _mm256_floor_pd(xs), fy = _mm256_floor_pd(ys);
-    const __m256d dx = _mm256_sub_pd(xs, fx), dy = _mm256_sub_pd(ys, fy);
+    const __m256d dx = pt.dx, dy = pt.dy;
     const __m128i one = _mm_set1_epi32(1), z = _mm_setzero_si128();
-    const __m128i xi = _mm_sub_epi32(_mm256_cvttpd_epi32(fx), one), yi = _mm_sub_epi32(_mm256_cvttpd_epi32(fy), one);
+    const __m128i xi = _mm_sub_epi32(pt.xi, one), yi = _mm_sub_epi32(pt.yi, one);
     const __m128i wmax = _mm_set1_epi32(s.W - 1), hmax = _mm_set1_epi32(s.H - 1);
     auto clamp = [&](__m128i v, __m128i hi) { return _mm_min_epi32(_mm_max_epi32(v, z), hi); };
     alignas(16) int32_t col[4][4], row[4][4], has[4][4];
@@ -237,12 +253,10 @@ static inline void bicubic4_rgbx(uint8_t* out, const Src& s, __m256d xin, __m256
         const __m256d p4 = _mm256_add_pd(_mm256_sub_pd(_mm256_add_pd(m1, v[1]), v[2]), v[3]);
         __m256d t = poly(v[1], p2, p3, p4, dy);
         // t <= 0 -> 0, t >= 255 -> 255, else truncated: max / min keep the in-range values, then truncation
-        t = _mm256_min_pd(_mm256_max_pd(t, zero), _mm256_set1_pd(255.0));
+        t = _mm256_min_pd(_mm256_max_pd(t, _mm256_setzero_pd()), _mm256_set1_pd(255.0));
         pix = _mm_or_si128(pix, _mm_slli_epi32(_mm256_cvttpd_epi32(t), 8 * b));
     }
-    const __m128i in4 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
-        _mm256_castpd_si256(inside), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_blendv_epi8(fill4, pix, in4));
+    store4(out, pix, pt.inside, fill4);
 }
 #endif
 
