@@ -176,9 +176,10 @@ def test_adaptive_avg_pool_nhwc_matches_torch(isa, osz):
 
 def test_layout_transposes(isa, threads):
     # (2, 3, 37, 41): 3 rows of 1517 columns (the RGB interleave: 8 pixels at a time, then single ones);
-    # (2, 3, 70, 61): 4270 columns, two interleave tasks per image
+    # (2, 3, 70, 61): 4270 columns, two interleave tasks per image; (2, 24, 9, 13), (1, 20, 5, 7), (2, 72, 28, 28):
+    # whole 8 x 8 register blocks with row and column remainders of every size
     for shape in [(2, 5, 3, 7), (1, 64, 17, 19), (3, 3, 16, 16), (2, 3, 37, 41), (1, 600, 1, 3), (2, 3, 70, 61),
-                  (1, 3, 1, 5)]:
+                  (1, 3, 1, 5), (2, 24, 9, 13), (1, 20, 5, 7), (2, 72, 28, 28), (1, 8, 8, 1), (1, 9, 31, 1)]:
         x = np.random.default_rng(8).standard_normal(shape, dtype=np.float32)
         for nt in (1, 2, 3):
             _C.set_num_threads(nt)

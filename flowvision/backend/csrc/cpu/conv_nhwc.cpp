@@ -764,6 +764,58 @@ static void interleave3(const float* x0, const float* x1, const float* x2, float
     }
 }
 
+#if defined(__AVX2__)
+// y[c * ldy + r] = x[r * ldx + c] for an 8 x 8 block, in registers: pairs of rows interleaved, then pairs of pairs,
+// then the 128-bit halves swapped (eight loads and eight stores, where a scalar copy does 64 of each)
+static inline void transpose8x8(const float* x, int64_t ldx, float* y, int64_t ldy) {
+    __m256 r[8], t[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(x + i * ldx);
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 8; h += 4) {  // rows h..h+3: their columns 0-3 in the low halves, 4-7 in the high ones
+        r[h] = _mm256_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+        _mm256_storeu_ps(y + c * ldy, _mm256_permute2f128_ps(r[c], r[c + 4], 0x20));
+        _mm256_storeu_ps(y + (c + 4) * ldy, _mm256_permute2f128_ps(r[c], r[c + 4], 0x31));
+    }
+}
+#endif
+
+// rows [r0, r1) x columns [c0, c1) of x (rows x cols) into y (cols x rows)
+static void transpose_block(const float* x, float* y, int64_t rows, int64_t cols, int64_t r0, int64_t r1, int64_t c0,
+                            int64_t c1) {
+    int64_t rv = r0, cv = c0;  // [r0, rv) x [c0, cv): the whole 8 x 8 blocks
+#if defined(__AVX2__)
+    rv = r0 + (r1 - r0) / 8 * 8;
+    cv = c0 + (c1 - c0) / 8 * 8;
+    for (int64_t c = c0; c < cv; c += 8)
+        for (int64_t r = r0; r < rv; r += 8) transpose8x8(x + r * cols + c, cols, y + c * rows + r, rows);
+#else
+    constexpr int64_t T = 16;
+    if (r1 - r0 == T && c1 - c0 == T) {
+        float tile[T][T];
+        for (int64_t r = 0; r < T; ++r)
+            for (int64_t c = 0; c < T; ++c) tile[c][r] = x[(r0 + r) * cols + c0 + c];
+        for (int64_t c = 0; c < T; ++c) memcpy(y + (c0 + c) * rows + r0, tile[c], sizeof(float) * T);
+        return;
+    }
+#endif
+    for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = rv; r < r1; ++r) y[c * rows + r] = x[r * cols + c];
+    for (int64_t c = cv; c < c1; ++c)
+        for (int64_t r = r0; r < rv; ++r) y[c * rows + r] = x[r * cols + c];
+}
+
 // y (B, cols, rows) = x (B, rows, cols) transposed per batch: NCHW <-> NHWC. 16 x 16 tiles (both the reads
 // and the writes touch 16 cache lines), tasks over (batch, tile row, run of 16 tile columns): an RGB image
 // (3 rows of 50176) is 196 tasks, not one.
@@ -788,18 +840,7 @@ void transpose_batched(const float* x, float* y, int64_t B, int64_t rows, int64_
             const int64_t cb = (t % ct) * CC, ce = mn<int64_t>(cols, cb + CC);
             const float* xb = x + b * rows * cols;
             float* yb = y + b * rows * cols;
-            for (int64_t c0 = cb; c0 < ce; c0 += T) {
-                const int64_t c1 = mn<int64_t>(ce, c0 + T);
-                if (r1 - r0 == T && c1 - c0 == T) {
-                    float tile[T][T];
-                    for (int64_t r = 0; r < T; ++r)
-                        for (int64_t c = 0; c < T; ++c) tile[c][r] = xb[(r0 + r) * cols + c0 + c];
-                    for (int64_t c = 0; c < T; ++c) memcpy(yb + (c0 + c) * rows + r0, tile[c], sizeof(float) * T);
-                } else {
-                    for (int64_t c = c0; c < c1; ++c)
-                        for (int64_t r = r0; r < r1; ++r) yb[c * rows + r] = xb[r * cols + c];
-                }
-            }
+            for (int64_t c0 = cb; c0 < ce; c0 += T) transpose_block(xb, yb, rows, cols, r0, r1, c0, mn(ce, c0 + T));
         }
     });
 }
