@@ -4,6 +4,7 @@ random weights, builder defaults), side by side in one run with equal thread cou
     python benchmarks/bench_detection.py --threads 1 --cpu-time          # the documented run (docs/benchmarks.md)
     python benchmarks/bench_detection.py --models ssd300_vgg16 --threads 2
     python benchmarks/bench_detection.py --profile fasterrcnn_resnet50_fpn   # where the time goes, both sides
+    python benchmarks/bench_detection.py --threads 1 --cpu-time --captured  # flowvision's static part captured
 
 Detection models get one 3x480x640 image in [0, 1] (the list-of-CHW input; each model resizes it itself),
 segmentation models a 1x3x520x520 normalised batch. Weights: torchvision's builder with weights=None and
@@ -46,6 +47,29 @@ def build_pair(name):
     else:
         x = rng.standard_normal((1, 3, 520, 520), dtype=np.float32)
     return ref, ours, x, kind
+
+
+def capture_static_part(ours, x, kind):
+    """flowvision with its static graph captured (``flowvision.compile``): a segmentation model whole (it returns a
+    dict of Tensors), a detection model's backbone + FPN on the transformed image batch this input produces (the
+    proposal, ROI and NMS stages stay eager: their shapes depend on the data)."""
+    from flowvision import backend as flow
+    fx = flow.from_numpy(x)
+    if kind == "seg":
+        return flow.compile(ours, fx)
+    with flow.no_grad():
+        batch = ours.transform([fx])[0].tensors
+    compiled = flow.compile(ours.backbone, batch)
+
+    class CapturedBackbone(flow.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.out_channels = ours.backbone.out_channels
+
+        def forward(self, images):
+            return compiled(images)
+    ours.backbone = CapturedBackbone()
+    return ours
 
 
 def callables(ref, ours, x, kind):
@@ -105,6 +129,9 @@ def main():
     ap.add_argument("--cpu-time", action="store_true",
                     help="time with process CPU time (use with --threads 1: independent of other users' load)")
     ap.add_argument("--profile", metavar="MODEL", help="profile one model on both sides instead of timing")
+    ap.add_argument("--captured", action="store_true",
+                    help="flowvision with its static graph captured: segmentation models whole, detection models' "
+                         "backbone + FPN (capture_static_part)")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     if args.profile:
@@ -120,6 +147,8 @@ def main():
           f"{'torch/fv':>8s}  output")
     for name in [n for n in args.models.split(",") if n]:
         ref, ours, x, kind = build_pair(name)
+        if args.captured:
+            ours = capture_static_part(ours, x, kind)
         run_fv, run_torch = callables(ref, ours, x, kind)
         size = "x".join(str(s) for s in x.shape[-2:])
         for t in threads:

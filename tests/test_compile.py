@@ -8,6 +8,7 @@ executor (the default for float32, csrc/core/executor.cpp) must equal the Python
 Python steps for ops it has no native form for, keep returned arrays intact across calls, serve concurrent
 callers and reject bad inputs with a clear error.
 """
+import collections
 import threading
 import warnings
 
@@ -194,6 +195,43 @@ def test_data_dependent_branch_falls_back_with_warning():
         for x in (example, neg):
             np.testing.assert_array_equal(cm(x).numpy(), model(x).numpy())
 
+
+
+class _DictOut(nn.Module):
+    def __init__(self, mapping=dict, extra=None):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.mapping, self.extra = mapping, extra
+
+    def forward(self, x):
+        y = self.conv(x)
+        out = self.mapping([("feat", y.relu()), ("pool", y.mean((2, 3)))])
+        if self.extra is not None:
+            out["extra"] = self.extra
+        return out
+
+
+@pytest.mark.parametrize("mapping", [dict, collections.OrderedDict])
+def test_dict_outputs_are_captured_with_their_keys(mapping):
+    model = _DictOut(mapping).eval()
+    x = _input((2, 3, 8, 8))
+    cm = flow.compile(model, x)
+    assert cm.fallback_reason is None and _plan(cm, x) is not None
+    got = cm(x)
+    with flow.no_grad():
+        want = model(x)
+    assert type(got) is mapping and list(got) == ["feat", "pool"]
+    for k in want:
+        np.testing.assert_allclose(got[k].numpy(), want[k].numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_dict_output_with_a_non_tensor_value_falls_back_with_warning():
+    model = _DictOut(dict, extra=3).eval()
+    x = _input((1, 3, 8, 8))
+    with pytest.warns(RuntimeWarning, match=r"falling back to eager.*returned dict.*dict of Tensors"):
+        cm = flow.compile(model, x)
+    assert _plan(cm, x) is None
+    assert cm(x)["extra"] == 3
 
 def test_untracked_value_falls_back_with_warning():
     model = _Escapes().eval()

@@ -62,6 +62,23 @@ def test_segmentation_parity(name, kw, shape):
         np.testing.assert_allclose(a, b, atol=1e-4 * np.abs(b).max(), rtol=0)
 
 
+
+@pytest.mark.parametrize("name,kw,shape", [CASES[0], CASES[-2]])
+def test_captured_segmentation_equals_torchvision(name, kw, shape):
+    # the models return a dict ({"out", "aux"}): the captured plan runs them and hands back the same keys
+    ours, ref = _pair(name, **kw)
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        r = ref(torch.from_numpy(x))
+    cm = flow.compile(ours, flow.from_numpy(x))
+    assert cm.fallback_reason is None
+    assert cm.plans[(shape, flow.from_numpy(x)._dtype)] is not None
+    o = cm(flow.from_numpy(x))
+    assert type(o) is type(r) and list(o) == list(r)
+    for k in r:
+        b = r[k].numpy()
+        np.testing.assert_allclose(o[k].numpy(), b, atol=1e-4 * np.abs(b).max(), rtol=0)
+
 def test_dilated_backbone_matches_torchvision():
     import torchvision
     ours = seg._utils.dilated_resnet(50, [False, True, True])

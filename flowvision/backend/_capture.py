@@ -40,7 +40,7 @@ from .autograd.graph import _compute_array
 from .autograd.grad_mode import no_grad
 # the stages live in private siblings (trace -> fuse -> layout -> lower); the names _capture_native and callers reach
 # through this module are re-exported here
-from ._capture_trace import CaptureError, _Graph, _Op, _capture, _flatten_output
+from ._capture_trace import CaptureError, _Graph, _Op, _capture, _flatten_output, _unflatten_output
 from ._capture_fuse import _output_slots, activation, eliminate_dead_code, fuse  # noqa: F401
 from ._capture_layout import to_nhwc  # noqa: F401
 from ._capture_lower import (EXECUTORS, _Plan, conv_nhwc_operands, last_reads, linear_operands,  # noqa: F401
@@ -211,10 +211,7 @@ class CompiledModule:
         with self._lock:  # a plan's arena buffers are shared between calls: one call at a time
             outs = plan.run(_compute_array(x))
         wrapped = [Tensor._wrap(o, D.from_numpy_dtype(o.dtype)) for o in outs]
-        st = plan.graph.out_struct
-        if st == "tensor":
-            return wrapped[0]
-        return tuple(wrapped) if st == "tuple" else wrapped
+        return _unflatten_output(wrapped, plan.graph.out_struct)
 
     forward = __call__
 

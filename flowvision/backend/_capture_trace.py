@@ -4,6 +4,7 @@
 Tensors produced by recorded ops from the input are activations (slots); every other tensor an op reads (parameters,
 buffers, tensors computed from them alone) is a constant of the plan.
 """
+import collections
 import weakref
 
 import numpy as np
@@ -63,7 +64,7 @@ class _Graph:
         self.ops = []
         self.meta = []  # slot -> (shape, numpy dtype)
         self.outputs = []  # ("v", slot) or ("c", array) per model output
-        self.out_struct = None  # "tensor" | "tuple" | "list"
+        self.out_struct = None  # "tensor" | "tuple" | "list" | (dict class, keys): see _flatten_output
         self.values = None  # slot -> array, when recorded with keep_values (diagnosis)
         self.nhwc = set()  # slots stored NHWC (after the layout pass)
         self.const_src = {}  # id(constant array) -> the tensor (or view base) it was read from
@@ -151,12 +152,26 @@ class _Recorder:
 
 
 def _flatten_output(out):
+    """The model's outputs as a list of Tensors, and how to put them back together (``_unflatten_output``)."""
     if isinstance(out, Tensor):
         return [out], "tensor"
     if isinstance(out, (tuple, list)) and out and all(isinstance(o, Tensor) for o in out):
         return list(out), type(out).__name__
-    raise CaptureError(f"the model returned {type(out).__name__}; the captured path handles a Tensor or a "
-                       "tuple/list of Tensors")
+    # a dict of Tensors: segmentation models' {"out": ..., "aux": ...}, a detection backbone's FPN levels
+    if type(out) in (dict, collections.OrderedDict) and out and all(isinstance(o, Tensor) for o in out.values()):
+        return list(out.values()), (type(out), tuple(out.keys()))
+    raise CaptureError(f"the model returned {type(out).__name__}; the captured path handles a Tensor, a "
+                       "tuple/list of Tensors or a dict of Tensors")
+
+
+def _unflatten_output(outs, struct):
+    """The inverse of ``_flatten_output``: ``outs`` in the structure the model returned."""
+    if struct == "tensor":
+        return outs[0]
+    if struct in ("tuple", "list"):
+        return tuple(outs) if struct == "tuple" else list(outs)
+    cls, keys = struct
+    return cls(zip(keys, outs))
 
 
 def _capture(model, x_arr, dtype, keep_values=False):
