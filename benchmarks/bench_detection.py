@@ -62,10 +62,6 @@ def capture_static_part(ours, x, kind):
     compiled = flow.compile(ours.backbone, batch)
 
     class CapturedBackbone(flow.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.out_channels = ours.backbone.out_channels
-
         def forward(self, images):
             return compiled(images)
     ours.backbone = CapturedBackbone()
