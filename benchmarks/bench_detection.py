@@ -59,12 +59,7 @@ def capture_static_part(ours, x, kind):
         return flow.compile(ours, fx)
     with flow.no_grad():
         batch = ours.transform([fx])[0].tensors
-    compiled = flow.compile(ours.backbone, batch)
-
-    class CapturedBackbone(flow.nn.Module):
-        def forward(self, images):
-            return compiled(images)
-    ours.backbone = CapturedBackbone()
+    ours.backbone = flow.compile(ours.backbone, batch)
     return ours
 
 

@@ -29,15 +29,16 @@ re-plans on the next call. Writes that bypass the tensor API (``w.numpy()[:] = .
 """
 import threading
 import warnings
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _dtype as D
 from ._tensor import Tensor
 from ._ops import kernel_select as _select
+from .autograd import graph as _graph
 from .autograd.graph import _compute_array
-from .autograd.grad_mode import no_grad
+from .autograd.grad_mode import is_grad_enabled, no_grad
+from .nn.modules.module import Module
 # the stages live in private siblings (trace -> fuse -> layout -> lower); the names _capture_native and callers reach
 # through this module are re-exported here
 from ._capture_trace import CaptureError, _Graph, _Op, _capture, _flatten_output, _unflatten_output
@@ -46,8 +47,6 @@ from ._capture_layout import to_nhwc  # noqa: F401
 from ._capture_lower import (EXECUTORS, _Plan, conv_nhwc_operands, last_reads, linear_operands,  # noqa: F401
                              lower_python_step, plan_arena, plan_buffers)
 
-if TYPE_CHECKING:  # annotations only: importing nn here would be circular
-    from .nn.modules.module import Module
 
 __all__ = ["compile", "CompiledModule", "CaptureError"]
 
@@ -75,20 +74,31 @@ def _diagnose(model, x2, dtype, g_ref, rtol):
                     "(data-dependent control flow)")
     if len(g_ref.ops) != len(g2.ops):
         return f"the op sequence has a different length on a second input ({len(g_ref.ops)} vs {len(g2.ops)})"
+    # each recorded op replayed alone on the inputs eager gave it: an op that differs by itself reads a value the
+    # capture did not see; differences that only build up along the chain are float32 rounding
     plan = _Plan(_copy_graph(g_ref), optimise=False, executor="python")
-    _, kept = plan.run(np.array(x2, copy=True), keep_values=True)
-    for op in g_ref.ops:
-        for s in op.outs:
-            if s in kept and not _close(kept[s], g2.values[s], rtol):
+    for fn, ins, outs, _, op in plan.steps:
+        got = fn(*[np.array(g2.values[s], copy=True) for s in ins])
+        got = [got] if len(outs) == 1 else list(got)
+        for s, v in zip(outs, got):
+            if not _close(np.asarray(v), g2.values[s], max(rtol, 1e-3)):  # an unseen value: O(1) differences
                 return (f"op #{op.index} {op.cls.__name__} (output {list(g_ref.meta[s][0])}): its inputs depend on a "
                         "value the capture could not see (an op outside Function.apply, or state read as a constant)")
-    return "the outputs differ although every recorded op matches (the output is not produced by recorded ops)"
+    if any(o[0] == "c" for o in g_ref.outputs):
+        return "an output is not produced by recorded ops (it was read as a constant)"
+    got = plan.run(np.array(x2, copy=True))
+    refs = [g2.values[o[1]] for o in g2.outputs]
+    worst = max(float(np.max(np.abs(a - b))) / max(float(np.max(np.abs(b))), 1e-30) for a, b in zip(got, refs))
+    return (f"every op matches eager on its own, but the float32 rounding accumulated through the network (up to "
+            f"{worst:.2g} of the largest output on a random input) fails the rtol={rtol:g} check; pass a larger "
+            "rtol if that error is acceptable")
 
 
 def _copy_graph(g):
     h = _Graph()
     h.ops = [_Op(op.kind, op.cls, op.args, op.kwargs, list(op.outs), dict(op.attrs), op.index) for op in g.ops]
     h.meta, h.outputs, h.out_struct, h.const_src = list(g.meta), list(g.outputs), g.out_struct, g.const_src
+    h.pack_cache = g.pack_cache
     return h
 
 
@@ -98,29 +108,86 @@ def _state_versions(model):
     return ts, tuple(t._version[0] for t in ts)
 
 
-class CompiledModule:
-    """The callable ``compile()`` returns: ``compiled(x)`` equals ``model(x)`` (eval mode, no gradient).
+def _in_training(model):
+    return model.training or any(m.training for m in model.modules())
+
+
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+class CompiledModule(Module):
+    """The module ``compile()`` returns: ``compiled(x)`` equals ``model(x)`` (eval mode, no gradient).
+
+    It is an ``nn.Module`` wrapping the model as ``_orig_mod`` (torch's ``OptimizedModule`` layout): it can be
+    assigned as a child (``model.backbone = flowvision.compile(model.backbone)``), its ``state_dict`` keys start
+    with ``_orig_mod.``, and attributes it does not have are read from the model. Plans are made per input
+    (shape, dtype), at most ``max_plans`` of them; the calls the captured path does not take run the model
+    eagerly: training mode, an input that requires grad (with grad enabled), anything but one Tensor argument,
+    shapes past ``max_plans``, and calls made while an outer ``compile`` is capturing.
 
     ``plans`` maps (shape, dtype) to the plan in use (``None``: eager fallback for that input); ``explain(x)``
     prints the steps of the plan for ``x``'s shape; ``fallback_reason`` holds the last fallback's message.
     """
 
-    def __init__(self, model, optimise=True, validate=True, rtol=1e-4, executor="native"):
+    def __init__(self, model, optimise=True, validate=True, rtol=1e-4, executor="native", max_plans=8,
+                 fullgraph=False):
         if executor not in EXECUTORS:
             raise ValueError(f"compile(): executor must be one of {EXECUTORS}, got {executor!r}")
+        if int(max_plans) < 1:
+            raise ValueError(f"compile(): max_plans must be at least 1, got {max_plans!r}")
+        super().__init__()
+        self._orig_mod = model
+        self.training = model.training
         self.executor = executor
-        self.model = model
         self.optimise = optimise
         self.validate = validate
         self.rtol = rtol
-        self.plans = {}
+        self.max_plans = int(max_plans)
+        self.fullgraph = fullgraph
         self.fallback_reason = None
+        self._init_plans()
+
+    def _init_plans(self):
+        self.plans = {}
+        # packed weights by content, shared by this module's plans: a new input shape adds activations only
+        self._packs = {}
+        self._warned = set()
         self._lock = threading.Lock()
-        self._state, self._versions = _state_versions(model)
+        self._state, self._versions = _state_versions(self._orig_mod)
+
+    @property
+    def model(self) -> "Module":
+        """The wrapped model (``_orig_mod``)."""
+        return self._modules["_orig_mod"]
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            mods = self.__dict__.get("_modules")
+            if mods is None or "_orig_mod" not in mods:
+                raise
+            return getattr(mods["_orig_mod"], name)
+
+    def __getstate__(self):  # plans hold native executors and a lock: a copy re-plans on first use
+        state = super().__getstate__()
+        for k in ("plans", "_packs", "_warned", "_lock", "_state", "_versions"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._init_plans()
+
+    def _apply(self, fn, recurse=True):  # .to() / .double() / .half() replace the weights' arrays
+        out = super()._apply(fn, recurse)
+        self.reset()
+        return out
 
     def reset(self):
         """Forget every plan (after writing weights outside the tensor API)."""
         self.plans.clear()
+        self._packs.clear()
         self._state, self._versions = _state_versions(self.model)
 
     def _check_versions(self):
@@ -131,12 +198,21 @@ class CompiledModule:
         key = (tuple(x.shape), x._dtype)
         if key in self.plans:
             return self.plans[key]
+        if len(self.plans) >= self.max_plans:
+            self._warn_once("max_plans", f"flowvision.compile: {len(self.plans)} input shapes already have plans "
+                            f"(max_plans={self.max_plans}); other shapes run eagerly")
+            return None
         plan = self._build(x)
         self.plans[key] = plan
         return plan
 
+    def _warn_once(self, key, message):
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, RuntimeWarning, stacklevel=4)
+
     def _build(self, x):
-        if self.model.training or any(m.training for m in self.model.modules()):
+        if _in_training(self.model):
             raise RuntimeError("flowvision.backend.compile() captures inference: call model.eval() first")
         dtype = x._dtype
         x1 = np.array(_compute_array(x), copy=True)
@@ -144,6 +220,7 @@ class CompiledModule:
             g, ref1 = _capture(self.model, x1, dtype)
         except CaptureError as e:
             return self._fallback(f"capture failed: {e}")
+        g.pack_cache = self._packs
         # the passes rewrite their copy; g stays as recorded
         plan = _Plan(_copy_graph(g), optimise=self.optimise, executor=self.executor)
         if not self.validate:
@@ -179,6 +256,8 @@ class CompiledModule:
 
     def _fallback(self, why):
         self.fallback_reason = why
+        if self.fullgraph:
+            raise CaptureError(f"flowvision.compile(fullgraph=True): the model cannot be captured: {why}")
         warnings.warn(f"flowvision.compile: falling back to eager for this input: {why}", RuntimeWarning,
                       stacklevel=4)
         return None
@@ -200,9 +279,26 @@ class CompiledModule:
             return False
         return len(got) == len(ref) and all(_close(a, b, self.rtol) for a, b in zip(got, ref))
 
-    def __call__(self, x):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"compiled module expects a Tensor input, got {type(x).__name__}")
+    def _eager_reason(self, args, kwargs):
+        """Why this call takes the eager model instead of a plan (None: it takes a plan)."""
+        if len(args) != 1 or kwargs or not isinstance(args[0], Tensor):
+            return "args"
+        if _graph._RECORDER is not None:  # an outer compile is capturing: it must see the ops themselves
+            return "capturing"
+        if _in_training(self.model):
+            return "training"
+        if args[0].requires_grad and is_grad_enabled():
+            return "grad"
+        return None
+
+    def forward(self, *args, **kwargs):
+        why = self._eager_reason(args, kwargs)
+        if why is not None:
+            if why == "args":
+                self._warn_once("args", "flowvision.compile: the captured path takes one Tensor argument; calls "
+                                "with other arguments run eagerly")
+            return self.model(*args, **kwargs)
+        x = args[0]
         self._check_versions()
         plan = self._plan_for(x)
         if plan is None:
@@ -213,34 +309,49 @@ class CompiledModule:
         wrapped = [Tensor._wrap(o, D.from_numpy_dtype(o.dtype)) for o in outs]
         return _unflatten_output(wrapped, plan.graph.out_struct)
 
-    forward = __call__
-
-    def explain(self, x):
+    def explain(self, x: Tensor) -> str:
+        """The steps of the plan for ``x``'s (shape, dtype), or why that input runs eagerly."""
         plan = self._plan_for(x)
         return "eager fallback: " + str(self.fallback_reason) if plan is None else plan.describe()
 
 
-def compile(model: "Module", example_input: Tensor, *, optimise: bool = True, validate: bool = True,  # noqa: A001
-            rtol: float = 1e-4, executor: str = "native") -> "CompiledModule":
-    """Capture ``model`` (in eval mode) on ``example_input`` and return a :class:`CompiledModule`.
+def compile(model: "Module", example_input: "Tensor | None" = None, *, optimise: bool = True,  # noqa: A001
+            validate: bool = True, rtol: float = 1e-4, executor: str = "native", max_plans: int = 8,
+            fullgraph: bool = False, dynamic: "bool | None" = None, mode: "str | None" = None,
+            backend: str = "flowvision", options: "dict | None" = None, disable: bool = False) -> "Module":
+    """Capture ``model`` (in eval mode) and return a :class:`CompiledModule` that runs it from plans.
+
+    ``flowvision.compile(model)`` is called like ``torch.compile(model)``: the first call with each input
+    (shape, dtype) captures, optimises and validates a plan. Giving ``example_input`` captures that input now.
 
     Args:
-        model: a ``flowvision.backend.nn.Module`` in eval mode (``model.eval()``).
-        example_input: an input of the shape and dtype the model will be called with; a new batch size re-plans
-            on first use.
+        model: a ``flowvision.backend.nn.Module``; calls in training mode run it eagerly.
+        example_input: an input to capture now (the model must then be in eval mode); ``None`` captures on first
+            use.
         optimise: run the graph passes (batch-norm folding, epilogue fusion).
-        validate: check the plan against eager execution on the example and a random input (``rtol``) and fall
-            back to eager, with a warning, when they differ (``fallback_reason`` then says why).
+        validate: check each plan against eager execution on its input and a random one (``rtol``) and fall back
+            to eager for that input, with a warning, when they differ (``fallback_reason`` then says why).
         rtol: relative tolerance of that check.
         executor: ``"native"`` runs float32 plans in C++ (Python only for ops with no native step), ``"python"``
             runs every step from a Python loop (float64 plans always do).
+        max_plans: at most this many input (shape, dtype) plans (torch's ``cache_size_limit``); other shapes run
+            eagerly. Plans share their packed weights, so each adds only its activation buffers.
+        fullgraph: raise :class:`CaptureError` instead of falling back to eager when a plan cannot be made.
+        dynamic: accepted for ``torch.compile`` compatibility; plans are always made per input shape.
+        mode: ``torch.compile``'s modes are accepted; there is one optimisation level.
+        backend: ``"flowvision"`` (or torch's ``"inductor"``) captures; ``"eager"`` returns ``model`` unchanged.
+        options: accepted for ``torch.compile`` compatibility; must be empty.
+        disable: return ``model`` unchanged (as ``torch.compile(disable=True)`` does).
 
     Returns:
-        A callable module with the same outputs as ``model``.
+        A :class:`CompiledModule` (an ``nn.Module``) with the same outputs as ``model``, or ``model`` itself when
+        ``disable`` is set or ``backend="eager"``.
 
     Raises:
         TypeError: ``example_input`` is not a Tensor, or ``model`` is not a Module.
-        RuntimeError: ``model`` (or a submodule) is in training mode.
+        RuntimeError: an ``example_input`` is given and ``model`` (or a submodule) is in training mode.
+        ValueError: an unknown ``executor``, ``mode`` or ``backend``, ``max_plans`` < 1, or ``options`` given.
+        CaptureError: ``fullgraph=True`` and the model cannot be captured on ``example_input``.
 
     Examples:
         >>> import flowvision
@@ -248,16 +359,27 @@ def compile(model: "Module", example_input: Tensor, *, optimise: bool = True, va
         >>> nn = flow.nn
         >>> model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()).eval()
         >>> x = flow.randn(1, 3, 16, 16)
-        >>> fast = flowvision.compile(model, x)
+        >>> fast = flowvision.compile(model)
         >>> bool(((fast(x) - model(x)).abs().max() < 1e-4).item())
         True
     """
-    if not isinstance(example_input, Tensor):
-        raise TypeError(f"compile(): example_input must be a Tensor, got {type(example_input).__name__}")
-    if not callable(getattr(model, "modules", None)):
+    if not isinstance(model, Module):
         raise TypeError(f"compile(): expected a flowvision.backend.nn.Module, got {type(model).__name__}")
-    if model.training or any(m.training for m in model.modules()):
+    if example_input is not None and not isinstance(example_input, Tensor):
+        raise TypeError(f"compile(): example_input must be a Tensor, got {type(example_input).__name__}")
+    if mode not in _MODES:
+        raise ValueError(f"compile(): mode must be one of {_MODES}, got {mode!r}")
+    if backend not in ("flowvision", "inductor", "eager"):
+        raise ValueError(f"compile(): backend must be 'flowvision' (or 'inductor', its alias) or 'eager', "
+                         f"got {backend!r}")
+    if options:
+        raise ValueError(f"compile(): options are not supported (got {sorted(options)})")
+    if disable or backend == "eager":
+        return model
+    if example_input is not None and _in_training(model):
         raise RuntimeError("flowvision.backend.compile() captures inference: call model.eval() first")
-    cm = CompiledModule(model, optimise=optimise, validate=validate, rtol=rtol, executor=executor)
-    cm._plan_for(example_input)
+    cm = CompiledModule(model, optimise=optimise, validate=validate, rtol=rtol, executor=executor,
+                        max_plans=max_plans, fullgraph=fullgraph)
+    if example_input is not None:
+        cm._plan_for(example_input)
     return cm

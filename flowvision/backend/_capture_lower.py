@@ -2,6 +2,8 @@
 value slots (each slot dropped after its last read, conv outputs written into an arena planned by liveness), run from a
 Python loop or handed to the native executor (``_capture_native``).
 """
+import hashlib
+
 import numpy as np
 
 from . import _C, _kernels
@@ -44,11 +46,13 @@ def conv_nhwc_operands(g, op):
     w, b = a["w"], a["b"]
     src = None if a["w_folded"] else g.const_src.get(id(w))
     if _conv_algo(g, op) == "winograd":  # the plan's own copy: eager's packed weights have no Winograd transform
-        pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"], winograd=True)
+        w32 = np.ascontiguousarray(w, np.float32)
+        pk = _shared_pack(g, ("winograd", a["groups"]), w32, lambda: _C.pack_conv(w32, a["groups"], winograd=True))
     elif src is not None and src._data is w:  # unmodified weight: share eager's packed copy (one in memory)
         pk = _kernels.packed_conv(src, a["groups"])
     else:
-        pk = _C.pack_conv(np.ascontiguousarray(w, np.float32), a["groups"])
+        w32 = np.ascontiguousarray(w, np.float32)
+        pk = _shared_pack(g, ("conv", a["groups"]), w32, lambda: _C.pack_conv(w32, a["groups"]))
     return pk, None if b is None else np.ascontiguousarray(b, np.float32)
 
 
@@ -59,7 +63,21 @@ def linear_operands(g, op):
     if (src is not None and src.ndim == 2 and tuple(src.shape) == w.shape[::-1] and src._data.dtype == w.dtype
             and np.shares_memory(src._data, w) and w.strides == src._data.strides[::-1]):
         return _kernels.packed_weight(src, "linear")  # w is t(weight): share eager's packed copy
-    return _C.pack_b(np.ascontiguousarray(w), False)
+    wc = np.ascontiguousarray(w)
+    return _shared_pack(g, ("linear",), wc, lambda: _C.pack_b(wc, False))
+
+
+def _shared_pack(g, kind, w, make):
+    """``make()``'s packed copy of ``w``, shared by the plans of one compiled module (``g.pack_cache``, keyed by
+    the packing and ``w``'s content): plans for other input shapes fold the same weights and reuse the packs."""
+    cache = getattr(g, "pack_cache", None)
+    if cache is None:
+        return make()
+    key = kind + (w.shape, w.dtype.str, hashlib.blake2b(w, digest_size=16).digest())
+    pk = cache.get(key)
+    if pk is None:
+        pk = cache[key] = make()
+    return pk
 
 
 def _lower_conv(g, op, out=None):
@@ -310,8 +328,8 @@ class _Plan:
                     for s, v in zip(outs, r):
                         slots[s] = v if isinstance(v, np.ndarray) else np.asarray(v)
                 if keep_values:
-                    for s in outs:
-                        kept[s] = slots[s]
+                    for s in outs:  # a copy: a later in-place step (ReLU(inplace=True)) may reuse the array
+                        kept[s] = np.array(slots[s], copy=True)
                 for s in drop:
                     slots[s] = None
         res = [slots[o[1]] if o[0] == "v" else o[1] for o in self.outputs]

@@ -68,6 +68,7 @@ class _Graph:
         self.values = None  # slot -> array, when recorded with keep_values (diagnosis)
         self.nhwc = set()  # slots stored NHWC (after the layout pass)
         self.const_src = {}  # id(constant array) -> the tensor (or view base) it was read from
+        self.pack_cache = None  # packed weights shared by one compiled module's plans (see _capture_lower)
 
     def new_slot(self, arr):
         self.meta.append((tuple(arr.shape), arr.dtype))

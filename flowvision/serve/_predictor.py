@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import io
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -17,7 +16,7 @@ import numpy as np
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-# a detection backbone compiled on variable input sizes keeps one plan per size: start over past this many
+# a detection backbone sees one input shape per image aspect ratio: plans for this many, other shapes run eagerly
 MAX_BACKBONE_PLANS = 8
 
 
@@ -89,13 +88,12 @@ def _task_of(arch: str) -> str:
     return "classification"
 
 
-def _wrappers():
-    """nn.Module adapters that give ``flowvision.compile`` a Tensor or tuple output (built on first use)."""
+def _first_output():
+    """An nn.Module adapter: ``model(x)["out"]``, a segmentation model's main output alone (the capture then drops
+    the auxiliary head as dead code); built on first use."""
     from flowvision.backend import nn
 
     class FirstOutput(nn.Module):
-        """``model(x)["out"]``: a segmentation model's main output alone."""
-
         def __init__(self, model):
             super().__init__()
             self.model = model
@@ -103,38 +101,7 @@ def _wrappers():
         def forward(self, x):
             return self.model(x)["out"]
 
-    class BackboneTuple(nn.Module):
-        """A detection backbone's OrderedDict of feature maps as a tuple; ``keys`` remembers the names."""
-
-        def __init__(self, backbone):
-            super().__init__()
-            self.inner = backbone
-            self.keys = None
-
-        def forward(self, x):
-            out = self.inner(x)
-            self.keys = list(out.keys())
-            return tuple(out.values())
-
-    class CompiledBackbone(nn.Module):
-        """Stands in for a detection model's backbone and runs it through ``flowvision.compile``."""
-
-        def __init__(self, backbone):
-            super().__init__()
-            self.as_tuple = BackboneTuple(backbone).eval()
-            self.compiled = None
-
-        def forward(self, x):
-            import flowvision
-            if self.compiled is None:
-                self.as_tuple(x)  # records the output names
-                self.compiled = flowvision.compile(self.as_tuple, x)
-            elif (len(self.compiled.plans) >= MAX_BACKBONE_PLANS
-                  and (tuple(x.shape), x._dtype) not in self.compiled.plans):
-                self.compiled.reset()
-            return OrderedDict(zip(self.as_tuple.keys, self.compiled(x)))
-
-    return FirstOutput, CompiledBackbone
+    return FirstOutput
 
 
 class Predictor:
@@ -212,7 +179,8 @@ class Predictor:
         import flowvision
         from flowvision import backend as flow
         if self.task == "detection":
-            self.model.backbone = _wrappers()[1](self.model.backbone).eval()
+            # backbone + FPN from plans, one per transformed batch shape; the data-dependent stages eagerly
+            self.model.backbone = flowvision.compile(self.model.backbone, max_plans=MAX_BACKBONE_PLANS)
             size = getattr(self.model.transform, "fixed_size", None)
             if size is not None:  # SSD-style fixed input: capture its plan now, not on the first request
                 with flow.no_grad():
@@ -231,7 +199,7 @@ class Predictor:
         else:
             side = int(self.spec.input_size or 520)
             self.input_size = (side, side)
-            target = _wrappers()[0](self.model).eval()
+            target = _first_output()(self.model).eval()
         example = flow.zeros(1, 3, *self.input_size)
         self.compiled = flowvision.compile(target, example)
         for b in self.plan_sizes[1:]:  # every batch plan is captured before the server accepts requests
