@@ -69,3 +69,21 @@ def test_depthwise_bit_identical_across_threads(threads):
             _C.set_num_threads(nt)
             outs.append(_run(case, "silu", True)[0])
         assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2]), case
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[:4])) + f"-k{c[4]}s{c[5]}d{c[6]}")
+def test_depthwise_output_aliasing_its_residual_is_bit_identical(isa, case):
+    """A row's last run overlaps the previous one (its first pixels computed twice) unless the residual is the output
+    itself: both ways give every pixel the same bits."""
+    y, _ = _run(case, "hardswish", True)
+    n, c, h, w, k, s, d = case
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, h, w), dtype=np.float32)
+    wt = rng.standard_normal((c, 1, k, k), dtype=np.float32)
+    b = rng.standard_normal(c, dtype=np.float32)
+    res = rng.standard_normal(y.shape, dtype=np.float32)  # the same draws as _run's residual
+    pad = d * (k // 2)
+    out = _C.conv2d_nhwc(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), _C.pack_conv(wt, c), b, [s, s], [pad, pad],
+                         [d, d], "hardswish", res, -0.5, 0.7, res)
+    assert np.shares_memory(out, res)
+    np.testing.assert_array_equal(out, y)

@@ -467,17 +467,18 @@ inline void dw_interior(const float* xn, const float* wp, float* yo, const float
 }
 
 // Undilated K x K (3 or 5), stride S (1 or 2) runs: PX adjacent output pixels x every full channel vector, over
-// the kernel rows [kh0, kh1) (the rows inside the image; every column of the run's windows is inside). Per vector of
-// channels the K weight vectors of a kernel row stay in registers and each input vector is loaded once and used for
-// every pixel whose window covers it (K / S FMAs per load instead of one). One call covers all channel vectors, so
-// the setup is paid once per run, not once per vector. Each pixel sums its taps in (kh, kw) order, as dw_interior
-// and dw_pixel do, so which path computes a pixel does not change its value.
+// the kernel rows [kh0, kh1) (the rows inside the image). Per vector of channels the K weight vectors of a kernel row
+// stay in registers and each input vector is loaded once and used for every pixel whose window covers it (K / S
+// FMAs per load instead of one). One call covers all channel vectors, so the setup is paid once per run, not once
+// per vector. EDGE: only the run's input columns [jlo, jhi) exist (the image's left / right border; the others are
+// padding and skipped), otherwise every column the run reads is inside. Each pixel sums its taps in (kh, kw) order,
+// as dw_interior and dw_pixel do, so which path computes a pixel does not change its value.
 constexpr int kDwRunPX = 8;  // 8 accumulators + K weights + 1 input: 14 of 16 registers at K = 5
 
-template <int K, int S, int PX, int ACT>
+template <int K, int S, int PX, int ACT, bool EDGE>
 inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
                    const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t kh0, int64_t kh1,
-                   int64_t cfull, const Ep& e) {
+                   int64_t cfull, int64_t jlo, int64_t jhi, const Ep& e) {
     constexpr int J = S * (PX - 1) + K;  // input columns the run reads
     for (int64_t c0 = 0; c0 < cfull; c0 += kW) {
         V acc[PX];
@@ -491,6 +492,7 @@ inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro,
             for (int kw = 0; kw < K; ++kw) w[kw] = vload<V>(wr + kw * cpad);
 #pragma GCC unroll 32
             for (int j = 0; j < J; ++j) {
+                if (EDGE && (j < jlo || j >= jhi)) continue;
                 const V xv = vload<V>(xr + j * p.C);
 #pragma GCC unroll 8
                 for (int kw = K - 1; kw >= 0; --kw) {  // pixel (j - kw) / S: the pixels' chains advance in kw order
@@ -506,34 +508,54 @@ inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro,
     }
 }
 
-// Output pixels [ow0, ow1) of one output row whose windows' columns all lie inside the image, in runs of 8, then 4,
-// then single pixels; channels past the last full vector through dw_pixel.
+// One run of PX pixels from output column ow: the interior kernel, or the border one with the columns that exist.
+template <int K, int S, int PX, int ACT>
+inline void dw_run_at(const float* xn, const float* wp, float* yr, const float* rr, const float* bias,
+                      const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t kh0, int64_t kh1, int64_t ow,
+                      int64_t cfull, const Ep& e) {
+    constexpr int J = S * (PX - 1) + K;
+    const int64_t iw0 = ow * S - p.pw;
+    const int64_t jlo = mx<int64_t>(0, -iw0), jhi = mn<int64_t>(J, p.W - iw0);
+    float* yo = yr + ow * p.C;
+    const float* ro = rr ? rr + ow * p.C : nullptr;
+    if (jlo == 0 && jhi == J)
+        dw_run<K, S, PX, ACT, false>(xn, wp, yo, ro, bias, p, cpad, ih0, iw0, kh0, kh1, cfull, 0, J, e);
+    else
+        dw_run<K, S, PX, ACT, true>(xn, wp, yo, ro, bias, p, cpad, ih0, iw0, kh0, kh1, cfull, jlo, jhi, e);
+}
+
+// Every output pixel of one output row, borders included, in runs of 8 (then 4, then single pixels). A row whose
+// width is not a multiple of the run ends with a run that overlaps the one before: its first pixels are computed
+// twice, to the same values, which costs less than narrower runs (fewer FMAs per load). Not when the residual is
+// the output itself (a second pass would add it twice). Channels past the last full vector through dw_pixel.
 template <int K, int S, int ACT>
 void dw_row_runs(const float* xn, const float* wp, float* yr, const float* rr, const float* bias,
-                 const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t kh0, int64_t kh1, int64_t ow0,
-                 int64_t ow1, const Ep& e) {
+                 const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t kh0, int64_t kh1, const Ep& e) {
     const int64_t cfull = p.C / kW * kW;
-    int64_t ow = ow0;
-    auto at = [&](int64_t o) { return std::make_pair(yr + o * p.C, rr ? rr + o * p.C : nullptr); };
-    for (; ow + kDwRunPX <= ow1; ow += kDwRunPX) {
-        auto [yo, ro] = at(ow);
-        dw_run<K, S, kDwRunPX, ACT>(xn, wp, yo, ro, bias, p, cpad, ih0, ow * S - p.pw, kh0, kh1, cfull, e);
-    }
-    if (ow + 4 <= ow1) {
-        auto [yo, ro] = at(ow);
-        dw_run<K, S, 4, ACT>(xn, wp, yo, ro, bias, p, cpad, ih0, ow * S - p.pw, kh0, kh1, cfull, e);
-        ow += 4;
-    }
-    for (; ow < ow1; ++ow) {
-        auto [yo, ro] = at(ow);
-        dw_run<K, S, 1, ACT>(xn, wp, yo, ro, bias, p, cpad, ih0, ow * S - p.pw, kh0, kh1, cfull, e);
+    const bool may_overlap = rr != yr;
+    int64_t ow = 0;
+    if (cfull > 0) {
+        for (; ow + kDwRunPX <= p.OW; ow += kDwRunPX)
+            dw_run_at<K, S, kDwRunPX, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, ow, cfull, e);
+        if (ow < p.OW && may_overlap && p.OW >= kDwRunPX) {
+            dw_run_at<K, S, kDwRunPX, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, p.OW - kDwRunPX, cfull, e);
+            ow = p.OW;
+        }
+        for (; ow + 4 <= p.OW; ow += 4)
+            dw_run_at<K, S, 4, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, ow, cfull, e);
+        if (ow < p.OW && may_overlap && p.OW >= 4) {
+            dw_run_at<K, S, 4, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, p.OW - 4, cfull, e);
+            ow = p.OW;
+        }
+        for (; ow < p.OW; ++ow) dw_run_at<K, S, 1, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, ow, cfull, e);
     }
     if (cfull < p.C)
-        for (int64_t o = ow0; o < ow1; ++o) {
-            auto [yo, ro] = at(o);
+        for (int64_t o = 0; o < p.OW; ++o) {
+            const int64_t iw0 = o * S - p.pw;
+            const int64_t kw0 = mx<int64_t>(0, -iw0), kw1 = mn<int64_t>(K, p.W - iw0);
             constexpr int CV = 2;
-            dw_pixel<CV, ACT>(xn, wp, yo + cfull, ro ? ro + cfull : nullptr, bias, p, cpad, ih0, o * S - p.pw, kh0,
-                              kh1, 0, K, cfull, p.C - cfull, e);
+            dw_pixel<CV, ACT>(xn, wp, yr + o * p.C + cfull, rr ? rr + o * p.C + cfull : nullptr, bias, p, cpad, ih0,
+                              iw0, kh0, kh1, kw0, kw1, cfull, p.C - cfull, e);
         }
 }
 
@@ -556,10 +578,6 @@ void dw_rows_act(const float* x, const float* wp, float* y, const ConvNhwcParams
                                  (p.sw == 1 || p.sw == 2)
                              ? p.KW * 10 + static_cast<int>(p.sw)
                              : 0;
-    // columns whose windows lie inside the image: [ow_in0, ow_in1)
-    const int64_t ow_in0 = mn<int64_t>(p.OW, ceil_div(p.pw, p.sw));
-    const int64_t last_iw0 = p.W - 1 - (p.KW - 1) * p.dw + p.pw;  // + pw: the largest ow * sw that fits
-    const int64_t ow_in1 = mx<int64_t>(ow_in0, last_iw0 < 0 ? 0 : mn<int64_t>(p.OW, last_iw0 / p.sw + 1));
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / p.OH, oh = r % p.OH;
         const float* xn = x + n * p.H * p.W * p.C;
@@ -581,13 +599,11 @@ void dw_rows_act(const float* x, const float* wp, float* y, const ConvNhwcParams
                                   iw0, kh0, kh1, kw0, kw1, c0, mn<int64_t>(CB, p.C - c0), e);
         };
         if (run_kind) {
-            for (int64_t ow = 0; ow < ow_in0; ++ow) edge_pixel(ow);
             const auto runs = run_kind == 31   ? &dw_row_runs<3, 1, ACT>
                               : run_kind == 32 ? &dw_row_runs<3, 2, ACT>
                               : run_kind == 51 ? &dw_row_runs<5, 1, ACT>
                                                : &dw_row_runs<5, 2, ACT>;
-            runs(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, ow_in0, ow_in1, e);
-            for (int64_t ow = ow_in1; ow < p.OW; ++ow) edge_pixel(ow);
+            runs(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, e);
         } else {
             for (int64_t ow = 0; ow < p.OW;) {
                 const int64_t iw0 = ow * p.sw - p.pw;
