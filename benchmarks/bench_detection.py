@@ -5,6 +5,7 @@ random weights, builder defaults), side by side in one run with equal thread cou
     python benchmarks/bench_detection.py --models ssd300_vgg16 --threads 2
     python benchmarks/bench_detection.py --profile fasterrcnn_resnet50_fpn   # where the time goes, both sides
     python benchmarks/bench_detection.py --threads 1 --cpu-time --captured  # flowvision's static part captured
+    python benchmarks/bench_detection.py --threads 1 --cpu-time --captured --onnx  # and ONNX Runtime
 
 Detection models get one 3x480x640 image in [0, 1] (the list-of-CHW input; each model resizes it itself),
 segmentation models a 1x3x520x520 normalised batch. Weights: torchvision's builder with weights=None and
@@ -14,7 +15,9 @@ weights_backbone=None, its state_dict copied into flowvision's builder. The cont
 """
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -49,10 +52,19 @@ def build_pair(name):
     return ref, ours, x, kind
 
 
+# a detection model's head modules that take one Tensor (one call per FPN level, or the ROI batch): compiled too,
+# each planned per input shape on its first call
+STATIC_HEADS = ["head.classification_head.conv", "head.classification_head.cls_logits",
+                "head.regression_head.conv", "head.regression_head.bbox_reg",  # RetinaNet
+                "rpn.head.conv", "rpn.head.cls_logits", "rpn.head.bbox_pred",  # Faster R-CNN's RPN
+                "roi_heads.box_head", "roi_heads.box_predictor"]  # and its box head on the sampled ROIs
+
+
 def capture_static_part(ours, x, kind):
     """flowvision with its static graph captured (``flowvision.compile``): a segmentation model whole (it returns a
-    dict of Tensors), a detection model's backbone + FPN on the transformed image batch this input produces (the
-    proposal, ROI and NMS stages stay eager: their shapes depend on the data)."""
+    dict of Tensors); a detection model's backbone + FPN on the transformed image batch this input produces, and the
+    head modules of STATIC_HEADS it has (the anchor, proposal, ROI pooling and NMS stages stay eager: their shapes
+    depend on the data)."""
     from flowvision import backend as flow
     fx = flow.from_numpy(x)
     if kind == "seg":
@@ -60,7 +72,43 @@ def capture_static_part(ours, x, kind):
     with flow.no_grad():
         batch = ours.transform([fx])[0].tensors
     ours.backbone = flow.compile(ours.backbone, batch)
+    for path in STATIC_HEADS:
+        parent_path, _, leaf = path.rpartition(".")
+        try:
+            parent = ours.get_submodule(parent_path)
+        except AttributeError:
+            continue
+        if hasattr(parent, leaf):
+            setattr(parent, leaf, flow.compile(getattr(parent, leaf)))
     return ours
+
+
+def export_onnx(ref, x, kind, tmpdir):
+    """torchvision's model exported to ONNX with the legacy exporter (opset 17): torchvision's detection models export
+    through it with their transform, RPN / NMS and postprocessing in the graph."""
+    import warnings
+    import torch
+    path = os.path.join(tmpdir, "model.onnx")
+    example = ([torch.from_numpy(x)],) if kind == "det" else (torch.from_numpy(x),)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(ref, example, path, input_names=["images"], opset_version=17, dynamo=False)
+    return path
+
+
+def ort_callable(path, x, threads):
+    """ONNX Runtime (CPU provider) on the exported model, ``threads`` intra-op threads."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    feed = {"images": x}
+    return lambda: sess.run(None, feed)
+
+
+def describe_ort(out, kind):
+    return f"{len(out[0])} dets" if kind == "det" else "x".join(str(s) for s in out[0].shape)
 
 
 def callables(ref, ours, x, kind):
@@ -123,6 +171,7 @@ def main():
     ap.add_argument("--captured", action="store_true",
                     help="flowvision with its static graph captured: segmentation models whole, detection models' "
                          "backbone + FPN (capture_static_part)")
+    ap.add_argument("--onnx", action="store_true", help="also ONNX Runtime on torchvision's model exported to ONNX")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     if args.profile:
@@ -135,9 +184,11 @@ def main():
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}; clock: "
           f"{'process CPU time' if args.cpu_time else 'wall'}; eval, random weights, batch 1")
     print(f"{'model':32s} {'input':>9s} {'thr':>3s} {'torchvision ms':>18s} {'flowvision ms':>18s} "
-          f"{'torch/fv':>8s}  output")
+          f"{'torch/fv':>8s}" + (f" {'ORT ms':>18s} {'ORT/fv':>6s}" if args.onnx else "") + "  output")
+    tmpdir = tempfile.mkdtemp(prefix="fv_bench_det_")
     for name in [n for n in args.models.split(",") if n]:
         ref, ours, x, kind = build_pair(name)
+        onnx_path = export_onnx(ref, x, kind, tmpdir) if args.onnx else None
         if args.captured:
             ours = capture_static_part(ours, x, kind)
         run_fv, run_torch = callables(ref, ours, x, kind)
@@ -145,12 +196,23 @@ def main():
         for t in threads:
             flow._C.set_num_threads(t)
             torch.set_num_threads(t)
-            res = _bench({"fv": run_fv, "torch": run_torch}, args.repeat, args.min_time, clock=clock)
+            contenders = {"fv": run_fv, "torch": run_torch}
+            if args.onnx:
+                contenders["ort"] = ort_callable(onnx_path, x, t)
+            res = _bench(contenders, args.repeat, args.min_time, clock=clock)
             (fb, fm), (tb, tm) = res["fv"], res["torch"]
+            ort_cols = ""
+            if args.onnx:
+                ob, om = res["ort"]
+                ort_cols = f" {1e3 * ob:9.1f} ({1e3 * om:6.1f}) {ob / fb:6.2f}"
             print(f"{name:32s} {size:>9s} {t:3d} {1e3 * tb:9.1f} ({1e3 * tm:6.1f}) {1e3 * fb:9.1f} "
-                  f"({1e3 * fm:6.1f}) {tb / fb:8.2f}  fv {describe(run_fv(), kind)}, tv "
-                  f"{describe(run_torch(), kind)}", flush=True)
+                  f"({1e3 * fm:6.1f}) {tb / fb:8.2f}{ort_cols}  fv {describe(run_fv(), kind)}, tv "
+                  f"{describe(run_torch(), kind)}"
+                  + (f", ORT {describe_ort(contenders['ort'](), kind)}" if args.onnx else ""), flush=True)
         del ref, ours
+        if onnx_path:
+            os.remove(onnx_path)
+    shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
