@@ -13,6 +13,7 @@ import flowvision
 from flowvision import backend as flow
 from flowvision.backend import nn
 from flowvision.backend._capture import CaptureError, CompiledModule
+from test_compile import _Branchy  # data-dependent control flow
 
 
 class _Net(nn.Module):
@@ -187,16 +188,6 @@ def test_plans_of_other_shapes_share_the_packed_weights():
     x = _x((1, 3, 16, 16))
     np.testing.assert_allclose(cm(x).numpy(), _eager(model, x), rtol=1e-5, atol=1e-6)
     assert len(cm.plans) == 1 and cm._packs.keys() != packs.keys()
-
-
-class _Branchy(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 4, 3, padding=1)
-
-    def forward(self, x):
-        y = self.conv(x)
-        return y.relu() if float(x.min()) >= 0 else y * 2.0
 
 
 def test_fullgraph_raises_instead_of_falling_back():
