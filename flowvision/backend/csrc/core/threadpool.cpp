@@ -109,8 +109,16 @@ public:
         cv_work_.notify_all();
         work_on(job);
         // the workers usually finish their last chunks within microseconds: spin before sleeping on the condition
-        // variable, whose futex wake-up costs more than that (a VM's idle vCPU much more)
-        spin_until([&] { return job.done.load(std::memory_order_acquire) == job.nchunks; }, spin_);
+        // variable, whose futex wake-up costs more than that (a VM's idle vCPU much more). The spin waits for the
+        // workers to leave the job too (active_), not only for the chunks: a worker counts its last chunk done a
+        // moment before it leaves, and a caller that slept through that moment paid a futex round trip on ~10% of
+        // the kernels of a 2-thread plan (EfficientNet-B0 at batch 1 ran 6% slower).
+        spin_until(
+            [&] {
+                return job.done.load(std::memory_order_acquire) == job.nchunks &&
+                       active_.load(std::memory_order_acquire) == 0;
+            },
+            spin_);
         std::unique_lock<std::mutex> lk(m_);
         cv_done_.wait(lk, [&] { return job.done.load() == job.nchunks && active_ == 0; });
         job_ = nullptr;
@@ -170,7 +178,7 @@ private:
     std::condition_variable cv_work_, cv_done_;
     std::atomic<uint64_t> generation_{0};
     Job* job_ = nullptr;
-    int active_ = 0;
+    std::atomic<int> active_{0};  // workers inside the current job; changed under m_, read by the spin
     bool stop_ = false;
 };
 
