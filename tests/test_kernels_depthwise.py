@@ -29,6 +29,8 @@ CASES = [
     (2, 36, 5, 19, 5, 1, 1),    # 5x5 unit-stride runs, 4-channel tail
     (1, 24, 11, 45, 5, 2, 1),   # 5x5 /2 runs of 8, 4 and 1 pixels; the first and last rows clip the kernel
     (2, 64, 10, 58, 3, 2, 1),   # 3x3 /2 runs of 8 then 4, whole vectors only
+    (1, 24, 9, 29, 7, 1, 1),    # 7x7 (ConvNeXt) runs of 6, then an overlapping run; 3-column borders
+    (2, 40, 7, 7, 7, 1, 1),     # ConvNeXt's last stage: a 7x7 map, every run clipped by the padding
 ]
 
 

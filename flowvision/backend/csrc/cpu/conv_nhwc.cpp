@@ -466,14 +466,16 @@ inline void dw_interior(const float* xn, const float* wp, float* yo, const float
                        ro ? ro + i * p.C + v * kW : nullptr, e);
 }
 
-// Undilated K x K (3 or 5), stride S (1 or 2) runs: PX adjacent output pixels x every full channel vector, over
+// Undilated K x K (3 or 5 with stride 1 or 2, 7 with stride 1) runs: PX adjacent output pixels x every full channel vector, over
 // the kernel rows [kh0, kh1) (the rows inside the image). Per vector of channels the K weight vectors of a kernel row
 // stay in registers and each input vector is loaded once and used for every pixel whose window covers it (K / S
 // FMAs per load instead of one). One call covers all channel vectors, so the setup is paid once per run, not once
 // per vector. EDGE: only the run's input columns [jlo, jhi) exist (the image's left / right border; the others are
 // padding and skipped), otherwise every column the run reads is inside. Each pixel sums its taps in (kh, kw) order,
 // as dw_interior and dw_pixel do, so which path computes a pixel does not change its value.
-constexpr int kDwRunPX = 8;  // 8 accumulators + K weights + 1 input: 14 of 16 registers at K = 5
+// Pixels per run: accumulators + K weights + 1 input vector within 16 registers (14 at K = 5 and at K = 7)
+template <int K>
+constexpr int dw_run_px() { return K >= 7 ? 6 : 8; }
 
 template <int K, int S, int PX, int ACT, bool EDGE>
 inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
@@ -490,10 +492,14 @@ inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro,
             V w[K];
 #pragma GCC unroll 8
             for (int kw = 0; kw < K; ++kw) w[kw] = vload<V>(wr + kw * cpad);
+            const float* xp = xr;
 #pragma GCC unroll 32
-            for (int j = 0; j < J; ++j) {
+            for (int j = 0; j < J; ++j, xp += p.C) {
+                // the column pointer is stepped, not indexed: with J runtime multiples of C as offsets the
+                // unrolled loop ran out of general registers and reloaded them from the stack around every FMA
+                asm("" : "+r"(xp));
                 if (EDGE && (j < jlo || j >= jhi)) continue;
-                const V xv = vload<V>(xr + j * p.C);
+                const V xv = vload<V>(xp);
 #pragma GCC unroll 8
                 for (int kw = K - 1; kw >= 0; --kw) {  // pixel (j - kw) / S: the pixels' chains advance in kw order
                     const int d = j - kw;
@@ -531,14 +537,15 @@ inline void dw_run_at(const float* xn, const float* wp, float* yr, const float* 
 template <int K, int S, int ACT>
 void dw_row_runs(const float* xn, const float* wp, float* yr, const float* rr, const float* bias,
                  const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t kh0, int64_t kh1, const Ep& e) {
+    constexpr int PX = dw_run_px<K>();
     const int64_t cfull = p.C / kW * kW;
     const bool may_overlap = rr != yr;
     int64_t ow = 0;
     if (cfull > 0) {
-        for (; ow + kDwRunPX <= p.OW; ow += kDwRunPX)
-            dw_run_at<K, S, kDwRunPX, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, ow, cfull, e);
-        if (ow < p.OW && may_overlap && p.OW >= kDwRunPX) {
-            dw_run_at<K, S, kDwRunPX, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, p.OW - kDwRunPX, cfull, e);
+        for (; ow + PX <= p.OW; ow += PX)
+            dw_run_at<K, S, PX, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, ow, cfull, e);
+        if (ow < p.OW && may_overlap && p.OW >= PX) {
+            dw_run_at<K, S, PX, ACT>(xn, wp, yr, rr, bias, p, cpad, ih0, kh0, kh1, p.OW - PX, cfull, e);
             ow = p.OW;
         }
         for (; ow + 4 <= p.OW; ow += 4)
@@ -573,9 +580,10 @@ void dw_rows_act(const float* x, const float* wp, float* y, const ConvNhwcParams
 #endif
     constexpr int64_t CB = CV * kW;
     const int64_t cpad = ceil_div(p.C, kW) * kW;
-    // square 3x3 / 5x5, stride 1 or 2, undilated: the register-run kernels over each row's inner columns
-    const int run_kind = p.KH == p.KW && p.sh == p.sw && p.dh == 1 && p.dw == 1 && (p.KW == 3 || p.KW == 5) &&
-                                 (p.sw == 1 || p.sw == 2)
+    // square 3x3 / 5x5 with stride 1 or 2 and 7x7 (ConvNeXt) with stride 1, undilated: the register-run kernels
+    // over whole rows
+    const bool square = p.KH == p.KW && p.sh == p.sw && p.dh == 1 && p.dw == 1;
+    const int run_kind = square && (((p.KW == 3 || p.KW == 5) && (p.sw == 1 || p.sw == 2)) || (p.KW == 7 && p.sw == 1))
                              ? p.KW * 10 + static_cast<int>(p.sw)
                              : 0;
     for (int64_t r = r0; r < r1; ++r) {
@@ -602,7 +610,8 @@ void dw_rows_act(const float* x, const float* wp, float* y, const ConvNhwcParams
             const auto runs = run_kind == 31   ? &dw_row_runs<3, 1, ACT>
                               : run_kind == 32 ? &dw_row_runs<3, 2, ACT>
                               : run_kind == 51 ? &dw_row_runs<5, 1, ACT>
-                                               : &dw_row_runs<5, 2, ACT>;
+                              : run_kind == 52 ? &dw_row_runs<5, 2, ACT>
+                                               : &dw_row_runs<7, 1, ACT>;
             runs(xn, wp, yr, rr, e.bias, p, cpad, ih0, kh0, kh1, e);
         } else {
             for (int64_t ow = 0; ow < p.OW;) {
