@@ -482,6 +482,8 @@ inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro,
                    const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t kh0, int64_t kh1,
                    int64_t cfull, int64_t jlo, int64_t jhi, const Ep& e) {
     constexpr int J = S * (PX - 1) + K;  // input columns the run reads
+    // a local copy: the stores to y (float) could alias e's bounds, which were otherwise reloaded for every vector
+    const Ep el = e;
     for (int64_t c0 = 0; c0 < cfull; c0 += kW) {
         V acc[PX];
 #pragma GCC unroll 16
@@ -510,7 +512,7 @@ inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro,
 #pragma GCC unroll 16
         for (int i = 0; i < PX; ++i)
             finish_vec<ACT>(acc[i], yo + i * p.C + c0, bias ? bias + c0 : nullptr, ro ? ro + i * p.C + c0 : nullptr,
-                            e);
+                            el);
     }
 }
 
