@@ -79,6 +79,34 @@ def test_captured_segmentation_equals_torchvision(name, kw, shape):
         b = r[k].numpy()
         np.testing.assert_allclose(o[k].numpy(), b, atol=1e-4 * np.abs(b).max(), rtol=0)
 
+def test_captured_dilated_backbone_runs_winograd_and_equals_torchvision():
+    """FCN's dilated ResNet stages (dilation 2 and 4) take the dilated Winograd convs in a plan; the output stays
+    torchvision's."""
+    from flowvision.backend import _C
+    ours, ref = _pair("fcn_resnet50")
+    shape = (1, 3, 128, 128)  # stages 3 and 4 at 16 x 16: every dilation phase has whole tiles
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    suits = []  # (dilation, winograd_plan_suits) of every float32 conv the eager forward runs
+
+    def record(mod, args):
+        suits.append((mod.dilation, _C.winograd_plan_suits(list(args[0].shape), list(mod.weight.shape),
+                                                           list(mod.stride), list(mod.padding), list(mod.dilation),
+                                                           mod.groups)))
+    hooks = [m.register_forward_pre_hook(record) for m in ours.modules() if isinstance(m, flow.nn.Conv2d)]
+    with flow.no_grad():
+        ours(flow.from_numpy(x))
+    for h in hooks:
+        h.remove()
+    dilated = [ok for d, ok in suits if tuple(d) != (1, 1)]
+    assert len(dilated) == 8 and all(dilated)
+    cm = flow.compile(ours, flow.from_numpy(x))
+    assert cm.fallback_reason is None
+    assert cm.plans[(shape, flow.from_numpy(x)._dtype)].winograd_convs == sum(ok for _, ok in suits)
+    with torch.no_grad():
+        b = ref(torch.from_numpy(x))["out"].numpy()
+    np.testing.assert_allclose(cm(flow.from_numpy(x))["out"].numpy(), b, atol=1e-4 * np.abs(b).max(), rtol=0)
+
+
 def test_dilated_backbone_matches_torchvision():
     import torchvision
     ours = seg._utils.dilated_resnet(50, [False, True, True])

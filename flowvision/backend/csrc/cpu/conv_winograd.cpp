@@ -84,17 +84,26 @@ __attribute__((always_inline)) inline void grad_filter_1d(const V* m, int s, V* 
 }
 
 // ---------------------------------------------------------------- tiling
+// A tile is 4 x 4 outputs. Dilated by (dh, dw) its outputs are dh rows / dw columns apart and its 6 x 6 input window
+// as well: a dilated 3x3 conv is an undilated one on each of the dh x dw phases (output rows a, a + dh, ...), so the
+// same transforms apply. Tiles run image by image, phase by phase, then row-major over the phase's tile grid (one
+// phase, the plain tiling, when undilated).
 struct Tiles {
-    int64_t N, H, W, OH, OW, ph, pw, TH, TW, T;
+    int64_t N, H, W, OH, OW, ph, pw, dh, dw, TH, TW, T;
     explicit Tiles(const ConvParams& p)
-        : N(p.N), H(p.H), W(p.W), OH(p.OH), OW(p.OW), ph(p.ph), pw(p.pw), TH(ceil_div(p.OH, 4)),
-          TW(ceil_div(p.OW, 4)), T(p.N * ceil_div(p.OH, 4) * ceil_div(p.OW, 4)) {}
+        : N(p.N), H(p.H), W(p.W), OH(p.OH), OW(p.OW), ph(p.ph), pw(p.pw), dh(p.dh), dw(p.dw),
+          TH(ceil_div(ceil_div(p.OH, p.dh), 4)), TW(ceil_div(ceil_div(p.OW, p.dw), 4)),
+          T(p.N * p.dh * p.dw * TH * TW) {}
     // tile t's image and its top-left output pixel
     void locate(int64_t t, int64_t* n, int64_t* oy, int64_t* ox) const {
-        *n = t / (TH * TW);
-        *oy = (t / TW) % TH * 4;
-        *ox = t % TW * 4;
+        const int64_t per_phase = TH * TW, phase = t / per_phase % (dh * dw), i = t % per_phase;
+        *n = t / (per_phase * dh * dw);
+        *oy = phase / dw + i / TW * 4 * dh;
+        *ox = phase % dw + i % TW * 4 * dw;
     }
+    // how many of the tile's 4 output rows / columns from (oy, ox) lie inside the map
+    int64_t rows_in(int64_t oy) const { return mn<int64_t>(4, ceil_div(OH - oy, dh)); }
+    int64_t cols_in(int64_t ox) const { return mn<int64_t>(4, ceil_div(OW - ox, dw)); }
 };
 
 // v[t - tb][xi][c] = (B^T d B)[xi] for the 6x6 windows of x (NHWC, C channels) under tiles [t0, t1)
@@ -105,15 +114,16 @@ void transform_input(const float* x, int64_t C, const Tiles& g, float* v, int64_
         g.locate(t, &n, &oy, &ox);
         const int64_t iy0 = oy - g.ph, ix0 = ox - g.pw;
         const float* xn = x + n * g.H * g.W * C;
-        const bool interior = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= g.H && ix0 + 6 <= g.W;
+        const bool interior = iy0 >= 0 && ix0 >= 0 && iy0 + 5 * g.dh < g.H && ix0 + 5 * g.dw < g.W;
         for (int64_t c = 0; c < C; c += kW) {
             if (interior) {
                 for (int r = 0; r < 6; ++r)
-                    for (int s = 0; s < 6; ++s) d[r * 6 + s] = vload<V>(xn + ((iy0 + r) * g.W + ix0 + s) * C + c);
+                    for (int s = 0; s < 6; ++s)
+                        d[r * 6 + s] = vload<V>(xn + ((iy0 + r * g.dh) * g.W + ix0 + s * g.dw) * C + c);
             } else {
                 for (int r = 0; r < 6; ++r)
                     for (int s = 0; s < 6; ++s) {
-                        const int64_t iy = iy0 + r, ix = ix0 + s;
+                        const int64_t iy = iy0 + r * g.dh, ix = ix0 + s * g.dw;
                         d[r * 6 + s] = iy >= 0 && iy < g.H && ix >= 0 && ix < g.W
                                            ? vload<V>(xn + (iy * g.W + ix) * C + c) : V{};
                     }
@@ -142,7 +152,7 @@ void transform_output(const float* m, int64_t ob, int64_t o0, int64_t O, const O
     for (int64_t t = t0; t < t1; ++t) {
         int64_t n, oy, ox;
         g.locate(t, &n, &oy, &ox);
-        const int64_t nh = mn<int64_t>(4, g.OH - oy), nw = mn<int64_t>(4, g.OW - ox);
+        const int64_t nh = g.rows_in(oy), nw = g.cols_in(ox);
         float* yn = y + n * g.OH * g.OW * O + o0;
         for (int64_t o = 0; o < ob; o += kW) {
             const float* src = m + (t - tb) * kPoints * ob + o;
@@ -152,7 +162,7 @@ void transform_output(const float* m, int64_t ob, int64_t o0, int64_t O, const O
             const V b = e.bias ? vload<V>(e.bias + o0 + o) : V{};
             for (int k = 0; k < nh; ++k)
                 for (int l = 0; l < nw; ++l) {
-                    const int64_t at = ((oy + k) * g.OW + ox + l) * O + o;
+                    const int64_t at = ((oy + k * g.dh) * g.OW + ox + l * g.dw) * O + o;
                     V v = out[k * 4 + l] + b;
                     if (e.res) v += vload<V>(e.res + n * g.OH * g.OW * O + o0 + at);
                     vstore(yn + at, epilogue_apply<V, float>(e.act, v, e.lo, e.hi));
@@ -169,12 +179,13 @@ void transform_grad(const float* gy, int64_t O, int64_t o0, int64_t ob, const Ti
     for (int64_t t = t0; t < t1; ++t) {
         int64_t n, oy, ox;
         g.locate(t, &n, &oy, &ox);
-        const int64_t nh = mn<int64_t>(4, g.OH - oy), nw = mn<int64_t>(4, g.OW - ox);
+        const int64_t nh = g.rows_in(oy), nw = g.cols_in(ox);
         const float* gn = gy + n * g.OH * g.OW * O + o0;
         for (int64_t o = 0; o < ob; o += kW) {
             for (int k = 0; k < 4; ++k)
                 for (int l = 0; l < 4; ++l)
-                    d[k * 4 + l] = k < nh && l < nw ? vload<V>(gn + ((oy + k) * g.OW + ox + l) * O + o) : V{};
+                    d[k * 4 + l] = k < nh && l < nw
+                                       ? vload<V>(gn + ((oy + k * g.dh) * g.OW + ox + l * g.dw) * O + o) : V{};
             for (int l = 0; l < 4; ++l) grad_1d(d + l, 4, tmp + l, 4);
             for (int i = 0; i < 6; ++i) grad_1d(tmp + i * 4, 1, out + i * 6, 1);
             float* dst = z + (t - tb) * kPoints * ob + o;
@@ -242,14 +253,38 @@ void over_tiles(int64_t c0, int64_t c1, int64_t channels, const F& fn) {
 
 }  // namespace
 
-bool winograd_suits(const ConvParams& p) {
-    if (!winograd_allowed()) return false;
-    if (p.groups != 1 || p.kh != 3 || p.kw != 3 || p.sh != 1 || p.sw != 1 || p.dh != 1 || p.dw != 1) return false;
-    if (p.C % kW || p.O % kW || p.C < 16 || p.O < 16) return false;
-    if (p.ph < 0 || p.ph > 2 || p.pw < 0 || p.pw > 2 || p.OH < 1 || p.OW < 1) return false;
-    const int64_t tiles = ceil_div(p.OH, 4) * ceil_div(p.OW, 4);
-    return 10 * kPoints * tiles <= 6 * 9 * p.OH * p.OW;
+namespace {
+// The kernel taps, summed over the out output positions along one axis, that fall inside the input (size in, padded
+// by pad, taps dil apart)
+int64_t taps_inside(int64_t out, int64_t in, int64_t pad, int64_t dil) {
+    int64_t n = 0;
+    for (int64_t o = 0; o < out; ++o)
+        for (int64_t r = 0; r < 3; ++r) n += o - pad + r * dil >= 0 && o - pad + r * dil < in;
+    return n;
 }
+
+// The shape test shared by the training convs (undilated, padding <= 2 so that the input gradient, padded by 2 - p,
+// is one too) and the captured plans' forward convs (dilated too, padding up to twice the dilation: "same" for any
+// rate). The tile waste is counted on the dilated tiling.
+bool shape_suits(const ConvParams& p, bool forward_only) {
+    if (!winograd_allowed()) return false;
+    if (p.groups != 1 || p.kh != 3 || p.kw != 3 || p.sh != 1 || p.sw != 1 || p.dh < 1 || p.dw < 1) return false;
+    if (!forward_only && (p.dh != 1 || p.dw != 1)) return false;
+    if (p.C % kW || p.O % kW || p.C < 16 || p.O < 16) return false;
+    if (p.ph < 0 || p.ph > 2 * p.dh || p.pw < 0 || p.pw > 2 * p.dw || p.OH < 1 || p.OW < 1) return false;
+    if (!forward_only && (p.ph > 2 || p.pw > 2)) return false;
+    ConvParams one = p;
+    one.N = 1;
+    // the direct kernel's multiplies per channel pair: 9 a pixel, or for a dilated conv only the taps inside the
+    // image (ASPP's large rates put a third or more of them in the padding, which Winograd's tiles still compute)
+    const double direct = p.dh == 1 && p.dw == 1 ? 9.0 * double(p.OH * p.OW)
+                                                  : double(taps_inside(p.OH, p.H, p.ph, p.dh)) *
+                                                        double(taps_inside(p.OW, p.W, p.pw, p.dw));
+    return 10.0 * kPoints * double(Tiles(one).T) <= 6.0 * direct;
+}
+}  // namespace
+
+bool winograd_suits(const ConvParams& p) { return shape_suits(p, false); }
 
 bool winograd_pays_for_filters(const ConvParams& p) {
     const int64_t pixels = p.N * p.OH * p.OW, tiles = p.N * ceil_div(p.OH, 4) * ceil_div(p.OW, 4);
@@ -344,8 +379,8 @@ ConvParams as_conv_params(const ConvNhwcParams& q) {
 // (measured at batch 1 on AVX2: a 256-channel 14x14 conv takes it, a 512-channel 7x7 one does not).
 bool plan_suits(const ConvNhwcParams& q) {
     const ConvParams p = as_conv_params(q);
-    if (!winograd_suits(p)) return false;
-    const int64_t pixels = p.N * p.OH * p.OW, tiles = p.N * ceil_div(p.OH, 4) * ceil_div(p.OW, 4);
+    if (!shape_suits(p, true)) return false;
+    const int64_t pixels = p.N * p.OH * p.OW, tiles = Tiles(p).T;
     return 9.0 * double(pixels) - double(kPoints) * double(tiles) >= 2.0 * sqrt(double(p.C) * double(p.O));
 }
 
