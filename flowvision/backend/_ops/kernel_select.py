@@ -11,9 +11,9 @@ Convolution algorithms:
     which keeps activations NHWC between convolutions; in eager, where each call pays an NCHW -> NHWC -> NCHW
     transpose pair, only for the shapes where the kernel still wins (measured with benchmarks/bench_conv.py).
 ``"winograd"``
-    in a captured plan, a float32 unit-stride 3x3 conv whose shapes pass ``_C.winograd_plan_suits``: Winograd
-    F(4x4, 3x3) on NHWC activations with the filters transformed once (``pack_conv(..., winograd=True)``), epilogues
-    fused like the direct kernel's. Not inside ``direct_plans()``, which ``compile`` uses to rebuild a plan whose
+    in a captured plan, a float32 unit-stride 3x3 conv (dilated too) whose shapes pass ``_C.winograd_plan_suits``:
+    Winograd F(4x4, 3x3) on NHWC activations with the filters transformed once (``pack_conv(..., winograd=True)``),
+    epilogues fused like the direct kernel's. Not inside ``direct_plans()``, which ``compile`` uses to rebuild a plan whose
     Winograd convs put it outside the validation tolerance (very deep or ill-conditioned nets).
 ``"im2col"``
     the general NCHW kernel (``_C.conv2d_forward``: im2col + GEMM), the one autograd's ``Conv2d`` op runs.
