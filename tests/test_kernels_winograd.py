@@ -248,3 +248,23 @@ def test_compile_rebuilds_a_plan_whose_winograd_fails_validation(monkeypatch):
     assert plan.winograd_convs == 0 and plan.executor == "native"
     with flow.no_grad():
         np.testing.assert_allclose(out.numpy(), model(x).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_compile_validates_winograd_plans_at_the_kernels_error_bound():
+    """A 256-channel 3x3 conv on a 48 x 48 map errs by ~1.1e-5 of its largest output as Winograd: above the direct
+    kernels' absolute tolerance (1e-5 of it at rtol 1e-4), inside Winograd's (4e-5). The plan keeps Winograd; with a
+    tighter rtol it goes direct."""
+    import flowvision.backend as flow
+    nn = flow.nn
+    flow.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(256, 256, 3, padding=1), nn.ReLU()).eval()
+    x = flow.from_numpy(np.random.default_rng(0).standard_normal((1, 256, 48, 48)).astype(np.float32))
+    with flow.no_grad():
+        ref = model(x).numpy()
+    loose = flow.compile(model, x, validate=False)
+    err = np.abs(loose(x).numpy() - ref) - 1e-4 * np.abs(ref)
+    assert 1e-5 < err.max() / np.abs(ref).max() < 4e-5  # the case this test is about
+    cm = flow.compile(model, x)
+    assert cm.fallback_reason is None and cm.plans[(tuple(x.shape), x._dtype)].winograd_convs == 1
+    strict = flow.compile(model, x, rtol=2e-5)
+    assert strict.plans[(tuple(x.shape), x._dtype)].winograd_convs == 0
