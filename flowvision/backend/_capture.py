@@ -20,8 +20,9 @@ plans) run the steps from a Python loop. Design notes and measurements: docs/arc
 path".
 
 The plan is validated before use: it must equal eager (rtol 1e-4, and an absolute 1e-5 of the largest output, 4e-5
-with Winograd convs) on the example input and on a second random input of the same shape. If it does not (an op that bypasses ``Function.apply``, data-dependent
-control flow) the module falls back to eager with a warning naming the first diverging op. Plans are cached
+with Winograd convs) on the example input and on a second random input of the same shape. If it does not (an op
+that bypasses ``Function.apply``, data-dependent control flow) the module falls back to eager with a warning naming
+the first diverging op. Plans are cached
 per input (shape, dtype); a new shape or dtype captures and validates again. Constants are keyed on the
 parameters' and buffers' ``_version`` counters: an in-place update, optimizer step or ``load_state_dict``
 re-plans on the next call. Writes that bypass the tensor API (``w.numpy()[:] = ...``) are not seen: call

@@ -466,17 +466,17 @@ inline void dw_interior(const float* xn, const float* wp, float* yo, const float
                        ro ? ro + i * p.C + v * kW : nullptr, e);
 }
 
-// Undilated K x K (3 or 5 with stride 1 or 2, 7 with stride 1) runs: PX adjacent output pixels x every full channel vector, over
-// the kernel rows [kh0, kh1) (the rows inside the image). Per vector of channels the K weight vectors of a kernel row
-// stay in registers and each input vector is loaded once and used for every pixel whose window covers it (K / S
-// FMAs per load instead of one). One call covers all channel vectors, so the setup is paid once per run, not once
-// per vector. EDGE: only the run's input columns [jlo, jhi) exist (the image's left / right border; the others are
-// padding and skipped), otherwise every column the run reads is inside. Each pixel sums its taps in (kh, kw) order,
-// as dw_interior and dw_pixel do, so which path computes a pixel does not change its value.
 // Pixels per run: accumulators + K weights + 1 input vector within 16 registers (14 at K = 5 and at K = 7)
 template <int K>
 constexpr int dw_run_px() { return K >= 7 ? 6 : 8; }
 
+// Undilated K x K (3 or 5 with stride 1 or 2, 7 with stride 1) runs: PX adjacent output pixels x every full channel
+// vector, over the kernel rows [kh0, kh1) (the rows inside the image). Per vector of channels the K weight vectors of
+// a kernel row stay in registers and each input vector is loaded once and used for every pixel whose window covers
+// it (K / S FMAs per load instead of one). One call covers all channel vectors, so the setup is paid once per run,
+// not once per vector. EDGE: only the run's input columns [jlo, jhi) exist (the image's left / right border; the
+// others are padding and skipped), otherwise every column the run reads is inside. Each pixel sums its taps in
+// (kh, kw) order, as dw_interior and dw_pixel do, so which path computes a pixel does not change its value.
 template <int K, int S, int PX, int ACT, bool EDGE>
 inline void dw_run(const float* xn, const float* wp, float* yo, const float* ro, const float* bias,
                    const ConvNhwcParams& p, int64_t cpad, int64_t ih0, int64_t iw0, int64_t kh0, int64_t kh1,

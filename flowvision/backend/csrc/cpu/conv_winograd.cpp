@@ -251,9 +251,6 @@ void over_tiles(int64_t c0, int64_t c1, int64_t channels, const F& fn) {
     parallel_for(c0, c1, grain_for(channels * kPoints, 1 << 16), fn);
 }
 
-}  // namespace
-
-namespace {
 // The kernel taps, summed over the out output positions along one axis, that fall inside the input (size in, padded
 // by pad, taps dil apart)
 int64_t taps_inside(int64_t out, int64_t in, int64_t pad, int64_t dil) {
